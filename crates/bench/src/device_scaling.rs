@@ -1,0 +1,144 @@
+//! Device scaling: in-situ 4-byte transfers per second with 1..16 PEs, beside
+//! neoDBMS Table I ("On-device bandwidth utilization").
+//!
+//! Each PE runs `bench.insitu-transfers`: random, aligned, transfer-sized
+//! reads over a span of the medium that was written first (so every read
+//! returns real bytes). The rate is the number of transfers divided by the
+//! execution's modelled time on the device (start of the PEs to the end of
+//! the last PE or channel), which is what Table I reports.
+
+use std::path::Path;
+use std::time::Instant;
+
+use anyhow::{Context, Result, bail};
+use ndpdb_device::{ClockKind, Command, Device, DeviceOptions, ExecuteReport, Profile, QueuePair, Reply, params};
+use serde::Serialize;
+
+/// neoDBMS (ICDE'22) Table I: cores and million 4-byte transfers per second.
+pub const PAPER_TABLE_I: &[(u32, f64)] = &[(1, 7.0), (4, 27.0), (8, 53.5), (12, 77.5), (16, 83.2)];
+
+#[derive(Debug, Clone)]
+pub struct Config {
+    pub profile: Profile,
+    pub clock: ClockKind,
+    pub pes: Vec<u32>,
+    pub transfers_per_pe: u64,
+    pub span_bytes: u64,
+    pub seed: u64,
+}
+
+#[derive(Debug, Clone, Serialize)]
+pub struct Row {
+    pub experiment: &'static str,
+    pub profile: String,
+    pub clock: &'static str,
+    pub pes: u32,
+    pub transfers: u64,
+    pub transfers_per_s: Option<f64>,
+    pub paper_transfers_per_s: Option<f64>,
+    pub deviation_pct: Option<f64>,
+    /// Execution on the device (PEs start to last resource done).
+    pub device_s: f64,
+    /// Submission to completion on the model's clock.
+    pub modelled_s: f64,
+    /// Submission to completion on the wall clock.
+    pub wall_s: f64,
+    pub late_completions: u64,
+    pub bottleneck: String,
+    pub link_bytes_to_device: u64,
+    pub link_bytes_to_host: u64,
+    pub medium_bytes_read: u64,
+    pub medium_reads: u64,
+}
+
+pub fn paper_rate(pes: u32) -> Option<f64> {
+    PAPER_TABLE_I.iter().find(|(p, _)| *p == pes).map(|(_, r)| r * 1e6)
+}
+
+/// Runs the experiment on a fresh image in `dir`. `on_row` sees each row as
+/// it is measured (for progress output).
+pub fn run(cfg: &Config, dir: &Path, mut on_row: impl FnMut(&Row)) -> Result<Vec<Row>> {
+    let max_pes = cfg.profile.pe.count;
+    if max_pes == 0 {
+        bail!("profile `{}` has no processing elements; device scaling needs PEs", cfg.profile.name);
+    }
+    if let Some(&bad) = cfg.pes.iter().find(|&&p| p == 0 || p > max_pes) {
+        bail!("--pes {bad}: profile `{}` has 1..={max_pes} PEs", cfg.profile.name);
+    }
+    let page = u64::from(cfg.profile.page_bytes());
+    let span = cfg.span_bytes.div_ceil(page) * page;
+    let capacity = span + page;
+    let dev = Device::create(dir, cfg.profile.clone(), Some(capacity), DeviceOptions::with_clock(cfg.clock))
+        .with_context(|| format!("creating the device image in {}", dir.display()))?;
+    let mut qp = dev.queue_pair();
+    fill(&mut qp, span / page, page)?;
+    let out = match qp.call(Command::MemoryRangeCreate { bytes: 16 * u64::from(max_pes) })? {
+        Reply::Range(r) => r,
+        other => bail!("unexpected reply {other:?}"),
+    };
+    qp.call(Command::ProgramLoad { slot: 0, name: "bench.insitu-transfers".into() })?;
+    qp.call(Command::ProgramActivate { slot: 0, active: true })?;
+    let mut rows = Vec::new();
+    for &pes in &cfg.pes {
+        let before = dev.counters();
+        let wall = Instant::now();
+        let c = qp.call_timed(Command::Execute {
+            slot: 0,
+            pes,
+            params: params(&[cfg.transfers_per_pe, span, cfg.seed, 0]),
+            ranges: vec![out],
+        })?;
+        let wall_s = wall.elapsed().as_secs_f64();
+        let modelled_s = c.modelled_s();
+        let report: ExecuteReport = match c.result? {
+            Reply::Executed(r) => r,
+            other => bail!("unexpected reply {other:?}"),
+        };
+        let results = qp.call(Command::MemoryRead { range: out, offset: 0, len: 16 * u64::from(pes) })?.into_data();
+        let done: u64 = results.chunks(16).map(|c| u64::from_le_bytes(c[..8].try_into().unwrap())).sum();
+        let delta = dev.counters().since(&before);
+        let device_s = report.modelled_s();
+        let rate = (device_s > 0.0).then(|| done as f64 / device_s);
+        let paper = if cfg.profile.name == "u280-nvm" { paper_rate(pes) } else { None };
+        let row = Row {
+            experiment: "device-scaling",
+            profile: cfg.profile.name.clone(),
+            clock: cfg.clock.name(),
+            pes,
+            transfers: done,
+            transfers_per_s: rate,
+            paper_transfers_per_s: paper,
+            deviation_pct: rate.zip(paper).map(|(r, p)| (r - p) / p * 100.0),
+            device_s,
+            modelled_s,
+            wall_s,
+            late_completions: delta.late_completions,
+            bottleneck: report.bottleneck.clone(),
+            link_bytes_to_device: delta.link_bytes_to_device,
+            link_bytes_to_host: delta.link_bytes_to_host,
+            medium_bytes_read: delta.medium_bytes_read,
+            medium_reads: delta.medium_reads,
+        };
+        on_row(&row);
+        rows.push(row);
+    }
+    Ok(rows)
+}
+
+/// Writes every page of the span so that reads return real bytes.
+fn fill(qp: &mut QueuePair, pages: u64, page: u64) -> Result<()> {
+    let mut ids = Vec::new();
+    for ppn in 0..pages {
+        let data: Vec<u8> = (0..page).map(|i| (i as u8) ^ (ppn as u8)).collect();
+        ids.push(qp.submit(Command::PageWrite { ppn, data })?);
+        if ids.len() == 64 {
+            for id in ids.drain(..) {
+                qp.wait(id)?.result?;
+            }
+        }
+    }
+    for id in ids {
+        qp.wait(id)?.result?;
+    }
+    Ok(())
+}

@@ -1,0 +1,7 @@
+//! ndpdb's experiments. Each experiment is a function from a configuration to
+//! rows; `output` turns rows into a terminal table, JSON lines and plots in a
+//! results directory. Baselines and plotting live here, away from the engine,
+//! so ordinary builds of the engine stay small.
+
+pub mod device_scaling;
+pub mod output;

@@ -1,0 +1,175 @@
+//! The command set, shaped after NVMe: the native page commands beside the
+//! Computational Programs (program load, activate, execute) and Subsystem
+//! Local Memory (memory ranges) command sets. `docs/format/commands.md` lists
+//! each command with what crosses the link and what it reserves.
+
+use serde::Serialize;
+
+use crate::counters::Counters;
+use crate::error::DeviceError;
+
+/// A memory range in device DRAM (SLM), named by the id the device gave it.
+pub type RangeId = u32;
+
+/// Program slots per device (a limit on everything).
+pub const PROGRAM_SLOTS: u32 = 16;
+
+/// Bytes a program's parameters may take (they travel with the command).
+pub const PARAMS_BYTES_MAX: usize = 1 << 20;
+
+#[derive(Debug, Clone)]
+pub enum Command {
+    /// The device's geometry and profile (a 4096-byte identify structure).
+    Identify,
+    /// Read one native page to the host.
+    PageRead {
+        ppn: u64,
+    },
+    /// Write one native page (`data.len()` must equal the page size).
+    PageWrite {
+        ppn: u64,
+        data: Vec<u8>,
+    },
+    /// Make all completed writes durable.
+    Flush,
+    /// Allocate a range of device DRAM.
+    MemoryRangeCreate {
+        bytes: u64,
+    },
+    MemoryRangeDelete {
+        range: RangeId,
+    },
+    /// Host memory -> device memory range.
+    MemoryWrite {
+        range: RangeId,
+        offset: u64,
+        data: Vec<u8>,
+    },
+    /// Device memory range -> host memory.
+    MemoryRead {
+        range: RangeId,
+        offset: u64,
+        len: u64,
+    },
+    /// Bind a slot to a device-defined program (a pre-compiled PE binary).
+    ProgramLoad {
+        slot: u32,
+        name: String,
+    },
+    /// Activate (or deactivate) the program in a slot.
+    ProgramActivate {
+        slot: u32,
+        active: bool,
+    },
+    /// Run the active program of `slot` on PEs `0..pes`, each given `params`
+    /// and access to `ranges`.
+    Execute {
+        slot: u32,
+        pes: u32,
+        params: Vec<u8>,
+        ranges: Vec<RangeId>,
+    },
+}
+
+impl Command {
+    pub fn kind(&self) -> &'static str {
+        match self {
+            Command::Identify => "identify",
+            Command::PageRead { .. } => "page_read",
+            Command::PageWrite { .. } => "page_write",
+            Command::Flush => "flush",
+            Command::MemoryRangeCreate { .. } => "memory_range_create",
+            Command::MemoryRangeDelete { .. } => "memory_range_delete",
+            Command::MemoryWrite { .. } => "memory_write",
+            Command::MemoryRead { .. } => "memory_read",
+            Command::ProgramLoad { .. } => "program_load",
+            Command::ProgramActivate { .. } => "program_activate",
+            Command::Execute { .. } => "execute",
+        }
+    }
+}
+
+#[derive(Debug, Clone)]
+pub enum Reply {
+    Done,
+    Identify(Box<DeviceInfo>),
+    Data(Vec<u8>),
+    Range(RangeId),
+    Executed(ExecuteReport),
+}
+
+impl Reply {
+    pub fn into_data(self) -> Vec<u8> {
+        match self {
+            Reply::Data(d) => d,
+            other => panic!("expected a data reply, got {other:?}"),
+        }
+    }
+}
+
+/// What the device says of itself.
+#[derive(Debug, Clone, Serialize)]
+pub struct DeviceInfo {
+    pub profile: String,
+    pub medium_kind: &'static str,
+    pub capacity_bytes: u64,
+    pub page_bytes: u32,
+    pub channels: u32,
+    pub chips_per_channel: u32,
+    pub pes: u32,
+    pub dram_ndp_bytes: u64,
+    pub dram_in_use_bytes: u64,
+    pub queue_depth: u32,
+    pub clock: &'static str,
+    pub programs: Vec<String>,
+}
+
+/// How one program execution went, on the model's clock.
+#[derive(Debug, Clone, Serialize)]
+pub struct ExecuteReport {
+    pub program: String,
+    pub pes: u32,
+    pub start_ps: u64,
+    pub end_ps: u64,
+    /// Each PE's critical path (latencies waited for, compute), in ps.
+    pub pe_demand_ps: Vec<u64>,
+    /// The resource that decided `end_ps`: `pe N`, `channel N` or `chip N`.
+    pub bottleneck: String,
+    /// What this execution did to the medium (a slice of the device counters).
+    pub medium_reads: u64,
+    pub medium_bytes_read: u64,
+    pub medium_writes: u64,
+    pub medium_bytes_written: u64,
+}
+
+impl ExecuteReport {
+    pub fn modelled_s(&self) -> f64 {
+        (self.end_ps - self.start_ps) as f64 / 1e12
+    }
+}
+
+/// A completed command.
+#[derive(Debug)]
+pub struct Completion {
+    pub id: u64,
+    pub kind: &'static str,
+    pub result: Result<Reply, DeviceError>,
+    /// When the host submitted it and when it completed, on the model's clock.
+    pub submitted_ps: u64,
+    pub completed_ps: u64,
+    /// Compute finished after `completed_ps` (real-time clock only).
+    pub late: bool,
+}
+
+impl Completion {
+    pub fn modelled_s(&self) -> f64 {
+        (self.completed_ps - self.submitted_ps) as f64 / 1e12
+    }
+}
+
+/// Counters plus the clock they were read at.
+#[derive(Debug, Clone, Serialize)]
+pub struct Snapshot {
+    pub now_ps: u64,
+    pub counters: Counters,
+}

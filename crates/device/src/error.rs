@@ -1,0 +1,61 @@
+//! Device errors. Each variant says what the caller must do: fix its input
+//! (`InvalidInput`-like variants), fix the image or profile, or give the
+//! program less to hold.
+
+use std::path::PathBuf;
+
+use ndpdb_format::FormatError;
+
+#[derive(Debug, thiserror::Error)]
+pub enum DeviceError {
+    #[error("no device image at {path}; create the database first (for example with `ndpdb device create --db {dir}`)", dir = path.parent().map(|p| p.display().to_string()).unwrap_or_default())]
+    ImageMissing { path: PathBuf },
+    #[error("device image {path} already exists; open it instead of creating it, or remove it to start over")]
+    ImageExists { path: PathBuf },
+    #[error("device image {path} is corrupt: {source}; the image was not modified")]
+    ImageCorrupt { path: PathBuf, source: FormatError },
+    #[error(
+        "device image {path} is truncated: the file holds {found} bytes but its superblock says {expected}; \
+         the image was not modified (restore it from a copy or create a new database)"
+    )]
+    ImageTruncated { path: PathBuf, found: u64, expected: u64 },
+    #[error(
+        "device image {path} was created as {image}, but profile `{profile}` describes {wanted}; \
+         open it with a profile of the same medium kind and page size, or create a new database"
+    )]
+    GeometryMismatch { path: PathBuf, profile: String, image: String, wanted: String },
+    #[error("device image {path} is in use by another process (it holds the image lock); stop that process first")]
+    ImageLocked { path: PathBuf },
+    #[error("not enough disk space for a {bytes}-byte device image at {path}: free space or choose a smaller capacity")]
+    DiskFull { path: PathBuf, bytes: u64 },
+    #[error("I/O error on {path}: {source}")]
+    Io { path: PathBuf, source: std::io::Error },
+    #[error("command out of range: {what}")]
+    OutOfRange { what: String },
+    #[error("invalid command: {what}")]
+    InvalidCommand { what: String },
+    #[error(
+        "device DRAM exhausted: {requested} bytes requested with {in_use} of {budget} bytes in use; \
+         the profile's [dram] ndp_mib bounds what NDP programs and memory ranges may hold: \
+         raise it in a copy of the profile, or process in smaller pieces"
+    )]
+    DeviceMemoryExhausted { requested: u64, in_use: u64, budget: u64 },
+    #[error("no memory range {range}: create it with MemoryRangeCreate first")]
+    NoSuchRange { range: u32 },
+    #[error("no program `{name}` in the device's program library (known: {known})")]
+    NoSuchProgram { name: String, known: String },
+    #[error("program slot {slot} is {state}; load and activate a program into it first")]
+    SlotNotReady { slot: u32, state: &'static str },
+    #[error("program `{program}` failed on PE {pe}: {message}")]
+    ProgramFailed { program: String, pe: u32, message: String },
+    #[error("the device has no processing elements (profile `{profile}`); run this work on the host")]
+    NoProcessingElements { profile: String },
+    #[error("the device is shut down")]
+    ShutDown,
+}
+
+impl DeviceError {
+    pub(crate) fn io(path: &std::path::Path, source: std::io::Error) -> Self {
+        DeviceError::Io { path: path.to_owned(), source }
+    }
+}

@@ -1,0 +1,61 @@
+//! # The emulated native computational-storage device
+//!
+//! Everything ndpdb does runs against this device, so whether any later
+//! figure means something depends on it. Three rules hold by construction:
+//!
+//! 1. **The host never touches the medium.** The medium (`medium.rs`) is a
+//!    private type of this crate; the only public ways in are [`Command`]s
+//!    submitted on a [`QueuePair`], and NDP programs running on the device's
+//!    processing elements through a [`PeCtx`]. Byte-granular medium reads exist
+//!    only on `PeCtx`. This crate depends on the shared formats and on no host
+//!    crate.
+//! 2. **Every byte is counted.** Each command moves a 64-byte submission entry
+//!    to the device and a 16-byte completion entry back, plus its data; each
+//!    medium access and each PE's busy time is counted ([`Counters`]). Counts
+//!    are exact and independent of the clock.
+//! 3. **Time is a documented model.** Each resource (link direction, medium
+//!    channel, flash chip, PE) has a busy-until time; a command reserves what
+//!    it uses and completes when the last resource is done (`timing.rs`). The
+//!    real-time clock holds completions until their modelled time; the
+//!    virtual clock only advances the model (`clock.rs`).
+//!
+//! ```text
+//!          host                         │            device
+//!  QueuePair ── SQE (64 B) + data ─────►│ command workers ─► medium (device.img, mmap)
+//!            ◄─ CQE (16 B) + data ──────│        │           NVM: channels, 4-byte transfers
+//!     link: bandwidth + latency,        │        │           flash: channels x chips, tR/tPROG
+//!     busy-until per direction          │        └─► PEs 0..n run a Program with a PeCtx
+//!                                       │            device DRAM: memory ranges, scratch,
+//!                                       │            bounded by the profile's NDP budget
+//! ```
+//!
+//! The parameters come from a hardware [`Profile`] (TOML, `profiles/`), and
+//! `docs/device-model.md` walks through the model with the papers' numbers.
+
+mod clock;
+mod command;
+mod counters;
+mod device;
+mod error;
+mod medium;
+mod memory;
+mod pe;
+pub mod profile;
+pub mod programs;
+mod timing;
+
+pub use clock::ClockKind;
+pub use command::{
+    Command, Completion, DeviceInfo, ExecuteReport, PARAMS_BYTES_MAX, PROGRAM_SLOTS, RangeId, Reply, Snapshot,
+};
+pub use counters::{CQE_BYTES, Counters, SQE_BYTES};
+pub use device::{DEFAULT_CAPACITY_MAX, Device, DeviceOptions, IMAGE_FILE, QueuePair};
+pub use error::DeviceError;
+pub use memory::RANGES_MAX;
+pub use pe::{PeCtx, Program, ProgramFn, ProgramLibrary, Scratch, thread_cpu_ns};
+pub use profile::{Profile, ProfileError};
+
+/// Packs u64 parameters for [`Command::Execute`] (little-endian).
+pub fn params(values: &[u64]) -> Vec<u8> {
+    values.iter().flat_map(|v| v.to_le_bytes()).collect()
+}

@@ -1,0 +1,437 @@
+//! Processing elements and the programs they run.
+//!
+//! An NDP program is a Rust function registered under a name in the device's
+//! [`ProgramLibrary`]; it stands for the papers' pre-compiled PE binaries.
+//! The host loads a program into a slot by name, activates it and executes it
+//! on PEs `0..n`; each PE runs the function once with its own [`PeCtx`].
+//!
+//! `PeCtx` is the only way a program touches the device, and every access is
+//! charged to the model as it happens:
+//!
+//! | access | PE demand | channel / chip occupancy |
+//! |---|---|---|
+//! | NVM read or write of L bytes | `ceil(span / transfer_bytes)` x latency | each transfer: `access_occupancy_ns` on its channel |
+//! | flash read of L bytes of a page | `read_latency_us` + L / channel bandwidth | chip: tR; channel: L / bandwidth |
+//! | flash page program | page / channel bandwidth + `program_latency_us` | channel: page / bandwidth; chip: tPROG |
+//! | memory range or scratch copy of L bytes | L / `memcpy_bandwidth_mb_s` | - |
+//! | `compute(f)` | host CPU time of `f` x `slowdown` | - |
+//! | `charge_cycles(n)` | n / `clock_mhz` | - |
+//!
+//! How a PE's demand and the channels' occupancy become the execution's time
+//! is in `timing.rs`. Programs never see the host: their inputs are the
+//! command's parameters and memory ranges, their outputs the memory ranges.
+
+use std::sync::Arc;
+
+use crate::error::DeviceError;
+use crate::medium::Medium;
+use crate::memory::{Budget, Range, Reservation, check_span};
+use crate::timing::{MediumTiming, Timing, bytes_ps};
+
+pub type ProgramFn = fn(&mut PeCtx<'_>) -> Result<(), DeviceError>;
+
+#[derive(Clone, Copy)]
+pub struct Program {
+    pub name: &'static str,
+    pub description: &'static str,
+    pub run: ProgramFn,
+}
+
+impl std::fmt::Debug for Program {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Program").field("name", &self.name).finish()
+    }
+}
+
+/// The device-defined programs a device can load.
+#[derive(Debug, Clone, Default)]
+pub struct ProgramLibrary {
+    programs: Vec<Program>,
+}
+
+impl ProgramLibrary {
+    /// The programs every ndpdb device carries (`crate::programs`).
+    pub fn builtin() -> ProgramLibrary {
+        let mut lib = ProgramLibrary::default();
+        for p in crate::programs::BUILTIN {
+            lib.register(*p).expect("built-in program names are unique");
+        }
+        lib
+    }
+
+    pub fn register(&mut self, program: Program) -> Result<(), String> {
+        if self.get(program.name).is_some() {
+            return Err(format!("a program named `{}` is already registered", program.name));
+        }
+        self.programs.push(program);
+        Ok(())
+    }
+
+    pub fn get(&self, name: &str) -> Option<&Program> {
+        self.programs.iter().find(|p| p.name == name)
+    }
+
+    pub fn names(&self) -> Vec<String> {
+        self.programs.iter().map(|p| p.name.to_string()).collect()
+    }
+}
+
+/// What one PE did during one execution.
+#[derive(Debug, Default, Clone)]
+pub(crate) struct PeAccount {
+    pub demand_ps: u64,
+    pub channel_ps: Vec<u64>,
+    pub chip_ps: Vec<u64>,
+    pub medium_reads: u64,
+    pub medium_bytes_read: u64,
+    pub medium_writes: u64,
+    pub medium_bytes_written: u64,
+}
+
+/// Scratch memory in device DRAM, reserved against the profile's budget.
+#[derive(Debug)]
+pub struct Scratch {
+    data: Vec<u8>,
+    _reservation: Reservation,
+}
+
+impl std::ops::Deref for Scratch {
+    type Target = [u8];
+    fn deref(&self) -> &[u8] {
+        &self.data
+    }
+}
+
+impl std::ops::DerefMut for Scratch {
+    fn deref_mut(&mut self) -> &mut [u8] {
+        &mut self.data
+    }
+}
+
+/// A PE's view of the device during one execution.
+pub struct PeCtx<'a> {
+    pe: u32,
+    pes: u32,
+    program: &'static str,
+    params: &'a [u8],
+    ranges: &'a [Arc<Range>],
+    medium: &'a Medium,
+    timing: &'a Timing,
+    budget: &'a Arc<Budget>,
+    page_bytes: u64,
+    pub(crate) acc: PeAccount,
+}
+
+impl<'a> PeCtx<'a> {
+    #[allow(clippy::too_many_arguments)]
+    pub(crate) fn new(
+        pe: u32,
+        pes: u32,
+        program: &'static str,
+        params: &'a [u8],
+        ranges: &'a [Arc<Range>],
+        medium: &'a Medium,
+        timing: &'a Timing,
+        budget: &'a Arc<Budget>,
+    ) -> PeCtx<'a> {
+        let acc = PeAccount {
+            channel_ps: vec![0; timing.channels()],
+            chip_ps: vec![0; timing.chips()],
+            ..PeAccount::default()
+        };
+        let page_bytes = u64::from(medium.superblock().page_bytes);
+        PeCtx { pe, pes, program, params, ranges, medium, timing, budget, page_bytes, acc }
+    }
+
+    /// This PE's index in `0..pes()`.
+    pub fn pe(&self) -> u32 {
+        self.pe
+    }
+
+    pub fn pes(&self) -> u32 {
+        self.pes
+    }
+
+    pub fn params(&self) -> &[u8] {
+        self.params
+    }
+
+    /// The `i`-th little-endian u64 of the parameters.
+    pub fn param_u64(&self, i: usize) -> Result<u64, DeviceError> {
+        self.params.get(i * 8..i * 8 + 8).map(|b| u64::from_le_bytes(b.try_into().expect("8 bytes"))).ok_or_else(|| {
+            self.fail(format!(
+                "parameter {i} (a u64 at byte {}) is missing: {} parameter bytes given",
+                i * 8,
+                self.params.len()
+            ))
+        })
+    }
+
+    /// A program-specific failure, named after program and PE.
+    pub fn fail(&self, message: impl Into<String>) -> DeviceError {
+        DeviceError::ProgramFailed { program: self.program.to_string(), pe: self.pe, message: message.into() }
+    }
+
+    pub fn capacity_bytes(&self) -> u64 {
+        self.medium.capacity_bytes()
+    }
+
+    pub fn page_bytes(&self) -> u64 {
+        self.page_bytes
+    }
+
+    /// The medium's access granularity for PE reads and writes.
+    pub fn transfer_bytes(&self) -> u64 {
+        match self.timing.medium {
+            MediumTiming::Nvm { transfer_bytes, .. } => transfer_bytes,
+            MediumTiming::Flash { .. } => self.page_bytes,
+        }
+    }
+
+    /// Reads medium bytes in place (NVM: whole transfers; flash: from the
+    /// page register after a page read).
+    pub fn read(&mut self, addr: u64, buf: &mut [u8]) -> Result<(), DeviceError> {
+        self.medium.check_range(addr, buf.len() as u64)?;
+        if buf.is_empty() {
+            return Ok(());
+        }
+        self.charge_read(addr, buf.len() as u64);
+        self.medium.read(addr, buf);
+        Ok(())
+    }
+
+    /// Reads one aligned little-endian u32: one transfer on NVM.
+    #[inline]
+    pub fn read_u32(&mut self, addr: u64) -> Result<u32, DeviceError> {
+        if addr % 4 != 0 {
+            return Err(self.fail(format!("read_u32 at {addr} is not 4-byte aligned")));
+        }
+        self.medium.check_range(addr, 4)?;
+        self.charge_read(addr, 4);
+        Ok(self.medium.read_word(addr))
+    }
+
+    /// Reads many aligned little-endian u32s, one transfer each: the same
+    /// charge as calling [`PeCtx::read_u32`] for each address, but the loads
+    /// are issued together so the emulation keeps up with the modelled rate.
+    pub fn gather_u32(&mut self, addrs: &[u64], out: &mut [u32]) -> Result<(), DeviceError> {
+        if addrs.len() != out.len() {
+            return Err(self.fail(format!("gather_u32: {} addresses but {} outputs", addrs.len(), out.len())));
+        }
+        for &a in addrs {
+            if a % 4 != 0 {
+                return Err(self.fail(format!("gather_u32 at {a} is not 4-byte aligned")));
+            }
+            self.medium.check_range(a, 4)?;
+        }
+        if let MediumTiming::Nvm { channels, interleave_shift, transfer_bytes, read_latency_ps, occupancy_ps, .. } =
+            self.timing.medium
+        {
+            if transfer_bytes == 4 {
+                for &a in addrs {
+                    self.medium.prefetch(a);
+                }
+                let channel_ps = &mut self.acc.channel_ps;
+                if channels.is_power_of_two() {
+                    let mask = channels - 1;
+                    for &a in addrs {
+                        channel_ps[((a >> interleave_shift) & mask) as usize] += occupancy_ps;
+                    }
+                } else {
+                    for &a in addrs {
+                        channel_ps[((a >> interleave_shift) % channels) as usize] += occupancy_ps;
+                    }
+                }
+                let n = addrs.len() as u64;
+                self.acc.demand_ps += n * read_latency_ps;
+                self.acc.medium_reads += n;
+                self.acc.medium_bytes_read += n * 4;
+                for (o, &a) in out.iter_mut().zip(addrs) {
+                    *o = self.medium.read_word(a);
+                }
+                return Ok(());
+            }
+        }
+        for (o, &a) in out.iter_mut().zip(addrs) {
+            self.charge_read(a, 4);
+            *o = self.medium.read_word(a);
+        }
+        Ok(())
+    }
+
+    pub fn read_page(&mut self, ppn: u64, buf: &mut [u8]) -> Result<(), DeviceError> {
+        if buf.len() as u64 != self.page_bytes {
+            return Err(self.fail(format!("read_page needs a {}-byte buffer, got {}", self.page_bytes, buf.len())));
+        }
+        let addr = ppn.checked_mul(self.page_bytes).ok_or_else(|| self.fail("page number overflows"))?;
+        self.read(addr, buf)
+    }
+
+    /// Writes medium bytes (NVM only; flash pages are programmed whole with
+    /// [`PeCtx::write_page`]).
+    pub fn write(&mut self, addr: u64, data: &[u8]) -> Result<(), DeviceError> {
+        self.medium.check_range(addr, data.len() as u64)?;
+        match self.timing.medium {
+            MediumTiming::Nvm {
+                channels, interleave_shift, transfer_bytes, write_latency_ps, occupancy_ps, ..
+            } => {
+                if data.is_empty() {
+                    return Ok(());
+                }
+                let first = addr / transfer_bytes;
+                let last = (addr + data.len() as u64 - 1) / transfer_bytes;
+                for unit in first..=last {
+                    let ch = ((unit * transfer_bytes) >> interleave_shift) % channels;
+                    self.acc.demand_ps += write_latency_ps;
+                    self.acc.channel_ps[ch as usize] += occupancy_ps;
+                }
+                self.acc.medium_writes += last - first + 1;
+                self.acc.medium_bytes_written += (last - first + 1) * transfer_bytes;
+            }
+            MediumTiming::Flash { .. } => {
+                return Err(self.fail("flash is programmed in whole pages: use write_page"));
+            }
+        }
+        self.medium.write(addr, data);
+        Ok(())
+    }
+
+    pub fn write_page(&mut self, ppn: u64, data: &[u8]) -> Result<(), DeviceError> {
+        if data.len() as u64 != self.page_bytes {
+            return Err(self.fail(format!("write_page needs {} bytes, got {}", self.page_bytes, data.len())));
+        }
+        let addr = ppn.checked_mul(self.page_bytes).ok_or_else(|| self.fail("page number overflows"))?;
+        self.medium.check_range(addr, self.page_bytes)?;
+        match self.timing.medium {
+            MediumTiming::Nvm { .. } => return self.write(addr, data),
+            MediumTiming::Flash { channels, chips_per_channel, program_ps, ps_per_byte, .. } => {
+                let (ch, chip) = flash_place(ppn, channels, chips_per_channel);
+                let xfer = bytes_ps(self.page_bytes, ps_per_byte);
+                self.acc.channel_ps[ch] += xfer;
+                self.acc.chip_ps[chip] += program_ps;
+                self.acc.demand_ps += xfer + program_ps;
+                self.acc.medium_writes += 1;
+                self.acc.medium_bytes_written += self.page_bytes;
+            }
+        }
+        self.medium.write(addr, data);
+        Ok(())
+    }
+
+    #[inline]
+    fn charge_read(&mut self, addr: u64, len: u64) {
+        match self.timing.medium {
+            MediumTiming::Nvm { channels, interleave_shift, transfer_bytes, read_latency_ps, occupancy_ps, .. } => {
+                let first = addr / transfer_bytes;
+                let last = (addr + len - 1) / transfer_bytes;
+                for unit in first..=last {
+                    let ch = ((unit * transfer_bytes) >> interleave_shift) % channels;
+                    self.acc.channel_ps[ch as usize] += occupancy_ps;
+                }
+                let n = last - first + 1;
+                self.acc.demand_ps += n * read_latency_ps;
+                self.acc.medium_reads += n;
+                self.acc.medium_bytes_read += n * transfer_bytes;
+            }
+            MediumTiming::Flash { channels, chips_per_channel, read_ps, ps_per_byte, .. } => {
+                let mut at = addr;
+                let end = addr + len;
+                while at < end {
+                    let ppn = at / self.page_bytes;
+                    let n = ((ppn + 1) * self.page_bytes).min(end) - at;
+                    let (ch, chip) = flash_place(ppn, channels, chips_per_channel);
+                    let xfer = bytes_ps(n, ps_per_byte);
+                    self.acc.chip_ps[chip] += read_ps;
+                    self.acc.channel_ps[ch] += xfer;
+                    self.acc.demand_ps += read_ps + xfer;
+                    self.acc.medium_reads += 1;
+                    self.acc.medium_bytes_read += n;
+                    at += n;
+                }
+            }
+        }
+    }
+
+    /// Reserves device DRAM for the rest of the execution (or until dropped).
+    pub fn alloc(&mut self, bytes: u64) -> Result<Scratch, DeviceError> {
+        let reservation = self.budget.reserve(bytes)?;
+        Ok(Scratch { data: vec![0; bytes as usize], _reservation: reservation })
+    }
+
+    /// Number of memory ranges the command passed.
+    pub fn ranges(&self) -> usize {
+        self.ranges.len()
+    }
+
+    pub fn range_len(&self, index: usize) -> Result<u64, DeviceError> {
+        Ok(self.range(index)?.bytes.read().len() as u64)
+    }
+
+    fn range(&self, index: usize) -> Result<&Arc<Range>, DeviceError> {
+        self.ranges
+            .get(index)
+            .ok_or_else(|| self.fail(format!("memory range {index} was not passed ({} given)", self.ranges.len())))
+    }
+
+    pub fn range_read(&mut self, index: usize, offset: u64, buf: &mut [u8]) -> Result<(), DeviceError> {
+        let range = self.range(index)?.clone();
+        let bytes = range.bytes.read();
+        check_span("range_read", offset, buf.len() as u64, bytes.len())?;
+        buf.copy_from_slice(&bytes[offset as usize..offset as usize + buf.len()]);
+        self.charge_memcpy(buf.len() as u64);
+        Ok(())
+    }
+
+    pub fn range_write(&mut self, index: usize, offset: u64, data: &[u8]) -> Result<(), DeviceError> {
+        let range = self.range(index)?.clone();
+        let mut bytes = range.bytes.write();
+        check_span("range_write", offset, data.len() as u64, bytes.len())?;
+        bytes[offset as usize..offset as usize + data.len()].copy_from_slice(data);
+        self.charge_memcpy(data.len() as u64);
+        Ok(())
+    }
+
+    /// Copies between two places in device DRAM.
+    pub fn memcpy(&mut self, dst: &mut [u8], src: &[u8]) {
+        dst.copy_from_slice(src);
+        self.charge_memcpy(src.len() as u64);
+    }
+
+    fn charge_memcpy(&mut self, bytes: u64) {
+        self.acc.demand_ps += bytes_ps(bytes, self.timing.memcpy_ps_per_byte);
+    }
+
+    /// Runs `f` as PE compute: its host CPU time x the profile's slowdown.
+    pub fn compute<R>(&mut self, f: impl FnOnce() -> R) -> R {
+        let t0 = thread_cpu_ns();
+        let r = f();
+        let cpu_ns = thread_cpu_ns().saturating_sub(t0);
+        self.acc.demand_ps += (cpu_ns as f64 * 1000.0 * self.timing.pe_slowdown).round() as u64;
+        r
+    }
+
+    /// Charges `cycles` PE clock cycles (a documented per-operation cost).
+    pub fn charge_cycles(&mut self, cycles: u64) {
+        self.acc.demand_ps += (cycles as f64 * self.timing.pe_ps_per_cycle).round() as u64;
+    }
+}
+
+/// Flash placement: consecutive pages go round-robin over channels, then
+/// over the chips of a channel. Returns (channel, global chip index).
+#[inline]
+pub(crate) fn flash_place(ppn: u64, channels: u64, chips_per_channel: u64) -> (usize, usize) {
+    let ch = ppn % channels;
+    let chip = (ppn / channels) % chips_per_channel;
+    (ch as usize, (ch * chips_per_channel + chip) as usize)
+}
+
+/// CPU time of the calling thread, in nanoseconds.
+pub fn thread_cpu_ns() -> u64 {
+    let mut ts = libc::timespec { tv_sec: 0, tv_nsec: 0 };
+    // SAFETY: clock_gettime writes into the timespec we own.
+    let rc = unsafe { libc::clock_gettime(libc::CLOCK_THREAD_CPUTIME_ID, &mut ts) };
+    if rc != 0 {
+        return 0;
+    }
+    ts.tv_sec as u64 * 1_000_000_000 + ts.tv_nsec as u64
+}

@@ -1,0 +1,41 @@
+//! Byte formats shared by the ndpdb host and the emulated device.
+//!
+//! Everything that both sides of the host/device boundary interpret lives
+//! here, and only here: the device crate depends on this crate and on nothing
+//! of the host, so the compiler keeps the boundary (`docs/architecture.md`).
+//! Each format is specified byte by byte in `docs/format/`; the layout is
+//! repeated on the code that builds it.
+//!
+//! Decoders never trust bytes. Every `decode` returns a [`FormatError`] that
+//! names the structure and the field that is wrong; none of them panics on any
+//! input (each has a property test that feeds it garbage).
+
+pub mod image;
+
+/// A decoding failure. The bytes are corrupt, truncated, or were written by a
+/// format version this build does not read; the caller must not use them.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum FormatError {
+    #[error("{structure}: need {needed} bytes, found {found} (truncated)")]
+    Truncated { structure: &'static str, needed: usize, found: usize },
+    #[error("{structure}: bad magic {found:02x?} (not an ndpdb {structure})")]
+    BadMagic { structure: &'static str, found: Vec<u8> },
+    #[error(
+        "{structure}: format version {found}, this build reads version {supported}; \
+         open it with a matching ndpdb build"
+    )]
+    UnsupportedVersion { structure: &'static str, found: u32, supported: u32 },
+    #[error("{structure}: checksum mismatch (stored {stored:#010x}, computed {computed:#010x}): the bytes are corrupt")]
+    Checksum { structure: &'static str, stored: u32, computed: u32 },
+    #[error("{structure}: field `{field}` is invalid: {reason}")]
+    InvalidField { structure: &'static str, field: &'static str, reason: String },
+}
+
+/// Little-endian field readers over a slice whose length the caller checked.
+pub(crate) fn u32_at(b: &[u8], at: usize) -> u32 {
+    u32::from_le_bytes(b[at..at + 4].try_into().expect("caller checked length"))
+}
+
+pub(crate) fn u64_at(b: &[u8], at: usize) -> u64 {
+    u64::from_le_bytes(b[at..at + 8].try_into().expect("caller checked length"))
+}
