@@ -17,6 +17,9 @@ pub const PROGRAM_SLOTS: u32 = 16;
 /// Bytes a program's parameters may take (they travel with the command).
 pub const PARAMS_BYTES_MAX: usize = 1 << 20;
 
+/// The sector size of [`Command::Read`].
+pub const SECTOR_BYTES: u64 = 512;
+
 #[derive(Debug, Clone)]
 pub enum Command {
     /// The device's geometry and profile (a 4096-byte identify structure).
@@ -24,6 +27,12 @@ pub enum Command {
     /// Read one native page to the host.
     PageRead {
         ppn: u64,
+    },
+    /// Read `len` bytes at byte address `addr` to the host, in whole
+    /// 512-byte sectors within one page (NVMe Read with LBA and block count).
+    Read {
+        addr: u64,
+        len: u32,
     },
     /// Write one native page (`data.len()` must equal the page size).
     PageWrite {
@@ -76,6 +85,7 @@ impl Command {
         match self {
             Command::Identify => "identify",
             Command::PageRead { .. } => "page_read",
+            Command::Read { .. } => "read",
             Command::PageWrite { .. } => "page_write",
             Command::Flush => "flush",
             Command::MemoryRangeCreate { .. } => "memory_range_create",

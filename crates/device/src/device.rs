@@ -24,7 +24,7 @@ use parking_lot::Mutex;
 
 use crate::clock::{Clock, ClockKind};
 use crate::command::{
-    Command, Completion, DeviceInfo, ExecuteReport, PARAMS_BYTES_MAX, PROGRAM_SLOTS, Reply, Snapshot,
+    Command, Completion, DeviceInfo, ExecuteReport, PARAMS_BYTES_MAX, PROGRAM_SLOTS, Reply, SECTOR_BYTES, Snapshot,
 };
 use crate::counters::{CQE_BYTES, Cells, Counters, SQE_BYTES};
 use crate::error::DeviceError;
@@ -358,6 +358,27 @@ impl Inner {
                 let ready = self.medium_bulk(t0, addr, page, false);
                 self.count_medium(false, 1, page);
                 let end = self.to_host(ready, page);
+                Ok((Reply::Data(data), end))
+            }
+            Command::Read { addr, len } => {
+                let len = u64::from(len);
+                if len == 0
+                    || addr % SECTOR_BYTES != 0
+                    || len % SECTOR_BYTES != 0
+                    || addr / page != (addr + len - 1) / page
+                {
+                    return Err(DeviceError::InvalidCommand {
+                        what: format!(
+                            "read of {len} bytes at {addr}: use whole {SECTOR_BYTES}-byte sectors within one {page}-byte page"
+                        ),
+                    });
+                }
+                self.medium.check_range(addr, len)?;
+                let mut data = vec![0u8; len as usize];
+                self.medium.read(addr, &mut data);
+                let ready = self.medium_bulk(t0, addr, len, false);
+                self.count_medium(false, 1, len);
+                let end = self.to_host(ready, len);
                 Ok((Reply::Data(data), end))
             }
             Command::PageWrite { ppn, data } => {

@@ -46,7 +46,8 @@ mod timing;
 
 pub use clock::ClockKind;
 pub use command::{
-    Command, Completion, DeviceInfo, ExecuteReport, PARAMS_BYTES_MAX, PROGRAM_SLOTS, RangeId, Reply, Snapshot,
+    Command, Completion, DeviceInfo, ExecuteReport, PARAMS_BYTES_MAX, PROGRAM_SLOTS, RangeId, Reply, SECTOR_BYTES,
+    Snapshot,
 };
 pub use counters::{CQE_BYTES, Counters, SQE_BYTES};
 pub use device::{DEFAULT_CAPACITY_MAX, Device, DeviceOptions, IMAGE_FILE, QueuePair};
