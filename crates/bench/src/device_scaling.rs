@@ -142,3 +142,58 @@ fn fill(qp: &mut QueuePair, pages: u64, page: u64) -> Result<()> {
     }
     Ok(())
 }
+
+/// The terminal table: ours beside the paper's Table I.
+pub fn table(rows: &[Row]) -> String {
+    let fmt_rate = |r: Option<f64>| r.map(|r| format!("{:.1}", r / 1e6)).unwrap_or_else(|| "inf".into());
+    let body: Vec<Vec<String>> = rows
+        .iter()
+        .map(|r| {
+            vec![
+                r.pes.to_string(),
+                fmt_rate(r.transfers_per_s),
+                r.paper_transfers_per_s.map(|p| format!("{:.1}", p / 1e6)).unwrap_or_else(|| "-".into()),
+                r.deviation_pct.map(|d| format!("{d:+.1}%")).unwrap_or_else(|| "-".into()),
+                format!("{:.4}", r.modelled_s),
+                format!("{:.4}", r.wall_s),
+                r.late_completions.to_string(),
+                r.medium_reads.to_string(),
+                r.bottleneck.clone(),
+            ]
+        })
+        .collect();
+    let title = match rows.first() {
+        Some(r) => format!("device scaling: 4-byte in-situ transfers, profile {}, {} clock\n", r.profile, r.clock),
+        None => String::new(),
+    };
+    title
+        + &crate::output::table(
+            &["PEs", "ours M/s", "paper M/s", "dev", "modelled s", "wall s", "late", "transfers", "bottleneck"],
+            &body,
+        )
+}
+
+/// Transfers per second against PEs, ours and (for u280-nvm) the paper's.
+pub fn plot(rows: &[Row], dir: &Path) -> Result<Vec<std::path::PathBuf>> {
+    use crate::output::{Plot, Series};
+    let Some(first) = rows.first() else { return Ok(vec![]) };
+    let mut series = vec![Series {
+        name: format!("ndpdb ({}, {} clock)", first.profile, first.clock),
+        points: rows.iter().filter_map(|r| r.transfers_per_s.map(|t| (f64::from(r.pes), t / 1e6))).collect(),
+        reference: false,
+    }];
+    if first.profile == "u280-nvm" {
+        series.push(Series {
+            name: "neoDBMS Table I (U280)".into(),
+            points: PAPER_TABLE_I.iter().map(|&(p, r)| (f64::from(p), r)).collect(),
+            reference: true,
+        });
+    }
+    Plot {
+        title: "In-situ 4-byte transfers per second",
+        x_label: "processing elements",
+        y_label: "million transfers per second",
+        series,
+    }
+    .write(dir, "device-scaling")
+}

@@ -170,6 +170,7 @@ impl Plot<'_> {
         chart
             .configure_mesh()
             .x_desc(self.x_label)
+            .x_label_formatter(&|x| trim_number(*x))
             .y_desc(self.y_label)
             .label_style(("sans-serif", 14))
             .draw()
@@ -196,6 +197,11 @@ impl Plot<'_> {
         root.present().map_err(err)?;
         Ok(())
     }
+}
+
+/// `2` rather than `2.0` on axes of whole numbers.
+fn trim_number(x: f64) -> String {
+    if x.fract() == 0.0 && x.abs() < 1e15 { format!("{}", x as i64) } else { format!("{x:.2}") }
 }
 
 #[cfg(test)]

@@ -1,1 +1,313 @@
-fn main() {}
+//! `ndpdb`: the command-line front end. Thin by design: each subcommand parses
+//! its arguments, calls a library crate, and prints tables and JSON lines.
+
+mod demo;
+
+use std::path::{Path, PathBuf};
+
+use anyhow::{Context, Result, bail};
+use clap::{Args, Parser, Subcommand};
+use ndpdb_bench::{device_scaling, output};
+use ndpdb_device::{ClockKind, Device, DeviceOptions, Profile};
+
+#[derive(Parser)]
+#[command(name = "ndpdb", version, about = "A database engine for near-data processing on computational storage", long_about = None)]
+struct Cli {
+    #[command(subcommand)]
+    command: Cmd,
+}
+
+#[derive(Subcommand)]
+enum Cmd {
+    /// Show what ndpdb can do today: the device, its profiles, scaling and the profiler
+    Demo(DemoArgs),
+    /// List or print the hardware profiles that ship with ndpdb
+    Profiles {
+        #[command(subcommand)]
+        command: ProfilesCmd,
+    },
+    /// Run the hardware profiler (hybridNDP 3.1) and write the hardware-model parameter file
+    Profile(ProfileArgs),
+    /// Run an experiment
+    Bench {
+        #[command(subcommand)]
+        command: BenchCmd,
+    },
+    /// Create or inspect a device image in a database directory
+    Device {
+        #[command(subcommand)]
+        command: DeviceCmd,
+    },
+}
+
+#[derive(Args)]
+struct DemoArgs {
+    /// Directory under which the run's results directory is made
+    #[arg(long, default_value = "results")]
+    out: PathBuf,
+}
+
+#[derive(Subcommand)]
+enum ProfilesCmd {
+    /// One line per shipped profile
+    List,
+    /// Print a profile's TOML (copy it, edit it, pass the file to --profile)
+    Show {
+        /// A shipped profile's name
+        name: String,
+    },
+}
+
+#[derive(Args)]
+struct ProfileArgs {
+    /// Profile name (see `ndpdb profiles list`) or path to a .toml file
+    #[arg(long, default_value = "u280-nvm")]
+    profile: String,
+    /// `virtual`: the model's clock only (exact, fast); `real`: completions held to wall-clock time
+    #[arg(long, default_value = "virtual")]
+    clock: ClockKind,
+    /// Where to write the hardware-model parameter file
+    #[arg(long, default_value = "hardware-model.toml")]
+    out: PathBuf,
+    /// Fewer repetitions (for a first look)
+    #[arg(long)]
+    quick: bool,
+    /// Print the comparison as JSON lines instead of a table
+    #[arg(long)]
+    json: bool,
+}
+
+#[derive(Subcommand)]
+enum BenchCmd {
+    /// In-situ 4-byte transfers per second against PEs, beside neoDBMS Table I
+    DeviceScaling(ScalingArgs),
+}
+
+#[derive(Args)]
+struct ScalingArgs {
+    /// Profile name or path to a .toml file
+    #[arg(long, default_value = "u280-nvm")]
+    profile: String,
+    /// PE counts to run, comma separated
+    #[arg(long, value_delimiter = ',', default_value = "1,4,8,12,16")]
+    pes: Vec<u32>,
+    /// `virtual` or `real`
+    #[arg(long, default_value = "virtual")]
+    clock: ClockKind,
+    /// Random transfers per PE
+    #[arg(long, default_value_t = 2_000_000)]
+    transfers: u64,
+    /// Bytes of the medium the random addresses cover
+    #[arg(long, default_value_t = 16 << 20)]
+    span_bytes: u64,
+    /// Seed of the address generator
+    #[arg(long, default_value_t = 1)]
+    seed: u64,
+    /// Print JSON lines on stdout (the table goes to stderr)
+    #[arg(long)]
+    json: bool,
+    /// Directory under which the run's results directory is made
+    #[arg(long, default_value = "results")]
+    out: PathBuf,
+}
+
+#[derive(Subcommand)]
+enum DeviceCmd {
+    /// Create a device image in a database directory
+    Create(DeviceCreateArgs),
+    /// Open an existing image and print what the device says of itself
+    Info(DeviceInfoArgs),
+}
+
+#[derive(Args)]
+struct DeviceCreateArgs {
+    /// Database directory
+    #[arg(long, default_value = "ndpdb-data")]
+    db: PathBuf,
+    /// Profile name or path to a .toml file
+    #[arg(long, default_value = "u280-nvm")]
+    profile: String,
+    /// Image capacity in MiB (default: the profile's capacity, at most 4096)
+    #[arg(long)]
+    capacity_mib: Option<u64>,
+}
+
+#[derive(Args)]
+struct DeviceInfoArgs {
+    /// Database directory
+    #[arg(long, default_value = "ndpdb-data")]
+    db: PathBuf,
+    /// Profile name or path to a .toml file
+    #[arg(long, default_value = "u280-nvm")]
+    profile: String,
+    /// Print JSON instead of text
+    #[arg(long)]
+    json: bool,
+}
+
+fn main() {
+    let cli = Cli::parse();
+    if let Err(e) = run(cli) {
+        eprintln!("error: {e:#}");
+        std::process::exit(1);
+    }
+}
+
+fn run(cli: Cli) -> Result<()> {
+    match cli.command {
+        Cmd::Demo(a) => demo::run(&a.out),
+        Cmd::Profiles { command: ProfilesCmd::List } => {
+            print!("{}", profiles_table()?);
+            Ok(())
+        }
+        Cmd::Profiles { command: ProfilesCmd::Show { name } } => match Profile::builtin_text(&name) {
+            Some(text) => {
+                print!("{text}");
+                Ok(())
+            }
+            None => Err(Profile::load(&name).err().map(anyhow::Error::from).unwrap_or_else(|| {
+                anyhow::anyhow!("`{name}` is a file, not a shipped profile; print it with cat")
+            })),
+        },
+        Cmd::Profile(a) => profile_cmd(a),
+        Cmd::Bench { command: BenchCmd::DeviceScaling(a) } => scaling_cmd(a),
+        Cmd::Device { command: DeviceCmd::Create(a) } => {
+            let profile = Profile::load(&a.profile)?;
+            let dev = Device::create(&a.db, profile, a.capacity_mib.map(|m| m << 20), DeviceOptions::default())?;
+            let info = dev.info();
+            println!(
+                "created {} : {} MiB {} medium, profile {}",
+                a.db.join(ndpdb_device::IMAGE_FILE).display(),
+                info.capacity_bytes >> 20,
+                info.medium_kind,
+                info.profile
+            );
+            Ok(())
+        }
+        Cmd::Device { command: DeviceCmd::Info(a) } => {
+            let profile = Profile::load(&a.profile)?;
+            let dev = Device::open(&a.db, profile, DeviceOptions::default())?;
+            let mut qp = dev.queue_pair();
+            let info = match qp.call(ndpdb_device::Command::Identify)? {
+                ndpdb_device::Reply::Identify(i) => i,
+                other => bail!("identify replied {other:?}"),
+            };
+            if a.json {
+                println!("{}", serde_json::to_string(&info)?);
+            } else {
+                println!("{}", serde_json::to_string_pretty(&info)?);
+                println!("{}", dev.counters().render());
+            }
+            Ok(())
+        }
+    }
+}
+
+pub(crate) fn profiles_table() -> Result<String> {
+    let mut rows = Vec::new();
+    for (name, _) in ndpdb_device::profile::BUILTIN {
+        let p = Profile::load(name)?;
+        rows.push(vec![
+            p.name.clone(),
+            p.kind().name().to_string(),
+            format!("{}x{}", p.channels(), p.chips_per_channel()),
+            p.pe.count.to_string(),
+            format!("{} MiB", p.dram.ndp_mib),
+            p.link.name.clone(),
+            p.coherent.as_ref().map(|c| c.name.clone()).unwrap_or_else(|| "-".into()),
+        ]);
+    }
+    Ok(output::table(&["profile", "medium", "channels x chips", "PEs", "NDP DRAM", "link", "coherent"], &rows))
+}
+
+/// A scratch directory for an experiment's own image (removed afterwards),
+/// so that experiments never write into a user's database.
+pub(crate) fn scratch() -> Result<tempfile::TempDir> {
+    tempfile::Builder::new().prefix("ndpdb-scratch-").tempdir().context("creating a scratch directory")
+}
+
+pub(crate) fn run_profiler(profile: &Profile, clock: ClockKind, quick: bool) -> Result<ndpdb_profiler::HardwareModel> {
+    let dir = scratch()?;
+    let dev = Device::create(dir.path(), profile.clone(), Some(64 << 20), DeviceOptions::with_clock(clock))?;
+    let effort = if quick { ndpdb_profiler::Effort::quick() } else { ndpdb_profiler::Effort::full() };
+    Ok(ndpdb_profiler::profile(&dev, effort)?)
+}
+
+pub(crate) fn comparison_table(model: &ndpdb_profiler::HardwareModel, profile: &Profile) -> String {
+    let fmt = |x: f64| if x.is_infinite() { "inf".to_string() } else { format!("{x:.3}") };
+    let rows: Vec<Vec<String>> = ndpdb_profiler::compare(model, profile)
+        .into_iter()
+        .map(|c| {
+            let dev = match c.profile {
+                Some(p) if p.is_finite() && p != 0.0 => format!("{:+.1}%", (c.measured - p) / p * 100.0),
+                _ => "-".into(),
+            };
+            vec![c.figure.to_string(), c.unit.to_string(), fmt(c.measured), c.profile.map(fmt).unwrap_or("-".into()), dev]
+        })
+        .collect();
+    format!(
+        "hardware profile of `{}` ({} clock)\n{}",
+        profile.name,
+        model.clock,
+        output::table(&["figure", "unit", "measured", "profile", "dev"], &rows)
+    )
+}
+
+fn profile_cmd(a: ProfileArgs) -> Result<()> {
+    let profile = Profile::load(&a.profile)?;
+    let model = run_profiler(&profile, a.clock, a.quick)?;
+    std::fs::write(&a.out, model.to_toml()).with_context(|| format!("writing {}", a.out.display()))?;
+    if a.json {
+        for c in ndpdb_profiler::compare(&model, &profile) {
+            println!("{}", serde_json::to_string(&c)?);
+        }
+    } else {
+        print!("{}", comparison_table(&model, &profile));
+    }
+    eprintln!("hardware model written to {}", a.out.display());
+    Ok(())
+}
+
+fn scaling_cmd(a: ScalingArgs) -> Result<()> {
+    let cfg = device_scaling::Config {
+        profile: Profile::load(&a.profile)?,
+        clock: a.clock,
+        pes: a.pes,
+        transfers_per_pe: a.transfers,
+        span_bytes: a.span_bytes,
+        seed: a.seed,
+    };
+    let rows = run_scaling(&cfg)?;
+    let table = device_scaling::table(&rows);
+    if a.json {
+        for r in &rows {
+            println!("{}", serde_json::to_string(r)?);
+        }
+        eprint!("{table}");
+    } else {
+        print!("{table}");
+    }
+    let dir = write_scaling(&rows, &table, &a.out)?;
+    eprintln!("results: {}", dir.display());
+    Ok(())
+}
+
+pub(crate) fn run_scaling(cfg: &device_scaling::Config) -> Result<Vec<device_scaling::Row>> {
+    let dir = scratch()?;
+    let bar = indicatif::ProgressBar::new(cfg.pes.len() as u64);
+    bar.set_style(indicatif::ProgressStyle::with_template("{msg} [{bar:30}] {pos}/{len} PE counts").expect("template"));
+    bar.set_message(format!("device scaling on {} ({} clock)", cfg.profile.name, cfg.clock.name()));
+    let rows = device_scaling::run(cfg, dir.path(), |_| bar.inc(1))?;
+    bar.finish_and_clear();
+    Ok(rows)
+}
+
+pub(crate) fn write_scaling(rows: &[device_scaling::Row], table: &str, out: &Path) -> Result<PathBuf> {
+    let dir = output::ResultsDir::create(out, "device-scaling")?;
+    dir.write_jsonl("results.jsonl", rows)?;
+    dir.write_text("table.txt", table)?;
+    if let Err(e) = device_scaling::plot(rows, &dir.path) {
+        eprintln!("no plot: {e:#}");
+    }
+    Ok(dir.path)
+}

@@ -29,6 +29,32 @@
 //!                                       │            bounded by the profile's NDP budget
 //! ```
 //!
+//! The boundary is checked by the compiler. Outside this crate the medium
+//! cannot be named, neither its type nor its module:
+//!
+//! ```compile_fail
+//! use ndpdb_device::medium::Medium;
+//! ```
+//!
+//! nor can a `PeCtx` be made, so medium bytes are reachable only by a program
+//! the device runs:
+//!
+//! ```compile_fail
+//! let ctx = ndpdb_device::PeCtx { pe: 0 };
+//! ```
+//!
+//! while the command interface is what the host uses:
+//!
+//! ```
+//! use ndpdb_device::{ClockKind, Command, Device, DeviceOptions, Profile};
+//! let dir = tempfile::tempdir().unwrap();
+//! let profile = Profile::load("u280-nvm").unwrap();
+//! let dev = Device::create(dir.path(), profile, Some(1 << 20), DeviceOptions::with_clock(ClockKind::Virtual)).unwrap();
+//! let page = dev.queue_pair().call(Command::PageRead { ppn: 0 }).unwrap().into_data();
+//! assert_eq!(page.len(), 8192);
+//! assert_eq!(dev.counters().link_bytes_to_host, 8192 + ndpdb_device::CQE_BYTES);
+//! ```
+//!
 //! The parameters come from a hardware [`Profile`] (TOML, `profiles/`), and
 //! `docs/device-model.md` walks through the model with the papers' numbers.
 

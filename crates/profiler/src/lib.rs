@@ -270,3 +270,37 @@ fn mb_s(ns_per_byte: f64) -> f64 {
 fn ns_per_byte(mb_s: f64) -> f64 {
     if mb_s.is_infinite() { 0.0 } else { 1e3 / mb_s }
 }
+
+/// One line of a comparison between a measured model and the profile it ran on.
+#[derive(Debug, Clone, serde::Serialize)]
+pub struct Comparison {
+    pub figure: &'static str,
+    pub unit: &'static str,
+    pub measured: f64,
+    pub profile: Option<f64>,
+}
+
+/// The measured figures beside the profile's own values, where it has one.
+pub fn compare(m: &HardwareModel, p: &ndpdb_device::Profile) -> Vec<Comparison> {
+    use ndpdb_device::profile::MediumProfile;
+    let (read_ns, write_ns, channel) = match &p.medium {
+        MediumProfile::Nvm(n) => (n.read_latency_ns, n.write_latency_ns, n.channel_bandwidth_mb_s),
+        MediumProfile::Flash(f) => (f.read_latency_us * 1e3, f.program_latency_us * 1e3, f.channel_bandwidth_mb_s),
+    };
+    let c = |figure, unit, measured, profile| Comparison { figure, unit, measured, profile };
+    let mut rows = vec![
+        c("link bandwidth to device", "MB/s", m.link.bandwidth_to_device_mb_s, Some(p.link.bandwidth_mb_s)),
+        c("link bandwidth to host", "MB/s", m.link.bandwidth_to_host_mb_s, Some(p.link.bandwidth_mb_s)),
+        c("link latency", "ns", m.link.latency_ns, Some(p.link.latency_ns)),
+        c("medium read latency", "ns", m.medium.read_latency_ns, Some(read_ns)),
+        c("medium write latency", "ns", m.medium.write_latency_ns, Some(write_ns)),
+        c("medium channel bandwidth", "MB/s", m.medium.channel_bandwidth_mb_s, Some(channel)),
+    ];
+    if let Some(pe) = &m.pe {
+        rows.push(c("PE slowdown", "x", pe.slowdown, Some(p.pe.slowdown)));
+        rows.push(c("PE memcpy bandwidth", "MB/s", pe.memcpy_bandwidth_mb_s, Some(p.pe.memcpy_bandwidth_mb_s)));
+        rows.push(c("PE transfer latency", "ns", pe.transfer_latency_ns, None));
+        rows.push(c("in-situ transfers (all PEs)", "1/s", pe.insitu_transfers_per_s, None));
+    }
+    rows
+}

@@ -1,0 +1,144 @@
+//! Bad images: each gives an error that names the problem, and the file is
+//! never modified.
+
+use std::path::Path;
+
+use ndpdb_device::{ClockKind, Command, Device, DeviceError, DeviceOptions, IMAGE_FILE, Profile, Reply};
+
+fn opts() -> DeviceOptions {
+    DeviceOptions::with_clock(ClockKind::Virtual)
+}
+
+fn make(dir: &Path, profile: &str) -> Vec<u8> {
+    let p = Profile::load(profile).unwrap();
+    let dev = Device::create(dir, p, Some(1 << 20), opts()).unwrap();
+    let mut qp = dev.queue_pair();
+    qp.call(Command::PageWrite { ppn: 3, data: vec![7; 8192] }).unwrap();
+    drop(qp);
+    drop(dev);
+    std::fs::read(dir.join(IMAGE_FILE)).unwrap()
+}
+
+fn open(dir: &Path, profile: &str) -> Result<Device, DeviceError> {
+    Device::open(dir, Profile::load(profile).unwrap(), opts())
+}
+
+/// Opens a damaged image, expects an error whose text contains `needle`, and
+/// checks that the file is byte-for-byte what it was.
+fn expect_refused(dir: &Path, profile: &str, needle: &str) {
+    let before = std::fs::read(dir.join(IMAGE_FILE)).unwrap();
+    let err = open(dir, profile).err().expect("damaged image was accepted");
+    let text = err.to_string();
+    assert!(text.contains(needle), "error `{text}` does not mention `{needle}`");
+    assert_eq!(std::fs::read(dir.join(IMAGE_FILE)).unwrap(), before, "the image was modified");
+}
+
+#[test]
+fn reopen_keeps_data() {
+    let dir = tempfile::tempdir().unwrap();
+    make(dir.path(), "u280-nvm");
+    let dev = open(dir.path(), "u280-nvm").unwrap();
+    let mut qp = dev.queue_pair();
+    assert_eq!(qp.call(Command::PageRead { ppn: 3 }).unwrap().into_data(), vec![7; 8192]);
+    assert_eq!(qp.call(Command::PageRead { ppn: 4 }).unwrap().into_data(), vec![0; 8192]);
+}
+
+#[test]
+fn timing_parameters_may_change_between_runs() {
+    let dir = tempfile::tempdir().unwrap();
+    make(dir.path(), "u280-nvm");
+    // ideal is also NVM with 8 KiB pages: same geometry, other speeds.
+    assert!(open(dir.path(), "ideal").is_ok());
+}
+
+#[test]
+fn missing_image() {
+    let dir = tempfile::tempdir().unwrap();
+    let err = open(dir.path(), "u280-nvm").err().unwrap();
+    assert!(matches!(err, DeviceError::ImageMissing { .. }), "{err}");
+    assert!(err.to_string().contains("device create"));
+    assert!(!dir.path().join(IMAGE_FILE).exists(), "open must not create an image");
+}
+
+#[test]
+fn create_refuses_existing_image() {
+    let dir = tempfile::tempdir().unwrap();
+    let before = make(dir.path(), "u280-nvm");
+    let err = Device::create(dir.path(), Profile::load("u280-nvm").unwrap(), None, opts()).err().unwrap();
+    assert!(matches!(err, DeviceError::ImageExists { .. }), "{err}");
+    assert_eq!(std::fs::read(dir.path().join(IMAGE_FILE)).unwrap(), before);
+}
+
+#[test]
+fn truncated_image() {
+    let dir = tempfile::tempdir().unwrap();
+    let bytes = make(dir.path(), "u280-nvm");
+    std::fs::write(dir.path().join(IMAGE_FILE), &bytes[..bytes.len() - 8192]).unwrap();
+    expect_refused(dir.path(), "u280-nvm", "truncated");
+    std::fs::write(dir.path().join(IMAGE_FILE), &bytes[..100]).unwrap();
+    expect_refused(dir.path(), "u280-nvm", "truncated");
+    std::fs::write(dir.path().join(IMAGE_FILE), b"").unwrap();
+    expect_refused(dir.path(), "u280-nvm", "truncated");
+}
+
+#[test]
+fn corrupt_superblock() {
+    let dir = tempfile::tempdir().unwrap();
+    let bytes = make(dir.path(), "u280-nvm");
+    let mut bad = bytes.clone();
+    bad[30] ^= 0x10;
+    std::fs::write(dir.path().join(IMAGE_FILE), &bad).unwrap();
+    expect_refused(dir.path(), "u280-nvm", "checksum");
+    let mut bad = bytes.clone();
+    bad[0..8].copy_from_slice(b"POSTGRES");
+    std::fs::write(dir.path().join(IMAGE_FILE), &bad).unwrap();
+    expect_refused(dir.path(), "u280-nvm", "magic");
+    std::fs::write(dir.path().join(IMAGE_FILE), vec![0xff; bytes.len()]).unwrap();
+    expect_refused(dir.path(), "u280-nvm", "corrupt");
+}
+
+#[test]
+fn other_format_version() {
+    let dir = tempfile::tempdir().unwrap();
+    let mut bytes = make(dir.path(), "u280-nvm");
+    bytes[8..12].copy_from_slice(&2u32.to_le_bytes());
+    std::fs::write(dir.path().join(IMAGE_FILE), &bytes).unwrap();
+    expect_refused(dir.path(), "u280-nvm", "format version 2");
+}
+
+#[test]
+fn other_geometry() {
+    let dir = tempfile::tempdir().unwrap();
+    make(dir.path(), "u280-nvm");
+    expect_refused(dir.path(), "cosmos-plus", "nvm with 8192-byte pages");
+}
+
+#[test]
+fn image_is_locked_while_open() {
+    let dir = tempfile::tempdir().unwrap();
+    make(dir.path(), "u280-nvm");
+    let _first = open(dir.path(), "u280-nvm").unwrap();
+    let err = open(dir.path(), "u280-nvm").err().unwrap();
+    assert!(matches!(err, DeviceError::ImageLocked { .. }), "{err}");
+}
+
+#[test]
+fn image_in_unwritable_place_is_an_io_error() {
+    let dir = tempfile::tempdir().unwrap();
+    let file = dir.path().join("not-a-dir");
+    std::fs::write(&file, b"x").unwrap();
+    let err = Device::create(&file, Profile::load("ideal").unwrap(), Some(1 << 20), opts()).err().unwrap();
+    assert!(err.to_string().contains("not-a-dir"), "{err}");
+}
+
+#[test]
+fn identify_reports_geometry() {
+    let dir = tempfile::tempdir().unwrap();
+    let dev = Device::create(dir.path(), Profile::load("cosmos-plus").unwrap(), Some(64 << 20), opts()).unwrap();
+    let info = match dev.queue_pair().call(Command::Identify).unwrap() {
+        Reply::Identify(i) => i,
+        other => panic!("{other:?}"),
+    };
+    assert_eq!((info.medium_kind, info.capacity_bytes, info.pes, info.channels), ("flash", 64 << 20, 1, 8));
+    assert!(info.programs.iter().any(|p| p == "profile.compute"));
+}
