@@ -46,7 +46,10 @@ pub fn run(out: &Path) -> Result<()> {
         r.late_completions
     );
     let last = &rows[rows.len() - 1];
-    println!("Counters of the 16-PE virtual run: the PEs read {} bytes of the medium in {} transfers;", last.medium_bytes_read, last.medium_reads);
+    println!(
+        "Counters of the 16-PE virtual run: the PEs read {} bytes of the medium in {} transfers;",
+        last.medium_bytes_read, last.medium_reads
+    );
     println!(
         "the link carried {} bytes to the device and {} bytes to the host (commands, parameters, results).\n",
         last.link_bytes_to_device, last.link_bytes_to_host

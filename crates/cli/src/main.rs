@@ -165,9 +165,10 @@ fn run(cli: Cli) -> Result<()> {
                 print!("{text}");
                 Ok(())
             }
-            None => Err(Profile::load(&name).err().map(anyhow::Error::from).unwrap_or_else(|| {
-                anyhow::anyhow!("`{name}` is a file, not a shipped profile; print it with cat")
-            })),
+            None => Err(Profile::load(&name)
+                .err()
+                .map(anyhow::Error::from)
+                .unwrap_or_else(|| anyhow::anyhow!("`{name}` is a file, not a shipped profile; print it with cat"))),
         },
         Cmd::Profile(a) => profile_cmd(a),
         Cmd::Bench { command: BenchCmd::DeviceScaling(a) } => scaling_cmd(a),
@@ -242,7 +243,13 @@ pub(crate) fn comparison_table(model: &ndpdb_profiler::HardwareModel, profile: &
                 Some(p) if p.is_finite() && p != 0.0 => format!("{:+.1}%", (c.measured - p) / p * 100.0),
                 _ => "-".into(),
             };
-            vec![c.figure.to_string(), c.unit.to_string(), fmt(c.measured), c.profile.map(fmt).unwrap_or("-".into()), dev]
+            vec![
+                c.figure.to_string(),
+                c.unit.to_string(),
+                fmt(c.measured),
+                c.profile.map(fmt).unwrap_or("-".into()),
+                dev,
+            ]
         })
         .collect();
     format!(

@@ -203,7 +203,7 @@ impl<'a> PeCtx<'a> {
     /// Reads one aligned little-endian u32: one transfer on NVM.
     #[inline]
     pub fn read_u32(&mut self, addr: u64) -> Result<u32, DeviceError> {
-        if addr % 4 != 0 {
+        if !addr.is_multiple_of(4) {
             return Err(self.fail(format!("read_u32 at {addr} is not 4-byte aligned")));
         }
         self.medium.check_range(addr, 4)?;
@@ -219,38 +219,37 @@ impl<'a> PeCtx<'a> {
             return Err(self.fail(format!("gather_u32: {} addresses but {} outputs", addrs.len(), out.len())));
         }
         for &a in addrs {
-            if a % 4 != 0 {
+            if !a.is_multiple_of(4) {
                 return Err(self.fail(format!("gather_u32 at {a} is not 4-byte aligned")));
             }
             self.medium.check_range(a, 4)?;
         }
         if let MediumTiming::Nvm { channels, interleave_shift, transfer_bytes, read_latency_ps, occupancy_ps, .. } =
             self.timing.medium
+            && transfer_bytes == 4
         {
-            if transfer_bytes == 4 {
-                for &a in addrs {
-                    self.medium.prefetch(a);
-                }
-                let channel_ps = &mut self.acc.channel_ps;
-                if channels.is_power_of_two() {
-                    let mask = channels - 1;
-                    for &a in addrs {
-                        channel_ps[((a >> interleave_shift) & mask) as usize] += occupancy_ps;
-                    }
-                } else {
-                    for &a in addrs {
-                        channel_ps[((a >> interleave_shift) % channels) as usize] += occupancy_ps;
-                    }
-                }
-                let n = addrs.len() as u64;
-                self.acc.demand_ps += n * read_latency_ps;
-                self.acc.medium_reads += n;
-                self.acc.medium_bytes_read += n * 4;
-                for (o, &a) in out.iter_mut().zip(addrs) {
-                    *o = self.medium.read_word(a);
-                }
-                return Ok(());
+            for &a in addrs {
+                self.medium.prefetch(a);
             }
+            let channel_ps = &mut self.acc.channel_ps;
+            if channels.is_power_of_two() {
+                let mask = channels - 1;
+                for &a in addrs {
+                    channel_ps[((a >> interleave_shift) & mask) as usize] += occupancy_ps;
+                }
+            } else {
+                for &a in addrs {
+                    channel_ps[((a >> interleave_shift) % channels) as usize] += occupancy_ps;
+                }
+            }
+            let n = addrs.len() as u64;
+            self.acc.demand_ps += n * read_latency_ps;
+            self.acc.medium_reads += n;
+            self.acc.medium_bytes_read += n * 4;
+            for (o, &a) in out.iter_mut().zip(addrs) {
+                *o = self.medium.read_word(a);
+            }
+            return Ok(());
         }
         for (o, &a) in out.iter_mut().zip(addrs) {
             self.charge_read(a, 4);

@@ -66,7 +66,7 @@ fn out_pair(ctx: &mut PeCtx<'_>, a: u64, b: u64) -> Result<(), DeviceError> {
 
 fn span_units(ctx: &PeCtx<'_>, base: u64, span: u64, unit: u64) -> Result<u64, DeviceError> {
     let end = base.checked_add(span).filter(|e| *e <= ctx.capacity_bytes());
-    if end.is_none() || span < unit || base % unit != 0 {
+    if end.is_none() || span < unit || !base.is_multiple_of(unit) {
         return Err(ctx.fail(format!(
             "span {base}+{span} must lie within the {}-byte medium, start aligned to and hold at least one {unit}-byte unit",
             ctx.capacity_bytes()
@@ -116,7 +116,7 @@ fn medium_read(ctx: &mut PeCtx<'_>) -> Result<(), DeviceError> {
     let bytes = ctx.param_u64(1)?;
     let seed = ctx.param_u64(2)?;
     let span = ctx.param_u64(3)?;
-    if bytes == 0 || bytes > ctx.page_bytes() || ctx.page_bytes() % bytes != 0 {
+    if bytes == 0 || bytes > ctx.page_bytes() || !ctx.page_bytes().is_multiple_of(bytes) {
         return Err(ctx.fail(format!("bytes per read must divide the page size {}; got {bytes}", ctx.page_bytes())));
     }
     let units = span_units(ctx, 0, span, bytes)?;

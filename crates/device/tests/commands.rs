@@ -10,12 +10,13 @@ use proptest::prelude::*;
 
 fn device(profile: &str, capacity: u64) -> (tempfile::TempDir, Device) {
     let dir = tempfile::tempdir().unwrap();
-    let dev = Device::create(dir.path(), Profile::load(profile).unwrap(), Some(capacity), DeviceOptions::default()).unwrap();
+    let dev =
+        Device::create(dir.path(), Profile::load(profile).unwrap(), Some(capacity), DeviceOptions::default()).unwrap();
     (dir, dev)
 }
 
 fn err(r: Result<Reply, DeviceError>) -> String {
-    r.err().expect("command should fail").to_string()
+    r.expect_err("command should fail").to_string()
 }
 
 #[test]
@@ -129,7 +130,8 @@ fn nvm_pe_reads_are_charged_per_transfer() {
     qp.call(Command::ProgramLoad { slot: 0, name: "profile.medium-read".into() }).unwrap();
     qp.call(Command::ProgramActivate { slot: 0, active: true }).unwrap();
     let before = dev.counters();
-    let r = qp.call(Command::Execute { slot: 0, pes: 1, params: params(&[1000, 4, 1, 1 << 20]), ranges: vec![] }).unwrap();
+    let r =
+        qp.call(Command::Execute { slot: 0, pes: 1, params: params(&[1000, 4, 1, 1 << 20]), ranges: vec![] }).unwrap();
     let c = dev.counters().since(&before);
     assert_eq!((c.medium_reads, c.medium_bytes_read), (1000, 4000));
     let Reply::Executed(rep) = r else { panic!() };
@@ -160,8 +162,13 @@ fn flash_timing_follows_the_model() {
 #[test]
 fn real_clock_holds_completions_until_their_modelled_time() {
     let dir = tempfile::tempdir().unwrap();
-    let dev = Device::create(dir.path(), Profile::load("cosmos-plus").unwrap(), Some(1 << 20), DeviceOptions::with_clock(ClockKind::Real))
-        .unwrap();
+    let dev = Device::create(
+        dir.path(),
+        Profile::load("cosmos-plus").unwrap(),
+        Some(1 << 20),
+        DeviceOptions::with_clock(ClockKind::Real),
+    )
+    .unwrap();
     let mut qp = dev.queue_pair();
     let wall = std::time::Instant::now();
     let c = qp.call_timed(Command::PageRead { ppn: 3 }).unwrap();
@@ -178,7 +185,8 @@ fn scaling_saturates_the_medium_like_table_i() {
     qp.call(Command::ProgramActivate { slot: 0, active: true }).unwrap();
     let rate = |qp: &mut ndpdb_device::QueuePair, pes: u32| {
         let n = 50_000;
-        match qp.call(Command::Execute { slot: 0, pes, params: params(&[n, 16 << 20, 5, 0]), ranges: vec![] }).unwrap() {
+        match qp.call(Command::Execute { slot: 0, pes, params: params(&[n, 16 << 20, 5, 0]), ranges: vec![] }).unwrap()
+        {
             Reply::Executed(r) => (u64::from(pes) * n) as f64 / r.modelled_s() / 1e6,
             other => panic!("{other:?}"),
         }
