@@ -94,9 +94,18 @@ pub fn run(cfg: &Config, dir: &Path, mut on_row: impl FnMut(&Row)) -> Result<Vec
             Reply::Executed(r) => r,
             other => bail!("unexpected reply {other:?}"),
         };
+        // Counters of the execution itself; fetching the per-PE results
+        // afterwards is not part of the measurement.
+        let delta = dev.counters().since(&before);
         let results = qp.call(Command::MemoryRead { range: out, offset: 0, len: 16 * u64::from(pes) })?.into_data();
         let done: u64 = results.chunks(16).map(|c| u64::from_le_bytes(c[..8].try_into().unwrap())).sum();
-        let delta = dev.counters().since(&before);
+        if done != cfg.transfers_per_pe * u64::from(pes) || done != delta.medium_reads {
+            bail!(
+                "the PEs report {done} transfers and the device counted {}; expected {}",
+                delta.medium_reads,
+                cfg.transfers_per_pe * u64::from(pes)
+            );
+        }
         let device_s = report.modelled_s();
         let rate = (device_s > 0.0).then(|| done as f64 / device_s);
         let paper = if cfg.profile.name == "u280-nvm" { paper_rate(pes) } else { None };
@@ -158,6 +167,8 @@ pub fn table(rows: &[Row]) -> String {
                 format!("{:.4}", r.wall_s),
                 r.late_completions.to_string(),
                 r.medium_reads.to_string(),
+                r.medium_bytes_read.to_string(),
+                format!("{}/{}", r.link_bytes_to_device, r.link_bytes_to_host),
                 r.bottleneck.clone(),
             ]
         })
@@ -168,7 +179,19 @@ pub fn table(rows: &[Row]) -> String {
     };
     title
         + &crate::output::table(
-            &["PEs", "ours M/s", "paper M/s", "dev", "modelled s", "wall s", "late", "transfers", "bottleneck"],
+            &[
+                "PEs",
+                "ours M/s",
+                "paper M/s",
+                "dev",
+                "modelled s",
+                "wall s",
+                "late",
+                "transfers",
+                "medium B read",
+                "link B to dev/host",
+                "bottleneck",
+            ],
             &body,
         )
 }

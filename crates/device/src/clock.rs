@@ -6,8 +6,10 @@
 //!   real and end-to-end wall time is measured. A completion whose compute ran
 //!   past its modelled time is posted late and counted.
 //! - `Virtual`: modelled time only advances when the host consumes a
-//!   completion (to that completion's time). Nothing waits; runs are fast and
-//!   their modelled times repeatable.
+//!   completion (to that completion's time). Nothing waits and runs are fast.
+//!   Modelled times repeat exactly when one host thread submits and programs
+//!   charge compute by `charge_cycles`; measured compute (`PeCtx::compute`)
+//!   varies with the host's CPU time from run to run.
 
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::{Duration, Instant};

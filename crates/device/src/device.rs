@@ -59,7 +59,7 @@ impl Default for DeviceOptions {
         let cores = std::thread::available_parallelism().map(|n| n.get()).unwrap_or(2);
         DeviceOptions {
             clock: ClockKind::Virtual,
-            command_workers: 2,
+            command_workers: 1,
             pe_threads: cores,
             programs: ProgramLibrary::builtin(),
         }
@@ -67,8 +67,15 @@ impl Default for DeviceOptions {
 }
 
 impl DeviceOptions {
+    /// The virtual clock gets one command worker, so that commands reserve
+    /// the timeline in submission order and modelled times repeat; the real
+    /// clock gets two, so a long execution does not hold up page commands.
     pub fn with_clock(clock: ClockKind) -> Self {
-        DeviceOptions { clock, ..DeviceOptions::default() }
+        let command_workers = match clock {
+            ClockKind::Virtual => 1,
+            ClockKind::Real => 2,
+        };
+        DeviceOptions { clock, command_workers, ..DeviceOptions::default() }
     }
 }
 
@@ -258,10 +265,10 @@ impl QueuePair {
         let sender = self.work.lock().clone().ok_or(DeviceError::ShutDown)?;
         let id = self.inner.next_id.fetch_add(1, Ordering::Relaxed);
         let kind = cmd.kind();
-        Cells::add(&self.inner.cells.link_bytes_to_device, SQE_BYTES);
-        *self.inner.cells.commands.lock().entry(kind).or_insert(0) += 1;
         let work = Work { id, cmd, submitted_ps: self.inner.clock.now_ps(), cq: self.cq_tx.clone() };
         sender.send(work).map_err(|_| DeviceError::ShutDown)?;
+        Cells::add(&self.inner.cells.link_bytes_to_device, SQE_BYTES);
+        *self.inner.cells.commands.lock().entry(kind).or_insert(0) += 1;
         self.outstanding += 1;
         Ok(id)
     }
@@ -553,8 +560,14 @@ impl Inner {
         let _exclusive = self.exec.lock();
         let arrived = self.to_device(t0, params.len() as u64);
         let start = self.timeline.lock().pes[..pes as usize].iter().fold(arrived, |a, &b| a.max(b));
-        let accounts = self.run_pes(program, pes, &params, &ranges)?;
+        let outcomes = self.run_pes(program, pes, &params, &ranges);
+        let (accounts, failures): (Vec<PeAccount>, Vec<Option<DeviceError>>) = outcomes.into_iter().unzip();
+        // A failed execution still took its time and made its accesses: settle
+        // them, then report the first PE's failure.
         let report = self.settle(program, start, &accounts);
+        if let Some(e) = failures.into_iter().flatten().next() {
+            return Err(e);
+        }
         let end = report.end_ps;
         Ok((Reply::Executed(report), end))
     }
@@ -567,9 +580,10 @@ impl Inner {
         pes: u32,
         params: &[u8],
         ranges: &[Arc<crate::memory::Range>],
-    ) -> Result<Vec<PeAccount>, DeviceError> {
+    ) -> Vec<(PeAccount, Option<DeviceError>)> {
         let next = AtomicU64::new(0);
-        let results: Mutex<Vec<Option<Result<PeAccount, DeviceError>>>> = Mutex::new((0..pes).map(|_| None).collect());
+        let results: Mutex<Vec<Option<(PeAccount, Option<DeviceError>)>>> =
+            Mutex::new((0..pes).map(|_| None).collect());
         let threads = (pes as usize).min(self.pe_threads);
         std::thread::scope(|scope| {
             for _ in 0..threads {
@@ -582,16 +596,17 @@ impl Inner {
                         let mut ctx =
                             PeCtx::new(pe, pes, program.name, params, ranges, &self.medium, &self.timing, &self.budget);
                         let outcome = std::panic::catch_unwind(AssertUnwindSafe(|| (program.run)(&mut ctx)));
-                        let r = match outcome {
-                            Ok(Ok(())) => Ok(ctx.acc),
-                            Ok(Err(e)) => Err(e),
-                            Err(panic) => Err(DeviceError::ProgramFailed {
+                        let failure = match outcome {
+                            Ok(Ok(())) => None,
+                            Ok(Err(e)) => Some(e),
+                            Err(panic) => Some(DeviceError::ProgramFailed {
                                 program: program.name.to_string(),
                                 pe,
                                 message: format!("panicked: {}", panic_message(&panic)),
                             }),
                         };
-                        results.lock()[pe as usize] = Some(r);
+                        // What the PE did before a failure happened all the same.
+                        results.lock()[pe as usize] = Some((ctx.acc, failure));
                     }
                 });
             }

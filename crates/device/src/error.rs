@@ -15,10 +15,13 @@ pub enum DeviceError {
     #[error("device image {path} is corrupt: {source}; the image was not modified")]
     ImageCorrupt { path: PathBuf, source: FormatError },
     #[error(
-        "device image {path} is truncated: the file holds {found} bytes but its superblock says {expected}; \
-         the image was not modified (restore it from a copy or create a new database)"
+        "device image {path} is {what}: the file holds {found} bytes but its superblock says {expected}; \
+         the image was not modified (restore it from a copy or create a new database)",
+        what = if found < expected { "truncated" } else { "longer than its superblock says" }
     )]
-    ImageTruncated { path: PathBuf, found: u64, expected: u64 },
+    ImageSize { path: PathBuf, found: u64, expected: u64 },
+    #[error("not enough host memory for {bytes} bytes of emulated device DRAM; lower [dram] ndp_mib in the profile")]
+    HostMemory { bytes: u64 },
     #[error(
         "device image {path} was created as {image}, but profile `{profile}` describes {wanted}; \
          open it with a profile of the same medium kind and page size, or create a new database"

@@ -36,11 +36,12 @@
 //! use ndpdb_device::medium::Medium;
 //! ```
 //!
-//! nor can a `PeCtx` be made, so medium bytes are reachable only by a program
-//! the device runs:
+//! nor can the host reach into a device's state (its fields are private), so
+//! medium bytes are reachable only by a program the device runs, through the
+//! `PeCtx` the device makes for it (`PeCtx::new` is crate-private):
 //!
 //! ```compile_fail
-//! let ctx = ndpdb_device::PeCtx { pe: 0 };
+//! fn peek(dev: &ndpdb_device::Device) { let _ = &dev.inner; }
 //! ```
 //!
 //! while the command interface is what the host uses:

@@ -100,11 +100,7 @@ impl Medium {
             .map_err(|source| DeviceError::ImageCorrupt { path: path.to_owned(), source })?;
         let found = file.metadata().map_err(|e| DeviceError::io(path, e))?.len();
         if found != superblock.file_bytes() {
-            return Err(DeviceError::ImageTruncated {
-                path: path.to_owned(),
-                found,
-                expected: superblock.file_bytes(),
-            });
+            return Err(DeviceError::ImageSize { path: path.to_owned(), found, expected: superblock.file_bytes() });
         }
         if superblock.medium_kind != profile.kind() || superblock.page_bytes != profile.page_bytes() {
             return Err(DeviceError::GeometryMismatch {

@@ -2,9 +2,10 @@
 //! memory ranges the host creates in it (NVMe Subsystem Local Memory).
 //!
 //! Every byte a program or a range holds is reserved against the budget first;
-//! a request that does not fit fails with `DeviceMemoryExhausted`, never with
-//! an allocation failure of the emulating process. Reservations are released
-//! when their holder drops.
+//! a request that does not fit fails with `DeviceMemoryExhausted`. Emulated
+//! DRAM is host memory: a profile whose budget exceeds what the host can give
+//! fails with `HostMemory` when an allocation cannot be made, never with an
+//! abort. Reservations are released when their holder drops.
 
 use std::collections::BTreeMap;
 use std::sync::Arc;
@@ -88,7 +89,7 @@ impl Ranges {
         }
         let id = g.0;
         g.0 = g.0.wrapping_add(1).max(1);
-        let range = Range { bytes: RwLock::new(vec![0; bytes as usize]), _reservation: reservation };
+        let range = Range { bytes: RwLock::new(zeroed(bytes)?), _reservation: reservation };
         g.1.insert(id, Arc::new(range));
         Ok(id)
     }
@@ -100,6 +101,15 @@ impl Ranges {
     pub fn get(&self, id: u32) -> Result<Arc<Range>, DeviceError> {
         self.next.lock().1.get(&id).cloned().ok_or(DeviceError::NoSuchRange { range: id })
     }
+}
+
+/// `bytes` zero bytes of host memory, or `HostMemory` if there are none.
+pub(crate) fn zeroed(bytes: u64) -> Result<Vec<u8>, DeviceError> {
+    let mut v = Vec::new();
+    let n = usize::try_from(bytes).map_err(|_| DeviceError::HostMemory { bytes })?;
+    v.try_reserve_exact(n).map_err(|_| DeviceError::HostMemory { bytes })?;
+    v.resize(n, 0);
+    Ok(v)
 }
 
 pub(crate) fn check_span(what: &str, offset: u64, len: u64, size: usize) -> Result<(), DeviceError> {

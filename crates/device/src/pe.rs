@@ -188,8 +188,10 @@ impl<'a> PeCtx<'a> {
         }
     }
 
-    /// Reads medium bytes in place (NVM: whole transfers; flash: from the
-    /// page register after a page read).
+    /// Reads medium bytes in place. NVM: whole transfers. Flash: each page
+    /// touched is sensed into its chip's register (tR) and the bytes asked
+    /// for cross the channel; there is no register cache, so reading the same
+    /// page twice pays tR twice.
     pub fn read(&mut self, addr: u64, buf: &mut [u8]) -> Result<(), DeviceError> {
         self.medium.check_range(addr, buf.len() as u64)?;
         if buf.is_empty() {
@@ -354,7 +356,7 @@ impl<'a> PeCtx<'a> {
     /// Reserves device DRAM for the rest of the execution (or until dropped).
     pub fn alloc(&mut self, bytes: u64) -> Result<Scratch, DeviceError> {
         let reservation = self.budget.reserve(bytes)?;
-        Ok(Scratch { data: vec![0; bytes as usize], _reservation: reservation })
+        Ok(Scratch { data: crate::memory::zeroed(bytes)?, _reservation: reservation })
     }
 
     /// Number of memory ranges the command passed.

@@ -181,7 +181,10 @@ impl Profile {
 
     pub fn validate(&self, source_name: &str) -> Result<(), ProfileError> {
         let v = Validator { source_name };
-        v.check("name", &self.name, !self.name.is_empty() && self.name.len() <= 64, "must be 1 to 64 bytes")?;
+        let name_ok = !self.name.is_empty()
+            && self.name.len() <= 64
+            && self.name.bytes().all(|b| b.is_ascii_alphanumeric() || b"-_.".contains(&b));
+        v.check("name", &self.name, name_ok, "must be 1 to 64 of the characters a-z A-Z 0-9 - _ .")?;
         match &self.medium {
             MediumProfile::Nvm(m) => {
                 v.capacity("medium.capacity_gib", m.capacity_gib)?;
@@ -215,14 +218,15 @@ impl Profile {
             }
         }
         v.count("pe.count", self.pe.count, 0, 1024)?;
-        v.check(
-            "pe.clock_mhz",
-            &self.pe.clock_mhz,
-            self.pe.clock_mhz.is_finite() && self.pe.clock_mhz > 0.0,
-            "must be a positive number",
-        )?;
+        v.bandwidth("pe.clock_mhz", self.pe.clock_mhz)?;
         v.latency("pe.slowdown", self.pe.slowdown)?;
         v.bandwidth("pe.memcpy_bandwidth_mb_s", self.pe.memcpy_bandwidth_mb_s)?;
+        v.check(
+            "dram.total_mib",
+            &self.dram.total_mib,
+            self.dram.total_mib <= 1 << 24,
+            "must be at most 16777216 (16 TiB)",
+        )?;
         v.check(
             "dram.ndp_mib",
             &self.dram.ndp_mib,

@@ -96,7 +96,7 @@ impl Timing {
             link_ps_per_byte: ps_per_byte(p.link.bandwidth_mb_s),
             medium,
             pe_slowdown: p.pe.slowdown,
-            pe_ps_per_cycle: 1e6 / p.pe.clock_mhz,
+            pe_ps_per_cycle: if p.pe.clock_mhz.is_infinite() { 0.0 } else { 1e6 / p.pe.clock_mhz },
             memcpy_ps_per_byte: ps_per_byte(p.pe.memcpy_bandwidth_mb_s),
         }
     }

@@ -142,3 +142,12 @@ fn identify_reports_geometry() {
     assert_eq!((info.medium_kind, info.capacity_bytes, info.pes, info.channels), ("flash", 64 << 20, 1, 8));
     assert!(info.programs.iter().any(|p| p == "profile.compute"));
 }
+
+#[test]
+fn an_image_larger_than_the_disk_is_refused_and_removed() {
+    let dir = tempfile::tempdir().unwrap();
+    let err = Device::create(dir.path(), Profile::load("ideal").unwrap(), Some(1 << 52), opts()).err().unwrap();
+    assert!(matches!(err, DeviceError::DiskFull { .. }), "{err}");
+    assert!(err.to_string().contains("smaller capacity"), "{err}");
+    assert!(!dir.path().join(IMAGE_FILE).exists(), "a half-made image is left behind");
+}

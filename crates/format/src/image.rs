@@ -21,10 +21,11 @@
 //!   4092    4 crc32              CRC-32 (IEEE) of bytes 0..4092
 //! ```
 //!
-//! The file is exactly `header_bytes + capacity_bytes` long. Geometry that
-//! decides where bytes live (kind, page size, capacity) must match the
-//! profile a later run opens it with; timing parameters may differ, which is
-//! how users change a device's speed without reloading data.
+//! The file is exactly `header_bytes + capacity_bytes` long. The medium kind
+//! and page size must match the profile a later run opens it with; the
+//! capacity is the image's own (it may be smaller than the profiled device's);
+//! timing parameters may differ, which is how users change a device's speed
+//! without reloading data.
 
 use crate::{FormatError, u32_at, u64_at};
 

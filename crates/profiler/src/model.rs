@@ -92,3 +92,37 @@ impl HardwareModel {
         Ok(m)
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    proptest::proptest! {
+        #[test]
+        fn parse_never_panics(s in "\\PC{0,300}") {
+            let _ = HardwareModel::parse(&s, "fuzz");
+        }
+
+        #[test]
+        fn mutated_file_never_panics(pos in 0usize..2000, byte in proptest::prelude::any::<u8>()) {
+            let m = HardwareModel {
+                format_version: FORMAT_VERSION,
+                profile: "p".into(),
+                clock: "virtual".into(),
+                dram_ndp_bytes: 1,
+                link: LinkModel { bandwidth_to_device_mb_s: 1.0, bandwidth_to_host_mb_s: 2.0, latency_ns: 3.0 },
+                medium: MediumModel {
+                    kind: "nvm".into(), page_bytes: 8192, channels: 2, chips_per_channel: 1,
+                    capacity_bytes: 1 << 20, read_latency_ns: 1.0, write_latency_ns: 1.0, channel_bandwidth_mb_s: f64::INFINITY,
+                },
+                pe: Some(PeModel { count: 1, slowdown: 2.0, memcpy_bandwidth_mb_s: 3.0, transfer_latency_ns: 4.0, insitu_transfers_per_s: 5.0 }),
+            };
+            let mut bytes = m.to_toml().into_bytes();
+            let at = pos % bytes.len();
+            bytes[at] = byte;
+            if let Ok(text) = String::from_utf8(bytes) {
+                let _ = HardwareModel::parse(&text, "fuzz");
+            }
+        }
+    }
+}

@@ -1,0 +1,155 @@
+//! The `ndpdb` binary end to end: help everywhere, the issue's commands and
+//! their JSON, and clear errors (exit 1, no panic) for bad input.
+
+use std::path::Path;
+use std::process::{Command, Output};
+
+fn ndpdb(args: &[&str], cwd: &Path) -> Output {
+    Command::new(env!("CARGO_BIN_EXE_ndpdb")).args(args).current_dir(cwd).output().expect("run ndpdb")
+}
+
+fn ok(out: &Output) -> String {
+    assert!(
+        out.status.success(),
+        "failed: {}\n{}",
+        String::from_utf8_lossy(&out.stdout),
+        String::from_utf8_lossy(&out.stderr)
+    );
+    String::from_utf8(out.stdout.clone()).unwrap()
+}
+
+/// A failure with a message for the user, not a panic.
+fn refused(out: &Output) -> String {
+    let err = String::from_utf8_lossy(&out.stderr).to_string();
+    assert_eq!(out.status.code(), Some(1), "expected exit 1: {err}");
+    assert!(err.starts_with("error: "), "{err}");
+    assert!(!err.contains("panicked"), "{err}");
+    err
+}
+
+#[test]
+fn every_subcommand_has_help() {
+    let dir = tempfile::tempdir().unwrap();
+    for args in [
+        vec!["--help"],
+        vec!["demo", "--help"],
+        vec!["profiles", "--help"],
+        vec!["profiles", "list", "--help"],
+        vec!["profiles", "show", "--help"],
+        vec!["profile", "--help"],
+        vec!["bench", "--help"],
+        vec!["bench", "device-scaling", "--help"],
+        vec!["device", "--help"],
+        vec!["device", "create", "--help"],
+        vec!["device", "info", "--help"],
+    ] {
+        let text = ok(&ndpdb(&args, dir.path()));
+        assert!(text.contains("Usage:"), "{args:?}: {text}");
+    }
+}
+
+#[test]
+fn device_scaling_json_has_the_issue_keys_and_table_i() {
+    let dir = tempfile::tempdir().unwrap();
+    let out = ndpdb(
+        &[
+            "bench",
+            "device-scaling",
+            "--profile",
+            "u280-nvm",
+            "--pes",
+            "1,4,8,12,16",
+            "--clock",
+            "virtual",
+            "--json",
+            "--transfers",
+            "50000",
+        ],
+        dir.path(),
+    );
+    let stdout = ok(&out);
+    let rows: Vec<serde_json::Value> = stdout.lines().map(|l| serde_json::from_str(l).unwrap()).collect();
+    assert_eq!(rows.len(), 5);
+    for r in &rows {
+        let ours = r["transfers_per_s"].as_f64().unwrap();
+        let paper = r["paper_transfers_per_s"].as_f64().unwrap();
+        assert!(((ours - paper) / paper).abs() <= 0.15, "{r}");
+        assert!(r["late_completions"].is_u64() && r["pes"].is_u64(), "{r}");
+        assert_eq!(r["clock"], "virtual");
+        assert_eq!(r["profile"], "u280-nvm");
+    }
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    let results = stderr.lines().find_map(|l| l.strip_prefix("results: ")).expect("results path");
+    let results = dir.path().join(results);
+    assert!(results.join("results.jsonl").exists() && results.join("table.txt").exists());
+}
+
+#[test]
+fn profile_writes_a_model_file() {
+    let dir = tempfile::tempdir().unwrap();
+    let out = ndpdb(
+        &["profile", "--profile", "cosmos-plus", "--clock", "virtual", "--out", "hw.toml", "--quick"],
+        dir.path(),
+    );
+    let table = ok(&out);
+    assert!(table.contains("medium read latency"), "{table}");
+    let model =
+        ndpdb_profiler::HardwareModel::parse(&std::fs::read_to_string(dir.path().join("hw.toml")).unwrap(), "hw.toml")
+            .unwrap();
+    assert_eq!(model.profile, "cosmos-plus");
+}
+
+#[test]
+fn a_copied_and_edited_profile_is_used_or_refused_by_key() {
+    let dir = tempfile::tempdir().unwrap();
+    let text = ok(&ndpdb(&["profiles", "show", "u280-nvm"], dir.path()));
+    let faster = text.replace("read_latency_ns = 142.857", "read_latency_ns = 71.4285");
+    std::fs::write(dir.path().join("fast.toml"), &faster).unwrap();
+    let out = ndpdb(
+        &["bench", "device-scaling", "--profile", "fast.toml", "--pes", "1", "--json", "--transfers", "10000"],
+        dir.path(),
+    );
+    let row: serde_json::Value = serde_json::from_str(ok(&out).lines().next().unwrap()).unwrap();
+    let rate = row["transfers_per_s"].as_f64().unwrap();
+    assert!((rate - 14e6).abs() < 0.1e6, "halving the latency doubles the 1-PE rate: {rate}");
+    std::fs::write(dir.path().join("typo.toml"), text.replace("slowdown = 40", "slowdwn = 40")).unwrap();
+    let err = refused(&ndpdb(&["profile", "--profile", "typo.toml", "--out", "x.toml"], dir.path()));
+    assert!(err.contains("slowdwn"), "{err}");
+    std::fs::write(dir.path().join("bad.toml"), text.replace("count = 16", "count = 5000")).unwrap();
+    let err = refused(&ndpdb(&["profile", "--profile", "bad.toml", "--out", "x.toml"], dir.path()));
+    assert!(err.contains("pe.count") && err.contains("5000"), "{err}");
+    let err = refused(&ndpdb(&["profile", "--profile", "missing.toml"], dir.path()));
+    assert!(err.contains("missing.toml"), "{err}");
+}
+
+#[test]
+fn device_create_info_and_bad_images() {
+    let dir = tempfile::tempdir().unwrap();
+    let err = refused(&ndpdb(&["device", "info", "--db", "db"], dir.path()));
+    assert!(err.contains("no device image"), "{err}");
+    ok(&ndpdb(&["device", "create", "--db", "db", "--profile", "softssd", "--capacity-mib", "8"], dir.path()));
+    let info = ok(&ndpdb(&["device", "info", "--db", "db", "--profile", "softssd", "--json"], dir.path()));
+    let v: serde_json::Value = serde_json::from_str(info.trim()).unwrap();
+    assert_eq!(v["capacity_bytes"], 8 << 20);
+    let err = refused(&ndpdb(&["device", "info", "--db", "db", "--profile", "u280-nvm"], dir.path()));
+    assert!(err.contains("flash") && err.contains("nvm"), "{err}");
+    let img = dir.path().join("db").join("device.img");
+    let mut bytes = std::fs::read(&img).unwrap();
+    bytes[20] ^= 1;
+    std::fs::write(&img, &bytes).unwrap();
+    let err = refused(&ndpdb(&["device", "info", "--db", "db", "--profile", "softssd"], dir.path()));
+    assert!(err.contains("corrupt"), "{err}");
+    assert_eq!(std::fs::read(&img).unwrap(), bytes, "a corrupt image is never rewritten");
+}
+
+#[test]
+fn bad_arguments_are_refused() {
+    let dir = tempfile::tempdir().unwrap();
+    let err = refused(&ndpdb(&["bench", "device-scaling", "--pes", "17"], dir.path()));
+    assert!(err.contains("1..=16"), "{err}");
+    let err = refused(&ndpdb(&["bench", "device-scaling", "--profile", "nvme-ssd"], dir.path()));
+    assert!(err.contains("no processing elements"), "{err}");
+    let out = ndpdb(&["bench", "device-scaling", "--clock", "sundial"], dir.path());
+    assert_eq!(out.status.code(), Some(2), "clap rejects bad values with usage");
+    assert!(String::from_utf8_lossy(&out.stderr).contains("real"));
+}
