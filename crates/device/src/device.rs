@@ -580,10 +580,9 @@ impl Inner {
         pes: u32,
         params: &[u8],
         ranges: &[Arc<crate::memory::Range>],
-    ) -> Vec<(PeAccount, Option<DeviceError>)> {
+    ) -> Vec<PeOutcome> {
         let next = AtomicU64::new(0);
-        let results: Mutex<Vec<Option<(PeAccount, Option<DeviceError>)>>> =
-            Mutex::new((0..pes).map(|_| None).collect());
+        let results: Mutex<Vec<Option<PeOutcome>>> = Mutex::new((0..pes).map(|_| None).collect());
         let threads = (pes as usize).min(self.pe_threads);
         std::thread::scope(|scope| {
             for _ in 0..threads {
@@ -687,6 +686,9 @@ impl Inner {
         }
     }
 }
+
+/// What a PE did, and how it failed if it did.
+type PeOutcome = (PeAccount, Option<DeviceError>);
 
 fn panic_message(p: &Box<dyn std::any::Any + Send>) -> String {
     if let Some(s) = p.downcast_ref::<&str>() {
