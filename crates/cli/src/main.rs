@@ -174,7 +174,14 @@ fn run(cli: Cli) -> Result<()> {
         Cmd::Bench { command: BenchCmd::DeviceScaling(a) } => scaling_cmd(a),
         Cmd::Device { command: DeviceCmd::Create(a) } => {
             let profile = Profile::load(&a.profile)?;
-            let dev = Device::create(&a.db, profile, a.capacity_mib.map(|m| m << 20), DeviceOptions::default())?;
+            let capacity =
+                match a.capacity_mib {
+                    Some(m) => Some(m.checked_mul(1 << 20).filter(|b| *b <= 1 << 50).ok_or_else(|| {
+                        anyhow::anyhow!("--capacity-mib {m} is too large: at most {} MiB", 1u64 << 30)
+                    })?),
+                    None => None,
+                };
+            let dev = Device::create(&a.db, profile, capacity, DeviceOptions::default())?;
             let info = dev.info();
             println!(
                 "created {} : {} MiB {} medium, profile {}",

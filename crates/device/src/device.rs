@@ -572,8 +572,8 @@ impl Inner {
         Ok((Reply::Executed(report), end))
     }
 
-    /// Runs `program` on PEs 0..pes over the host's threads; the accounts of
-    /// all PEs, or the first PE's failure.
+    /// Runs `program` on PEs 0..pes over the host's threads: each PE's
+    /// account, and its failure if it failed.
     fn run_pes(
         &self,
         program: Program,

@@ -22,7 +22,7 @@
 //! ```text
 //!          host                         │            device
 //!  QueuePair ── SQE (64 B) + data ─────►│ command workers ─► medium (device.img, mmap)
-//!            ◄─ CQE (16 B) + data ──────│        │           NVM: channels, 4-byte transfers
+//!            ◄─ CQE (16 B) + data ──────│        │           NVM: channels, PE transfers
 //!     link: bandwidth + latency,        │        │           flash: channels x chips, tR/tPROG
 //!     busy-until per direction          │        └─► PEs 0..n run a Program with a PeCtx
 //!                                       │            device DRAM: memory ranges, scratch,

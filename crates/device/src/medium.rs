@@ -11,7 +11,7 @@
 //! Nothing outside this crate can name this type: the host reaches the
 //! medium only through commands (`docs/architecture.md`, "The boundary").
 //!
-//! Opening never writes: a missing, truncated, corrupt or mismatched image is
+//! Opening never writes: a missing, wrongly sized, corrupt or mismatched image is
 //! an error and the file is left as it was. Creating reserves the whole image
 //! with `posix_fallocate`, so a full disk fails at creation with a clear
 //! error instead of a SIGBUS on a later write to a sparse hole.

@@ -16,7 +16,8 @@
 //!
 //! ```text
 //!   end = max( start + max_pe(pe_demand),
-//!              max_c( max(start, busy_until[c]) + channel_demand[c] ) )
+//!              max_c( max(start, busy_until[c]) + channel_demand[c] ),
+//!              max_k( max(start, busy_until[k]) + chip_demand[k] ) )   (flash chips)
 //! ```
 //!
 //! This is the bottleneck (roofline) bound of a closed queueing network. It is

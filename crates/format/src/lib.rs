@@ -11,6 +11,9 @@
 //! input (each has a property test that feeds it garbage).
 
 pub mod image;
+pub mod page;
+pub mod record;
+pub mod schema;
 
 /// A decoding failure. The bytes are corrupt, truncated, or were written by a
 /// format version this build does not read; the caller must not use them.

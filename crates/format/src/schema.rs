@@ -1,0 +1,417 @@
+//! Table schemas and the tuple layout both sides derive from them.
+//!
+//! A tuple is encoded with a fixed layout computed once from the schema, so
+//! that the device's layout accessor can read one column of a version record
+//! with a few aligned transfers, without parsing the others:
+//!
+//! ```text
+//! tuple := fixed area | null bitmap | var area
+//! fixed area: one slot per column, in schema order, each starting at a
+//!             multiple of 4 (the NVM transfer granularity):
+//!   int32        4 bytes  i32 LE
+//!   int64        8 bytes  i64 LE
+//!   decimal      8 bytes  i64 LE, the value times 10^scale
+//!   timestamp    8 bytes  i64 LE, microseconds since 1970-01-01 UTC
+//!   text(n)      n bytes rounded up to 4, space padded (n <= 4096)
+//!   varchar(n)   4 bytes  u16 LE offset from the tuple start, u16 LE length (n <= 4096)
+//! null bitmap: ceil(columns / 8) bytes rounded up to 4; bit i set = column i NULL
+//! var area:    varchar bytes, in column order
+//! ```
+//!
+//! A NULL column's fixed slot is zero. The layout is shipped to the device as a
+//! [`LayoutDescriptor`] (8 bytes per column) when a table is created.
+
+use crate::{FormatError, u32_at};
+
+/// Columns a table may have (a limit on everything).
+pub const COLUMNS_MAX: usize = 256;
+/// Longest text column.
+pub const TEXT_MAX: u16 = 4096;
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum ColumnType {
+    Int32,
+    Int64,
+    /// Fixed-point: precision digits, `scale` of them after the point.
+    Decimal {
+        precision: u8,
+        scale: u8,
+    },
+    Timestamp,
+    /// Fixed-length text, space padded.
+    Text(u16),
+    /// Variable-length text of at most n bytes.
+    Varchar(u16),
+}
+
+impl ColumnType {
+    fn code(self) -> u8 {
+        match self {
+            ColumnType::Int32 => 1,
+            ColumnType::Int64 => 2,
+            ColumnType::Decimal { .. } => 3,
+            ColumnType::Timestamp => 4,
+            ColumnType::Text(_) => 5,
+            ColumnType::Varchar(_) => 6,
+        }
+    }
+
+    /// Bytes of the column's slot in the fixed area.
+    pub fn slot_bytes(self) -> u16 {
+        match self {
+            ColumnType::Int32 | ColumnType::Varchar(_) => 4,
+            ColumnType::Int64 | ColumnType::Decimal { .. } | ColumnType::Timestamp => 8,
+            ColumnType::Text(n) => n.div_ceil(4) * 4,
+        }
+    }
+
+    /// Numeric columns can be summed, compared and aggregated on the device.
+    pub fn is_numeric(self) -> bool {
+        !matches!(self, ColumnType::Text(_) | ColumnType::Varchar(_))
+    }
+
+    pub fn sql_name(self) -> String {
+        match self {
+            ColumnType::Int32 => "integer".into(),
+            ColumnType::Int64 => "bigint".into(),
+            ColumnType::Decimal { precision, scale } => format!("numeric({precision},{scale})"),
+            ColumnType::Timestamp => "timestamp".into(),
+            ColumnType::Text(n) => format!("char({n})"),
+            ColumnType::Varchar(n) => format!("varchar({n})"),
+        }
+    }
+}
+
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Column {
+    pub name: String,
+    pub ty: ColumnType,
+    pub nullable: bool,
+}
+
+impl Column {
+    pub fn new(name: &str, ty: ColumnType, nullable: bool) -> Column {
+        Column { name: name.to_owned(), ty, nullable }
+    }
+}
+
+/// A value of one column.
+#[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub enum Value {
+    Null,
+    /// int32, int64, decimal (scaled) and timestamp values.
+    Int(i64),
+    Text(Vec<u8>),
+}
+
+/// Where one column lives in an encoded tuple.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct ColumnSlot {
+    pub ty: ColumnType,
+    pub nullable: bool,
+    /// Byte offset of the fixed slot from the tuple start (a multiple of 4).
+    pub offset: u16,
+}
+
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Layout {
+    pub slots: Vec<ColumnSlot>,
+    pub null_bitmap_offset: u16,
+    pub null_bitmap_bytes: u16,
+    /// Fixed area plus null bitmap: the smallest tuple.
+    pub fixed_bytes: u16,
+}
+
+const STRUCTURE: &str = "tuple";
+
+impl Layout {
+    /// Computes the layout of a schema; checks its limits.
+    pub fn new(columns: &[Column]) -> Result<Layout, FormatError> {
+        let invalid = |reason: String| FormatError::InvalidField { structure: "schema", field: "columns", reason };
+        if columns.is_empty() || columns.len() > COLUMNS_MAX {
+            return Err(invalid(format!("{} columns; a table has 1 to {COLUMNS_MAX}", columns.len())));
+        }
+        let mut offset: u32 = 0;
+        let mut slots = Vec::with_capacity(columns.len());
+        for c in columns {
+            match c.ty {
+                ColumnType::Text(n) | ColumnType::Varchar(n) if n == 0 || n > TEXT_MAX => {
+                    return Err(invalid(format!("column {}: text length {n} is not in 1..={TEXT_MAX}", c.name)));
+                }
+                ColumnType::Decimal { precision, scale } if precision == 0 || precision > 18 || scale > precision => {
+                    return Err(invalid(format!(
+                        "column {}: numeric({precision},{scale}) needs 1 <= precision <= 18 and scale <= precision",
+                        c.name
+                    )));
+                }
+                _ => {}
+            }
+            slots.push(ColumnSlot { ty: c.ty, nullable: c.nullable, offset: offset as u16 });
+            offset += u32::from(c.ty.slot_bytes());
+        }
+        let null_bitmap_bytes = (columns.len().div_ceil(8) as u32).div_ceil(4) * 4;
+        let fixed = offset + null_bitmap_bytes;
+        if fixed > 32_000 {
+            return Err(invalid(format!("the fixed part of a tuple would take {fixed} bytes; at most 32000")));
+        }
+        Ok(Layout {
+            slots,
+            null_bitmap_offset: offset as u16,
+            null_bitmap_bytes: null_bitmap_bytes as u16,
+            fixed_bytes: fixed as u16,
+        })
+    }
+
+    /// Encodes a row. `values` must match the schema (checked).
+    pub fn encode(&self, values: &[Value]) -> Result<Vec<u8>, FormatError> {
+        let invalid = |reason: String| FormatError::InvalidField { structure: STRUCTURE, field: "values", reason };
+        if values.len() != self.slots.len() {
+            return Err(invalid(format!("{} values for {} columns", values.len(), self.slots.len())));
+        }
+        let mut out = vec![0u8; usize::from(self.fixed_bytes)];
+        for (i, (slot, v)) in self.slots.iter().zip(values).enumerate() {
+            let at = usize::from(slot.offset);
+            match (slot.ty, v) {
+                (_, Value::Null) if slot.nullable => out[usize::from(self.null_bitmap_offset) + i / 8] |= 1 << (i % 8),
+                (_, Value::Null) => return Err(invalid(format!("column {i} is NOT NULL"))),
+                (ColumnType::Int32, Value::Int(x)) => {
+                    let x = i32::try_from(*x).map_err(|_| invalid(format!("column {i}: {x} does not fit int32")))?;
+                    out[at..at + 4].copy_from_slice(&x.to_le_bytes());
+                }
+                (ColumnType::Int64 | ColumnType::Decimal { .. } | ColumnType::Timestamp, Value::Int(x)) => {
+                    out[at..at + 8].copy_from_slice(&x.to_le_bytes())
+                }
+                (ColumnType::Text(n), Value::Text(t)) => {
+                    if t.len() > usize::from(n) {
+                        return Err(invalid(format!("column {i}: {} bytes for char({n})", t.len())));
+                    }
+                    out[at..at + t.len()].copy_from_slice(t);
+                    out[at + t.len()..at + usize::from(n)].fill(b' ');
+                }
+                (ColumnType::Varchar(n), Value::Text(t)) => {
+                    if t.len() > usize::from(n) {
+                        return Err(invalid(format!("column {i}: {} bytes for varchar({n})", t.len())));
+                    }
+                    let off = out.len();
+                    if off + t.len() > usize::from(u16::MAX) {
+                        return Err(invalid("tuple longer than 65535 bytes".into()));
+                    }
+                    out[at..at + 2].copy_from_slice(&(off as u16).to_le_bytes());
+                    out[at + 2..at + 4].copy_from_slice(&(t.len() as u16).to_le_bytes());
+                    out.extend_from_slice(t);
+                }
+                (ty, v) => return Err(invalid(format!("column {i}: {v:?} is not a {}", ty.sql_name()))),
+            }
+        }
+        Ok(out)
+    }
+
+    /// Decodes one column of an encoded tuple, checking every offset.
+    pub fn column(&self, tuple: &[u8], i: usize) -> Result<Value, FormatError> {
+        let slot = self.slots.get(i).ok_or_else(|| FormatError::InvalidField {
+            structure: STRUCTURE,
+            field: "column",
+            reason: format!("column {i} of {}", self.slots.len()),
+        })?;
+        if tuple.len() < usize::from(self.fixed_bytes) {
+            return Err(FormatError::Truncated {
+                structure: STRUCTURE,
+                needed: self.fixed_bytes.into(),
+                found: tuple.len(),
+            });
+        }
+        if tuple[usize::from(self.null_bitmap_offset) + i / 8] & (1 << (i % 8)) != 0 {
+            return Ok(Value::Null);
+        }
+        let at = usize::from(slot.offset);
+        Ok(match slot.ty {
+            ColumnType::Int32 => Value::Int(i64::from(u32_at(tuple, at) as i32)),
+            ColumnType::Int64 | ColumnType::Decimal { .. } | ColumnType::Timestamp => {
+                Value::Int(i64::from_le_bytes(tuple[at..at + 8].try_into().expect("8 bytes")))
+            }
+            ColumnType::Text(n) => {
+                let t = &tuple[at..at + usize::from(n)];
+                let end = t.iter().rposition(|&b| b != b' ').map_or(0, |p| p + 1);
+                Value::Text(t[..end].to_vec())
+            }
+            ColumnType::Varchar(n) => {
+                let off = usize::from(u16::from_le_bytes([tuple[at], tuple[at + 1]]));
+                let len = usize::from(u16::from_le_bytes([tuple[at + 2], tuple[at + 3]]));
+                if len > usize::from(n) || off < usize::from(self.fixed_bytes) || off + len > tuple.len() {
+                    return Err(FormatError::InvalidField {
+                        structure: STRUCTURE,
+                        field: "varchar",
+                        reason: format!(
+                            "column {i}: bytes {off}..{} outside the {}-byte tuple",
+                            off + len,
+                            tuple.len()
+                        ),
+                    });
+                }
+                Value::Text(tuple[off..off + len].to_vec())
+            }
+        })
+    }
+
+    pub fn decode(&self, tuple: &[u8]) -> Result<Vec<Value>, FormatError> {
+        (0..self.slots.len()).map(|i| self.column(tuple, i)).collect()
+    }
+}
+
+/// The layout as the device receives it: 8 bytes of header, 8 per column.
+///
+/// ```text
+/// 0  4 magic b"NDPL"
+/// 4  2 columns u16
+/// 6  2 fixed_bytes u16
+/// then per column:
+/// 0  1 type code (1 int32, 2 int64, 3 decimal, 4 timestamp, 5 text, 6 varchar)
+/// 1  1 flags: bit 0 nullable
+/// 2  2 offset u16
+/// 4  2 length (text, varchar) or precision<<8|scale (decimal), else 0
+/// 6  2 reserved 0
+/// ```
+pub struct LayoutDescriptor;
+
+const LAYOUT_MAGIC: [u8; 4] = *b"NDPL";
+
+impl LayoutDescriptor {
+    pub fn encode(layout: &Layout) -> Vec<u8> {
+        let mut b = Vec::with_capacity(8 + 8 * layout.slots.len());
+        b.extend_from_slice(&LAYOUT_MAGIC);
+        b.extend_from_slice(&(layout.slots.len() as u16).to_le_bytes());
+        b.extend_from_slice(&layout.fixed_bytes.to_le_bytes());
+        for s in &layout.slots {
+            let extra: u16 = match s.ty {
+                ColumnType::Text(n) | ColumnType::Varchar(n) => n,
+                ColumnType::Decimal { precision, scale } => u16::from(precision) << 8 | u16::from(scale),
+                _ => 0,
+            };
+            b.push(s.ty.code());
+            b.push(u8::from(s.nullable));
+            b.extend_from_slice(&s.offset.to_le_bytes());
+            b.extend_from_slice(&extra.to_le_bytes());
+            b.extend_from_slice(&[0, 0]);
+        }
+        b
+    }
+
+    /// Rebuilds the layout and checks that it is the one its columns imply.
+    pub fn decode(b: &[u8]) -> Result<Layout, FormatError> {
+        const S: &str = "layout descriptor";
+        if b.len() < 8 {
+            return Err(FormatError::Truncated { structure: S, needed: 8, found: b.len() });
+        }
+        if b[0..4] != LAYOUT_MAGIC {
+            return Err(FormatError::BadMagic { structure: S, found: b[0..4].to_vec() });
+        }
+        let n = usize::from(u16::from_le_bytes([b[4], b[5]]));
+        if b.len() < 8 + 8 * n {
+            return Err(FormatError::Truncated { structure: S, needed: 8 + 8 * n, found: b.len() });
+        }
+        let mut columns = Vec::with_capacity(n);
+        for i in 0..n {
+            let c = &b[8 + 8 * i..16 + 8 * i];
+            let extra = u16::from_le_bytes([c[4], c[5]]);
+            let ty = match c[0] {
+                1 => ColumnType::Int32,
+                2 => ColumnType::Int64,
+                3 => ColumnType::Decimal { precision: (extra >> 8) as u8, scale: extra as u8 },
+                4 => ColumnType::Timestamp,
+                5 => ColumnType::Text(extra),
+                6 => ColumnType::Varchar(extra),
+                other => {
+                    return Err(FormatError::InvalidField {
+                        structure: S,
+                        field: "type",
+                        reason: format!("column {i}: code {other}"),
+                    });
+                }
+            };
+            if c[1] > 1 {
+                return Err(FormatError::InvalidField {
+                    structure: S,
+                    field: "flags",
+                    reason: format!("column {i}: {:#x}", c[1]),
+                });
+            }
+            columns.push(Column { name: format!("c{i}"), ty, nullable: c[1] == 1 });
+        }
+        let layout = Layout::new(&columns)?;
+        let offsets_match = layout
+            .slots
+            .iter()
+            .enumerate()
+            .all(|(i, s)| u16::from_le_bytes([b[10 + 8 * i], b[11 + 8 * i]]) == s.offset);
+        if !offsets_match || u16::from_le_bytes([b[6], b[7]]) != layout.fixed_bytes {
+            return Err(FormatError::InvalidField {
+                structure: S,
+                field: "offset",
+                reason: "offsets disagree with the column types".into(),
+            });
+        }
+        Ok(layout)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use proptest::prelude::*;
+
+    fn order_line() -> Vec<Column> {
+        vec![
+            Column::new("ol_o_id", ColumnType::Int32, false),
+            Column::new("ol_delivery_d", ColumnType::Timestamp, true),
+            Column::new("ol_amount", ColumnType::Decimal { precision: 6, scale: 2 }, false),
+            Column::new("ol_dist_info", ColumnType::Text(24), false),
+            Column::new("note", ColumnType::Varchar(40), true),
+        ]
+    }
+
+    #[test]
+    fn offsets_are_aligned_and_roundtrip() {
+        let layout = Layout::new(&order_line()).unwrap();
+        assert!(layout.slots.iter().all(|s| s.offset % 4 == 0));
+        let row = vec![
+            Value::Int(7),
+            Value::Null,
+            Value::Int(12345),
+            Value::Text(b"abc".to_vec()),
+            Value::Text(b"hi".to_vec()),
+        ];
+        let t = layout.encode(&row).unwrap();
+        assert_eq!(layout.decode(&t).unwrap(), row);
+        assert_eq!(LayoutDescriptor::decode(&LayoutDescriptor::encode(&layout)).unwrap(), Layout { ..layout });
+    }
+
+    #[test]
+    fn schema_violations_are_errors() {
+        let layout = Layout::new(&order_line()).unwrap();
+        assert!(layout.encode(&[Value::Null, Value::Null, Value::Int(1), Value::Null, Value::Null]).is_err());
+        assert!(
+            layout
+                .encode(&[Value::Int(1 << 40), Value::Null, Value::Int(1), Value::Text(vec![]), Value::Null])
+                .is_err()
+        );
+        assert!(layout.encode(&[Value::Int(1)]).is_err());
+        assert!(Layout::new(&[]).is_err());
+        assert!(Layout::new(&[Column::new("t", ColumnType::Text(0), false)]).is_err());
+    }
+
+    proptest! {
+        #[test]
+        fn tuple_decode_never_panics(bytes in proptest::collection::vec(any::<u8>(), 0..200), i in 0usize..6) {
+            let layout = Layout::new(&order_line()).unwrap();
+            let _ = layout.column(&bytes, i);
+        }
+
+        #[test]
+        fn descriptor_decode_never_panics(bytes in proptest::collection::vec(any::<u8>(), 0..100)) {
+            let _ = LayoutDescriptor::decode(&bytes);
+            let mut b = b"NDPL".to_vec();
+            b.extend_from_slice(&bytes);
+            let _ = LayoutDescriptor::decode(&b);
+        }
+    }
+}
