@@ -69,6 +69,7 @@ mod memory;
 mod pe;
 pub mod profile;
 pub mod programs;
+mod snapshot;
 mod timing;
 
 pub use clock::ClockKind;

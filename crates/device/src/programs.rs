@@ -8,6 +8,11 @@ use crate::pe::{PeCtx, Program};
 
 pub const BUILTIN: &[Program] = &[
     Program {
+        name: "ndp.snapshot",
+        description: "in-situ snapshot computation with aggregate or rows (neoDBMS); see snapshot.rs",
+        run: crate::snapshot::run,
+    },
+    Program {
         name: "bench.insitu-transfers",
         description: "random in-situ medium transfers; params: transfers per PE, span bytes, seed, base address",
         run: insitu_transfers,

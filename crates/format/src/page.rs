@@ -192,7 +192,11 @@ pub fn slot_entry(page: &[u8], h: &PageHeader, slot: u16) -> Result<(usize, usiz
 pub fn decode_slot(raw: u32, free_end: u16, page_bytes: usize) -> Result<(usize, usize), String> {
     let off = (raw & 0xffff) as usize;
     let len = (raw >> 16) as usize;
-    if off < usize::from(free_end) || !off.is_multiple_of(4) || off + len > page_bytes || len < crate::record::HEADER_BYTES {
+    if off < usize::from(free_end)
+        || !off.is_multiple_of(4)
+        || off + len > page_bytes
+        || len < crate::record::HEADER_BYTES
+    {
         return Err(format!("record at {off} of {len} bytes is not within the record area {free_end}..{page_bytes}"));
     }
     Ok((off, len))

@@ -1,0 +1,323 @@
+//! `ndp.snapshot`: in-situ snapshot computation (neoDBMS, ICDE'22, Fig. 4).
+//!
+//! The host ships a call block (`ndpdb_format::ndp::NdpCall`) with the
+//! snapshot and the shared state the device lacks (map deltas, the
+//! delta-buffer pages), and the table's layout descriptor, which it stored on
+//! the device when the table was created (the format parser's configuration;
+//! nothing about tables is compiled into the program). Each PE takes an equal
+//! share of the VID map and, per VID:
+//!
+//! ```text
+//!  VID map entry ──► RecordId ──L2P──► page, slot ──► slot entry (4 B)
+//!        ▲                                              │
+//!        │                        record header (20 B) ◄┘
+//!        │                           visible to the snapshot? ── no ──► prev RecordId, again
+//!        │                                   │ yes
+//!  next VID ◄── aggregate or emit row ◄── predicate on the columns it needs
+//! ```
+//!
+//! On NVM every read is byte-granular: per visited version one slot entry
+//! (one 4-byte transfer) and one header (five transfers), 24 bytes; per
+//! visible tuple the columns the operation needs. On flash a PE reads whole
+//! pages and keeps the last one it read.
+//!
+//! Ranges: 0 call block, 1 layout descriptor, 2 delta-buffer pages (in the
+//! call's order), 3 output: 64-byte partial aggregates per PE, or for a rows
+//! call an equal share per PE holding `u64 bytes_used, u64 rows`, then rows
+//! of `u64 vid` and per projected column `0` (NULL), `1 i64` or `2 u16 len bytes`.
+
+use ndpdb_format::ndp::{Aggregate, NdpCall, Operation, PARTIAL_BYTES, Partial};
+use ndpdb_format::page::{PAGE_HEADER_BYTES, RecordId, SLOT_BYTES, map_entries_per_page};
+use ndpdb_format::record::{HEADER_BYTES, VersionHeader};
+use ndpdb_format::schema::{ColumnType, Layout, LayoutDescriptor, Value};
+
+use crate::error::DeviceError;
+use crate::pe::PeCtx;
+
+const L2P_CACHE: usize = 4096;
+
+struct Scan<'c, 'a> {
+    ctx: &'c mut PeCtx<'a>,
+    call: NdpCall,
+    layout: Layout,
+    page: u64,
+    per_page: u64,
+    flash: bool,
+    /// Delta-buffer pages by lpn: (lpn, index in range 2), sorted.
+    delta_index: Vec<(u64, usize)>,
+    l2p_cache: Vec<(u64, u64)>,
+    /// Flash: the last page read, by ppn.
+    page_cache: Option<(u64, Vec<u8>)>,
+}
+
+pub(crate) fn run(ctx: &mut PeCtx<'_>) -> Result<(), DeviceError> {
+    let mut block = vec![0u8; ctx.range_len(0)? as usize];
+    ctx.range_read(0, 0, &mut block)?;
+    let call = NdpCall::decode(&block).map_err(|e| ctx.fail(format!("call block: {e}")))?;
+    let mut desc = vec![0u8; ctx.range_len(1)? as usize];
+    ctx.range_read(1, 0, &mut desc)?;
+    let layout = LayoutDescriptor::decode(&desc).map_err(|e| ctx.fail(format!("layout: {e}")))?;
+    let page = ctx.page_bytes();
+    let mut delta_index: Vec<(u64, usize)> = call.delta_pages.iter().enumerate().map(|(i, &l)| (l, i)).collect();
+    delta_index.sort_unstable();
+    if ctx.range_len(2)? < delta_index.len() as u64 * page {
+        return Err(ctx.fail("range 2 holds fewer delta pages than the call lists"));
+    }
+    let flash = ctx.transfer_bytes() == page;
+    let mut scan = Scan {
+        call,
+        layout,
+        page,
+        per_page: map_entries_per_page(page as usize) as u64,
+        flash,
+        delta_index,
+        l2p_cache: vec![(u64::MAX, 0); L2P_CACHE],
+        page_cache: None,
+        ctx,
+    };
+    scan.check_columns()?;
+    let (pe, pes) = (u64::from(scan.ctx.pe()), u64::from(scan.ctx.pes()));
+    let n = scan.call.vids;
+    let (first, end) = (n * pe / pes, n * (pe + 1) / pes);
+    match scan.call.op.clone() {
+        Operation::Aggregate { func, column } => {
+            let mut part = Partial::default();
+            for vid in first..end {
+                if let Some((rid, len)) = scan.visible_version(vid, &mut part.visited)?
+                    && scan.qualifies(rid, len)?
+                {
+                    let v = match func {
+                        Aggregate::CountStar => None,
+                        _ => scan.int_column(rid, len, column)?,
+                    };
+                    part.add_row(v);
+                }
+            }
+            scan.ctx.range_write(3, pe * PARTIAL_BYTES as u64, &part.encode())
+        }
+        Operation::Rows { projection } => scan.rows(first, end, &projection),
+    }
+}
+
+impl Scan<'_, '_> {
+    fn fail(&self, m: String) -> DeviceError {
+        self.ctx.fail(m)
+    }
+
+    fn check_columns(&self) -> Result<(), DeviceError> {
+        let n = self.layout.slots.len();
+        let mut cols: Vec<(u16, bool)> = vec![];
+        match &self.call.op {
+            Operation::Aggregate { func: Aggregate::CountStar, .. } => {}
+            Operation::Aggregate { column, .. } => cols.push((*column, true)),
+            Operation::Rows { projection } => cols.extend(projection.iter().map(|&c| (c, false))),
+        }
+        if let Some(p) = self.call.predicate {
+            cols.push((p.column, true));
+        }
+        for (c, numeric) in cols {
+            let slot = self.layout.slots.get(usize::from(c)).ok_or_else(|| self.fail(format!("column {c} of {n}")))?;
+            if numeric && !slot.ty.is_numeric() {
+                return Err(self.fail(format!("column {c} is {}, not numeric", slot.ty.sql_name())));
+            }
+        }
+        Ok(())
+    }
+
+    /// Reads `buf.len()` bytes of logical page `lpn` at `offset`.
+    fn read(&mut self, lpn: u64, offset: u64, buf: &mut [u8]) -> Result<(), DeviceError> {
+        if offset + buf.len() as u64 > self.page {
+            return Err(self.fail(format!("read of {} bytes at {offset} crosses page {lpn}", buf.len())));
+        }
+        if let Ok(i) = self.delta_index.binary_search_by_key(&lpn, |&(l, _)| l) {
+            let at = self.delta_index[i].1 as u64 * self.page + offset;
+            return self.ctx.range_read(2, at, buf);
+        }
+        let ppn = self.resolve(lpn)?;
+        self.read_physical(ppn, offset, buf)
+    }
+
+    fn read_physical(&mut self, ppn: u64, offset: u64, buf: &mut [u8]) -> Result<(), DeviceError> {
+        if !self.flash {
+            return self.ctx.read(ppn * self.page + offset, buf);
+        }
+        let cached = matches!(&self.page_cache, Some((p, _)) if *p == ppn);
+        if !cached {
+            let mut page = self.page_cache.take().map(|(_, b)| b).unwrap_or_else(|| vec![0; self.page as usize]);
+            self.ctx.read_page(ppn, &mut page)?;
+            self.page_cache = Some((ppn, page));
+        }
+        let (_, page) = self.page_cache.as_ref().expect("filled above");
+        buf.copy_from_slice(&page[offset as usize..offset as usize + buf.len()]);
+        Ok(())
+    }
+
+    fn read_u64(&mut self, lpn: u64, offset: u64) -> Result<u64, DeviceError> {
+        let mut b = [0u8; 8];
+        self.read(lpn, offset, &mut b)?;
+        Ok(u64::from_le_bytes(b))
+    }
+
+    /// Logical to physical page: the shipped delta, else the L2P map pages.
+    fn resolve(&mut self, lpn: u64) -> Result<u64, DeviceError> {
+        if let Ok(i) = self.call.l2p_delta.binary_search_by_key(&lpn, |&(l, _)| l) {
+            return Ok(self.call.l2p_delta[i].1);
+        }
+        let slot = (lpn as usize) % L2P_CACHE;
+        if self.l2p_cache[slot].0 == lpn {
+            return Ok(self.l2p_cache[slot].1);
+        }
+        let idx = (lpn / self.per_page) as usize;
+        let map_ppn =
+            *self.call.l2p_pages.get(idx).ok_or_else(|| self.fail(format!("logical page {lpn} is not mapped")))?;
+        let mut b = [0u8; 8];
+        self.read_physical(map_ppn, PAGE_HEADER_BYTES as u64 + 8 * (lpn % self.per_page), &mut b)?;
+        let ppn = u64::from_le_bytes(b);
+        if ppn.checked_mul(self.page).is_none_or(|a| a >= self.ctx.capacity_bytes()) {
+            return Err(self.fail(format!("logical page {lpn} maps to {ppn}, outside the medium")));
+        }
+        self.l2p_cache[slot] = (lpn, ppn);
+        Ok(ppn)
+    }
+
+    fn head(&mut self, vid: u64) -> Result<RecordId, DeviceError> {
+        if let Ok(i) = self.call.vid_delta.binary_search_by_key(&vid, |&(v, _)| v) {
+            return Ok(RecordId(self.call.vid_delta[i].1));
+        }
+        let idx = (vid / self.per_page) as usize;
+        let lpn = *self.call.vid_pages.get(idx).ok_or_else(|| self.fail(format!("VID {vid} has no VID map page")))?;
+        Ok(RecordId(self.read_u64(lpn, PAGE_HEADER_BYTES as u64 + 8 * (vid % self.per_page))?))
+    }
+
+    /// Walks the chain of `vid` to the version the snapshot sees; returns
+    /// its record (RecordId and record length) unless the tuple is absent
+    /// or deleted in the snapshot.
+    fn visible_version(&mut self, vid: u64, visited: &mut u64) -> Result<Option<(RecordId, usize)>, DeviceError> {
+        let mut rid = self.head(vid)?;
+        let mut steps = 0u64;
+        while !rid.is_none() {
+            *visited += 1;
+            steps += 1;
+            if steps > 1 << 32 {
+                return Err(self.fail(format!("VID {vid}: version chain does not end (a cycle?)")));
+            }
+            let mut raw = [0u8; 4];
+            self.read(rid.lpn(), (PAGE_HEADER_BYTES + SLOT_BYTES * usize::from(rid.slot())) as u64, &mut raw)?;
+            let raw = u32::from_le_bytes(raw);
+            let (off, len) = ((raw & 0xffff) as u64, (raw >> 16) as usize);
+            let min_off = (PAGE_HEADER_BYTES + SLOT_BYTES * (usize::from(rid.slot()) + 1)) as u64;
+            if off < min_off || off % 4 != 0 || off + len as u64 > self.page || len < HEADER_BYTES {
+                return Err(self.fail(format!(
+                    "VID {vid}: slot {} of page {} is corrupt ({off}, {len})",
+                    rid.slot(),
+                    rid.lpn()
+                )));
+            }
+            let mut hb = [0u8; HEADER_BYTES];
+            self.read(rid.lpn(), off, &mut hb)?;
+            let h = VersionHeader::decode(&hb, len).map_err(|e| self.fail(format!("VID {vid}: {e}")))?;
+            if self.call.snapshot.visible(h.create_ts) {
+                return Ok(if h.tombstone { None } else { Some((RecordId(rid.lpn() << 16 | off), len)) });
+            }
+            rid = h.prev;
+        }
+        Ok(None)
+    }
+
+    /// `rec` here packs the record's lpn and byte offset (not its slot).
+    fn field(&mut self, rec: RecordId, len: usize, at: usize, buf: &mut [u8]) -> Result<(), DeviceError> {
+        if HEADER_BYTES + at + buf.len() > len {
+            return Err(self.fail(format!("record of {len} bytes has no bytes {at}..{}", at + buf.len())));
+        }
+        let off = u64::from(rec.slot()) + (HEADER_BYTES + at) as u64;
+        self.read(rec.lpn(), off, buf)
+    }
+
+    fn is_null(&mut self, rec: RecordId, len: usize, column: u16) -> Result<bool, DeviceError> {
+        if !self.layout.slots[usize::from(column)].nullable {
+            return Ok(false);
+        }
+        let at = usize::from(self.layout.null_bitmap_offset) + usize::from(column) / 8;
+        let mut b = [0u8; 1];
+        self.field(rec, len, at, &mut b)?;
+        Ok(b[0] & (1 << (column % 8)) != 0)
+    }
+
+    fn int_column(&mut self, rec: RecordId, len: usize, column: u16) -> Result<Option<i64>, DeviceError> {
+        if self.is_null(rec, len, column)? {
+            return Ok(None);
+        }
+        let slot = self.layout.slots[usize::from(column)];
+        let at = usize::from(slot.offset);
+        Ok(Some(match slot.ty {
+            ColumnType::Int32 => {
+                let mut b = [0u8; 4];
+                self.field(rec, len, at, &mut b)?;
+                i64::from(i32::from_le_bytes(b))
+            }
+            _ => {
+                let mut b = [0u8; 8];
+                self.field(rec, len, at, &mut b)?;
+                i64::from_le_bytes(b)
+            }
+        }))
+    }
+
+    fn qualifies(&mut self, rec: RecordId, len: usize) -> Result<bool, DeviceError> {
+        let Some(p) = self.call.predicate else { return Ok(true) };
+        Ok(self.int_column(rec, len, p.column)?.is_some_and(|v| p.op.eval(v, p.value)))
+    }
+
+    fn column_value(&mut self, rec: RecordId, len: usize, column: u16) -> Result<Value, DeviceError> {
+        let slot = self.layout.slots[usize::from(column)];
+        if slot.ty.is_numeric() {
+            return Ok(self.int_column(rec, len, column)?.map_or(Value::Null, Value::Int));
+        }
+        if self.is_null(rec, len, column)? {
+            return Ok(Value::Null);
+        }
+        let mut data = vec![0u8; len - HEADER_BYTES];
+        self.field(rec, len, 0, &mut data)?;
+        self.layout.column(&data, usize::from(column)).map_err(|e| self.fail(format!("{e}")))
+    }
+
+    fn rows(&mut self, first: u64, end: u64, projection: &[u16]) -> Result<(), DeviceError> {
+        let (pe, pes) = (u64::from(self.ctx.pe()), u64::from(self.ctx.pes()));
+        let share = self.ctx.range_len(3)? / pes / 8 * 8;
+        let base = pe * share;
+        let mut out: Vec<u8> = vec![0; 16];
+        let mut rows = 0u64;
+        let mut visited = 0u64;
+        for vid in first..end {
+            let Some((rec, len)) = self.visible_version(vid, &mut visited)? else { continue };
+            if !self.qualifies(rec, len)? {
+                continue;
+            }
+            out.extend_from_slice(&vid.to_le_bytes());
+            for &c in projection {
+                match self.column_value(rec, len, c)? {
+                    Value::Null => out.push(0),
+                    Value::Int(v) => {
+                        out.push(1);
+                        out.extend_from_slice(&v.to_le_bytes());
+                    }
+                    Value::Text(t) => {
+                        out.push(2);
+                        out.extend_from_slice(&(t.len() as u16).to_le_bytes());
+                        out.extend_from_slice(&t);
+                    }
+                }
+            }
+            rows += 1;
+            if out.len() as u64 > share {
+                return Err(self.fail(format!(
+                    "result buffer share of {share} bytes is full; give the call a larger output range"
+                )));
+            }
+        }
+        let used = out.len() as u64;
+        out[0..8].copy_from_slice(&used.to_le_bytes());
+        out[8..16].copy_from_slice(&rows.to_le_bytes());
+        self.ctx.range_write(3, base, &out)
+    }
+}

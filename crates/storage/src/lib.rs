@@ -1,0 +1,41 @@
+//! # Native storage manager
+//!
+//! The host decides where every page goes and keeps the maps that say so, as
+//! neoDBMS does on native storage (ICDE'22, section II):
+//!
+//! ```text
+//!   table ──VID──► VID map ──RecordId (lpn, slot)──► L2P map ──ppn──► device page
+//!                   (per table)                       (one, global)
+//!
+//!   new versions ──► delta buffer (pre-reserved logical pages in host memory)
+//!                        └── written to the device when all its pages are full
+//! ```
+//!
+//! - **Placement.** Physical pages are allocated append-only in regions: a
+//!   region is a run of consecutive physical pages long enough to cover every
+//!   channel and chip of the device several times, owned by one object
+//!   (a table's heap, its VID map, or the L2P map). Consecutive pages of an
+//!   object therefore spread over all channels, which is what lets the PEs
+//!   use the device's internal parallelism. Nothing is overwritten in place.
+//! - **L2P map.** Logical page number → physical page number, kept whole in
+//!   host memory and persisted as map pages on the device. Changes not yet
+//!   written are the "L2P delta" that an NDP call ships.
+//! - **VID map.** Per table, each tuple's newest version (its chain head).
+//!   The host keeps it whole in memory, with each head's creator and
+//!   tombstone flag, so writers check conflicts without reading pages.
+//! - **Delta buffer.** New versions go to a small set of pre-reserved
+//!   logical pages in host memory; when all are full they are written to the
+//!   device. An NDP call ships the pages not yet written.
+//!
+//! Freshness of what the device reads is chosen per NDP call ([`Freshness`]):
+//! ship the shared state with the call (neoDBMS), or write it to the device
+//! first.
+//!
+//! The storage manager does not know transactions: it stores versions and
+//! heads that the transaction layer (`ndpdb-txn`) decides on.
+
+mod scan;
+mod store;
+
+pub use scan::{AggregateResult, Freshness, RowsResult, ScanStats};
+pub use store::{Head, Store, StoreError, StoreOptions, Table, TableId};

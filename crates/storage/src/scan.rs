@@ -1,0 +1,451 @@
+//! Reading a table in a snapshot, two ways.
+//!
+//! - **NDP** ([`Store::ndp_aggregate`], [`Store::ndp_rows`]): the host ships
+//!   the call block, the delta-buffer pages and the map deltas, and the
+//!   device's PEs compute the snapshot in place (`ndp.snapshot`). Only the
+//!   result crosses the link to the host.
+//! - **Host-only block stack** ([`Store::host_aggregate`], [`Store::host_rows`]):
+//!   as a conventional DBMS on a dumb SSD, the host reads every heap page of
+//!   the table over the link (with `workers` threads, each with its own queue
+//!   pair), then walks the version chains itself with the same workers.
+//!
+//! Both apply `Snapshot::visible` from `ndpdb-format` and produce the same
+//! `Partial`, so their results are directly comparable.
+
+use std::collections::HashMap;
+use std::time::Instant;
+
+use ndpdb_device::{Command, Counters, Reply};
+use ndpdb_format::ndp::{Aggregate, NdpCall, Operation, PARTIAL_BYTES, Partial, Predicate, Snapshot};
+use ndpdb_format::page::{self, RecordId};
+use ndpdb_format::record::{HEADER_BYTES, VersionHeader};
+use ndpdb_format::schema::{ColumnType, Value};
+
+use crate::store::{Store, StoreError, Table};
+
+type Result<T> = std::result::Result<T, StoreError>;
+
+/// Pages read by one worker: (lpn, bytes).
+type PageList = Vec<(u64, Vec<u8>)>;
+
+/// How the device gets the shared state an NDP call needs.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Freshness {
+    /// Ship the delta buffer and map deltas with the call (neoDBMS).
+    Ship,
+    /// Write them to the device first; the call carries only the snapshot.
+    Flush,
+}
+
+/// What a scan cost, on the device's counters and clocks.
+#[derive(Debug, Clone, Default)]
+pub struct ScanStats {
+    pub counters: Counters,
+    pub modelled_s: f64,
+    pub wall_s: f64,
+    /// Versions visited while walking chains.
+    pub visited: u64,
+}
+
+#[derive(Debug, Clone)]
+pub struct AggregateResult {
+    pub partial: Partial,
+    /// The SQL value (None = NULL); AVG is the quotient rounded toward zero.
+    pub value: Option<i128>,
+    pub stats: ScanStats,
+}
+
+#[derive(Debug, Clone)]
+pub struct RowsResult {
+    /// (VID, projected values), ordered by VID.
+    pub rows: Vec<(u64, Vec<Value>)>,
+    pub stats: ScanStats,
+}
+
+struct Measure {
+    before: Counters,
+    t0_ps: u64,
+    wall: Instant,
+}
+
+impl Store {
+    fn measure(&self) -> Measure {
+        Measure { before: self.device().counters(), t0_ps: self.device().now_ps(), wall: Instant::now() }
+    }
+
+    fn stats(&self, m: Measure, visited: u64) -> ScanStats {
+        ScanStats {
+            counters: self.device().counters().since(&m.before),
+            modelled_s: (self.device().now_ps() - m.t0_ps) as f64 / 1e12,
+            wall_s: m.wall.elapsed().as_secs_f64(),
+            visited,
+        }
+    }
+
+    fn check_columns(&self, table: &Table, op: &Operation, predicate: Option<Predicate>) -> Result<()> {
+        let n = table.columns.len();
+        let numeric = |c: u16, what: &str| -> Result<()> {
+            let col = table
+                .columns
+                .get(usize::from(c))
+                .ok_or_else(|| StoreError::InvalidInput(format!("{what}: column {c} of {n}")))?;
+            if !col.ty.is_numeric() {
+                return Err(StoreError::InvalidInput(format!(
+                    "{what}: column {} is {}, not numeric",
+                    col.name,
+                    col.ty.sql_name()
+                )));
+            }
+            Ok(())
+        };
+        match op {
+            Operation::Aggregate { func: Aggregate::CountStar, .. } => {}
+            Operation::Aggregate { column, .. } => numeric(*column, "aggregate")?,
+            Operation::Rows { projection } => {
+                if let Some(c) = projection.iter().find(|&&c| usize::from(c) >= n) {
+                    return Err(StoreError::InvalidInput(format!("projection: column {c} of {n}")));
+                }
+            }
+        }
+        if let Some(p) = predicate {
+            numeric(p.column, "predicate")?;
+        }
+        Ok(())
+    }
+
+    /// Runs an aggregate on the device's PEs.
+    #[allow(clippy::too_many_arguments)]
+    pub fn ndp_aggregate(
+        &self,
+        table: &Table,
+        snapshot: &Snapshot,
+        func: Aggregate,
+        column: u16,
+        predicate: Option<Predicate>,
+        pes: u32,
+        freshness: Freshness,
+    ) -> Result<AggregateResult> {
+        let op = Operation::Aggregate { func, column };
+        let m = self.measure();
+        let out =
+            self.ndp_call(table, snapshot, op, predicate, pes, freshness, u64::from(pes) * PARTIAL_BYTES as u64)?;
+        let mut partial = Partial::default();
+        for pe in 0..pes as usize {
+            let p = Partial::decode(&out[pe * PARTIAL_BYTES..])
+                .map_err(|e| StoreError::Corrupt(format!("PE {pe}'s result: {e}")))?;
+            partial.merge(&p);
+        }
+        let visited = partial.visited;
+        Ok(AggregateResult { value: partial.result(func), partial, stats: self.stats(m, visited) })
+    }
+
+    /// Returns the visible rows, projected, computed on the device's PEs.
+    pub fn ndp_rows(
+        &self,
+        table: &Table,
+        snapshot: &Snapshot,
+        projection: &[u16],
+        predicate: Option<Predicate>,
+        pes: u32,
+        freshness: Freshness,
+    ) -> Result<RowsResult> {
+        let op = Operation::Rows { projection: projection.to_vec() };
+        let row_max: u64 = 8 + projection
+            .iter()
+            .map(|&c| match table.columns.get(usize::from(c)).map(|c| c.ty) {
+                Some(ColumnType::Text(n) | ColumnType::Varchar(n)) => 3 + u64::from(n),
+                _ => 9,
+            })
+            .sum::<u64>();
+        let share = ((table.vids() / u64::from(pes.max(1)) + 1) * row_max + 16).div_ceil(8) * 8;
+        let m = self.measure();
+        let out = self.ndp_call(table, snapshot, op, predicate, pes, freshness, share * u64::from(pes))?;
+        let mut rows = Vec::new();
+        for pe in 0..pes as usize {
+            let part = &out[pe * share as usize..(pe + 1) * share as usize];
+            decode_rows(part, projection.len(), &mut rows)
+                .map_err(|e| StoreError::Corrupt(format!("PE {pe}'s rows: {e}")))?;
+        }
+        Ok(RowsResult { rows, stats: self.stats(m, 0) })
+    }
+
+    #[allow(clippy::too_many_arguments)]
+    fn ndp_call(
+        &self,
+        table: &Table,
+        snapshot: &Snapshot,
+        op: Operation,
+        predicate: Option<Predicate>,
+        pes: u32,
+        freshness: Freshness,
+        out_bytes: u64,
+    ) -> Result<Vec<u8>> {
+        self.check_columns(table, &op, predicate)?;
+        if freshness == Freshness::Flush {
+            self.flush(table)?;
+        }
+        let (call, delta_bytes) = {
+            let s = table.state.lock();
+            let m = self.maps.lock();
+            let mut delta_bytes = Vec::with_capacity(s.delta.len() * self.page_bytes);
+            for p in &s.delta {
+                delta_bytes.extend_from_slice(p.bytes());
+            }
+            let call = NdpCall {
+                op,
+                predicate,
+                snapshot: snapshot.clone(),
+                vids: s.heads.len() as u64,
+                l2p_pages: m.l2p_pages.clone(),
+                l2p_delta: m.l2p_dirty.iter().map(|&l| (l, m.l2p[l as usize])).collect(),
+                vid_pages: s.vid_pages.clone(),
+                vid_delta: s.vid_dirty.iter().map(|&v| (v, s.heads[v as usize].rid.0)).collect(),
+                delta_pages: s.delta.iter().map(|p| p.lpn()).collect(),
+            };
+            (call, delta_bytes)
+        };
+        let mut qp = self.qp.lock();
+        let mut range = |bytes: u64| -> Result<u32> {
+            match qp.call(Command::MemoryRangeCreate { bytes: bytes.max(8) })? {
+                Reply::Range(r) => Ok(r),
+                other => Err(StoreError::Corrupt(format!("device replied {other:?} to memory_range_create"))),
+            }
+        };
+        let block = call.encode();
+        let call_range = range(block.len() as u64)?;
+        let delta_range = range(delta_bytes.len() as u64)?;
+        let out_range = range(out_bytes)?;
+        let result = (|| {
+            qp.call(Command::MemoryWrite { range: call_range, offset: 0, data: block })?;
+            if !delta_bytes.is_empty() {
+                qp.call(Command::MemoryWrite { range: delta_range, offset: 0, data: delta_bytes })?;
+            }
+            qp.call(Command::Execute {
+                slot: self.snapshot_slot,
+                pes,
+                params: vec![],
+                ranges: vec![call_range, table.layout_range, delta_range, out_range],
+            })?;
+            Ok(qp.call(Command::MemoryRead { range: out_range, offset: 0, len: out_bytes })?.into_data())
+        })();
+        for r in [call_range, delta_range, out_range] {
+            qp.call(Command::MemoryRangeDelete { range: r })?;
+        }
+        result
+    }
+
+    /// Runs an aggregate on the host after reading every page over the link.
+    pub fn host_aggregate(
+        &self,
+        table: &Table,
+        snapshot: &Snapshot,
+        func: Aggregate,
+        column: u16,
+        predicate: Option<Predicate>,
+        workers: usize,
+    ) -> Result<AggregateResult> {
+        self.check_columns(table, &Operation::Aggregate { func, column }, predicate)?;
+        let m = self.measure();
+        let pages = self.read_all_pages(table, workers)?;
+        let partials = self.walk(table, snapshot, &pages, workers, |rec, part: &mut Partial| {
+            if !qualifies(table, rec, predicate)? {
+                return Ok(());
+            }
+            let v = match func {
+                Aggregate::CountStar => None,
+                _ => int_value(table, rec, column)?,
+            };
+            part.add_row(v);
+            Ok(())
+        })?;
+        let mut partial = Partial::default();
+        for (p, visited) in partials {
+            partial.merge(&p);
+            partial.visited += visited;
+        }
+        let visited = partial.visited;
+        Ok(AggregateResult { value: partial.result(func), partial, stats: self.stats(m, visited) })
+    }
+
+    /// Returns the visible rows, projected, computed on the host.
+    pub fn host_rows(
+        &self,
+        table: &Table,
+        snapshot: &Snapshot,
+        projection: &[u16],
+        predicate: Option<Predicate>,
+        workers: usize,
+    ) -> Result<RowsResult> {
+        self.check_columns(table, &Operation::Rows { projection: projection.to_vec() }, predicate)?;
+        let m = self.measure();
+        let pages = self.read_all_pages(table, workers)?;
+        let parts = self.walk(table, snapshot, &pages, workers, |rec, rows: &mut Vec<(u64, Vec<Value>)>| {
+            if !qualifies(table, rec, predicate)? {
+                return Ok(());
+            }
+            let vals = projection
+                .iter()
+                .map(|&c| table.layout.column(rec.data, usize::from(c)))
+                .collect::<std::result::Result<Vec<_>, _>>()
+                .map_err(|e| StoreError::Corrupt(format!("VID {}: {e}", rec.vid)))?;
+            rows.push((rec.vid, vals));
+            Ok(())
+        })?;
+        let mut rows = Vec::new();
+        let mut visited = 0;
+        for (r, v) in parts {
+            rows.extend(r);
+            visited += v;
+        }
+        rows.sort_by_key(|r| r.0);
+        Ok(RowsResult { rows, stats: self.stats(m, visited) })
+    }
+
+    /// Every written heap page of the table, read over the link and verified.
+    fn read_all_pages(&self, table: &Table, workers: usize) -> Result<HashMap<u64, Vec<u8>>> {
+        let lpns = table.state.lock().heap_pages.clone();
+        let workers = workers.max(1);
+        let chunk = lpns.len().div_ceil(workers).max(1);
+        let results: Vec<Result<PageList>> = std::thread::scope(|s| {
+            let handles: Vec<_> = lpns
+                .chunks(chunk)
+                .map(|part| {
+                    s.spawn(move || {
+                        let mut qp = self.device().queue_pair();
+                        part.iter().map(|&lpn| Ok((lpn, self.read_page(lpn, &mut qp)?))).collect()
+                    })
+                })
+                .collect();
+            handles.into_iter().map(|h| h.join().expect("page reader panicked")).collect()
+        });
+        let mut pages = HashMap::with_capacity(lpns.len());
+        for r in results {
+            pages.extend(r?);
+        }
+        Ok(pages)
+    }
+
+    /// Walks every chain in the snapshot with `workers` threads; `visit` sees
+    /// each visible, live version. Returns each worker's accumulator and the
+    /// versions it visited.
+    fn walk<A: Default + Send>(
+        &self,
+        table: &Table,
+        snapshot: &Snapshot,
+        pages: &HashMap<u64, Vec<u8>>,
+        workers: usize,
+        visit: impl Fn(&Rec<'_>, &mut A) -> Result<()> + Sync,
+    ) -> Result<Vec<(A, u64)>> {
+        let (heads, delta) = {
+            let s = table.state.lock();
+            let delta: HashMap<u64, Vec<u8>> = s.delta.iter().map(|p| (p.lpn(), p.bytes().to_vec())).collect();
+            (s.heads.iter().map(|h| h.rid).collect::<Vec<_>>(), delta)
+        };
+        let workers = workers.max(1);
+        let chunk = heads.len().div_ceil(workers).max(1);
+        let visit = &visit;
+        let delta = &delta;
+        std::thread::scope(|s| {
+            let handles: Vec<_> = heads
+                .chunks(chunk)
+                .enumerate()
+                .map(|(i, part)| {
+                    s.spawn(move || -> Result<(A, u64)> {
+                        let mut acc = A::default();
+                        let mut visited = 0u64;
+                        for (j, &head) in part.iter().enumerate() {
+                            let vid = (i * chunk + j) as u64;
+                            let mut rid = head;
+                            while !rid.is_none() {
+                                visited += 1;
+                                let page =
+                                    delta.get(&rid.lpn()).or_else(|| pages.get(&rid.lpn())).ok_or_else(|| {
+                                        StoreError::Corrupt(format!(
+                                            "VID {vid}: page {} of record {rid:?} is not in the table",
+                                            rid.lpn()
+                                        ))
+                                    })?;
+                                let (h, data) = record_in(page, rid, vid)?;
+                                if snapshot.visible(h.create_ts) {
+                                    if !h.tombstone {
+                                        visit(&Rec { vid, data }, &mut acc)?;
+                                    }
+                                    break;
+                                }
+                                rid = h.prev;
+                            }
+                        }
+                        Ok((acc, visited))
+                    })
+                })
+                .collect();
+            handles.into_iter().map(|h| h.join().expect("chain walker panicked")).collect()
+        })
+    }
+}
+
+struct Rec<'a> {
+    vid: u64,
+    data: &'a [u8],
+}
+
+fn record_in(page: &[u8], rid: RecordId, vid: u64) -> Result<(VersionHeader, &[u8])> {
+    let corrupt = |e: ndpdb_format::FormatError| StoreError::Corrupt(format!("VID {vid}, record {rid:?}: {e}"));
+    let h = page::PageHeader::decode(page).map_err(corrupt)?;
+    let rec = page::heap_record(page, &h, rid.slot()).map_err(corrupt)?;
+    let vh = VersionHeader::decode(rec, rec.len()).map_err(corrupt)?;
+    Ok((vh, &rec[HEADER_BYTES..HEADER_BYTES + usize::from(vh.data_len)]))
+}
+
+fn int_value(table: &Table, rec: &Rec<'_>, column: u16) -> Result<Option<i64>> {
+    match table.layout.column(rec.data, usize::from(column)) {
+        Ok(Value::Null) => Ok(None),
+        Ok(Value::Int(v)) => Ok(Some(v)),
+        Ok(Value::Text(_)) => Err(StoreError::InvalidInput(format!("column {column} is not numeric"))),
+        Err(e) => Err(StoreError::Corrupt(format!("VID {}: {e}", rec.vid))),
+    }
+}
+
+fn qualifies(table: &Table, rec: &Rec<'_>, predicate: Option<Predicate>) -> Result<bool> {
+    let Some(p) = predicate else { return Ok(true) };
+    Ok(int_value(table, rec, p.column)?.is_some_and(|v| p.op.eval(v, p.value)))
+}
+
+fn decode_rows(b: &[u8], columns: usize, out: &mut Vec<(u64, Vec<Value>)>) -> std::result::Result<(), String> {
+    let get = |at: usize, n: usize| b.get(at..at + n).ok_or_else(|| format!("truncated at byte {at}"));
+    let used = u64::from_le_bytes(get(0, 8)?.try_into().expect("8")) as usize;
+    let rows = u64::from_le_bytes(get(8, 8)?.try_into().expect("8"));
+    if used > b.len() || used < 16 {
+        return Err(format!("{used} bytes used in a {}-byte share", b.len()));
+    }
+    let mut at = 16;
+    for _ in 0..rows {
+        let vid = u64::from_le_bytes(get(at, 8)?.try_into().expect("8"));
+        at += 8;
+        let mut vals = Vec::with_capacity(columns);
+        for _ in 0..columns {
+            let tag = get(at, 1)?[0];
+            at += 1;
+            vals.push(match tag {
+                0 => Value::Null,
+                1 => {
+                    let v = i64::from_le_bytes(get(at, 8)?.try_into().expect("8"));
+                    at += 8;
+                    Value::Int(v)
+                }
+                2 => {
+                    let n = usize::from(u16::from_le_bytes(get(at, 2)?.try_into().expect("2")));
+                    let t = get(at + 2, n)?.to_vec();
+                    at += 2 + n;
+                    Value::Text(t)
+                }
+                other => return Err(format!("unknown value tag {other}")),
+            });
+        }
+        out.push((vid, vals));
+    }
+    if at != used {
+        return Err(format!("rows end at byte {at}, the share says {used}"));
+    }
+    Ok(())
+}

@@ -1,0 +1,443 @@
+//! The store: placement, the L2P map, tables with their VID maps and delta
+//! buffers, and reads of single records.
+
+use std::collections::{BTreeSet, HashMap};
+use std::sync::Arc;
+
+use ndpdb_device::{Command, Device, DeviceError, QueuePair, RangeId, Reply};
+use ndpdb_format::FormatError;
+use ndpdb_format::page::{self, HeapPage, PageKind, RecordId, map_entries_per_page};
+use ndpdb_format::record::{HEADER_BYTES, VersionHeader};
+use ndpdb_format::schema::{Column, Layout, LayoutDescriptor, Value};
+use parking_lot::Mutex;
+
+pub type TableId = u32;
+
+#[derive(Debug, thiserror::Error)]
+pub enum StoreError {
+    #[error(transparent)]
+    Device(#[from] DeviceError),
+    #[error("corrupt data: {0}")]
+    Corrupt(String),
+    #[error("invalid input: {0}")]
+    InvalidInput(String),
+    #[error("the device is full: no free physical pages left of {pages}; create the database with a larger capacity")]
+    DeviceFull { pages: u64 },
+}
+
+impl StoreError {
+    fn corrupt(what: impl std::fmt::Display, e: FormatError) -> StoreError {
+        StoreError::Corrupt(format!("{what}: {e}"))
+    }
+}
+
+type Result<T> = std::result::Result<T, StoreError>;
+
+#[derive(Debug, Clone)]
+pub struct StoreOptions {
+    /// Pages of a table's delta buffer; when all are full they are written.
+    pub delta_pages: usize,
+    /// Pages of the host's cache of written heap pages (for point reads by
+    /// writers). Scans never use it: the block stack reads every page.
+    pub cache_pages: usize,
+}
+
+impl Default for StoreOptions {
+    fn default() -> Self {
+        StoreOptions { delta_pages: 32, cache_pages: 4096 }
+    }
+}
+
+/// A tuple's newest version as the host knows it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Head {
+    pub rid: RecordId,
+    pub create_ts: u64,
+    pub tombstone: bool,
+}
+
+impl Head {
+    pub const NONE: Head = Head { rid: RecordId::NONE, create_ts: 0, tombstone: false };
+}
+
+pub struct Table {
+    pub id: TableId,
+    pub name: String,
+    pub columns: Vec<Column>,
+    pub layout: Layout,
+    /// Device memory range holding the layout descriptor, written at creation.
+    pub(crate) layout_range: RangeId,
+    pub(crate) state: Mutex<TableState>,
+}
+
+pub(crate) struct TableState {
+    pub heads: Vec<Head>,
+    /// VIDs whose head changed since the VID map pages were last written.
+    pub vid_dirty: BTreeSet<u64>,
+    /// Logical pages of the VID map, in order.
+    pub vid_pages: Vec<u64>,
+    /// Delta-buffer pages not yet written; the last one is being filled.
+    pub delta: Vec<HeapPage>,
+    /// Heap pages written to the device, in order.
+    pub heap_pages: Vec<u64>,
+}
+
+impl Table {
+    pub fn vids(&self) -> u64 {
+        self.state.lock().heads.len() as u64
+    }
+
+    pub fn head(&self, vid: u64) -> Option<Head> {
+        self.state.lock().heads.get(vid as usize).copied()
+    }
+
+    pub fn column_index(&self, name: &str) -> Option<usize> {
+        self.columns.iter().position(|c| c.name == name)
+    }
+}
+
+pub(crate) struct Maps {
+    pub l2p: Vec<u64>,
+    pub l2p_dirty: BTreeSet<u64>,
+    /// Physical pages of the L2P map pages, in order (u64::MAX: not written).
+    pub l2p_pages: Vec<u64>,
+    pub next_lpn: u64,
+    pub alloc: Allocator,
+}
+
+/// Append-only physical allocation in per-object regions.
+pub(crate) struct Allocator {
+    next_region: u64,
+    region_pages: u64,
+    total_pages: u64,
+    cursors: HashMap<u64, (u64, u64)>,
+}
+
+/// Objects that own regions: tables' heaps and VID maps, and the L2P map.
+pub(crate) fn heap_object(t: TableId) -> u64 {
+    u64::from(t) << 1
+}
+pub(crate) fn vid_object(t: TableId) -> u64 {
+    u64::from(t) << 1 | 1
+}
+pub(crate) const L2P_OBJECT: u64 = u64::MAX;
+
+impl Allocator {
+    fn allocate(&mut self, object: u64) -> Result<u64> {
+        let (next, end) = self.cursors.get(&object).copied().unwrap_or((0, 0));
+        if next < end {
+            self.cursors.insert(object, (next + 1, end));
+            return Ok(next);
+        }
+        let start = self.next_region;
+        let len = self.region_pages.min(self.total_pages.saturating_sub(start));
+        if len == 0 {
+            return Err(StoreError::DeviceFull { pages: self.total_pages });
+        }
+        self.next_region += len;
+        self.cursors.insert(object, (start + 1, start + len));
+        Ok(start)
+    }
+}
+
+pub struct Store {
+    dev: Device,
+    pub(crate) qp: Mutex<QueuePair>,
+    pub(crate) page_bytes: usize,
+    pub(crate) per_page: usize,
+    pub(crate) maps: Mutex<Maps>,
+    tables: Mutex<Vec<Arc<Table>>>,
+    cache: Mutex<HashMap<u64, Arc<Vec<u8>>>>,
+    opts: StoreOptions,
+    /// Program slot holding `ndp.snapshot`.
+    pub(crate) snapshot_slot: u32,
+}
+
+impl Store {
+    /// A store on a freshly created device image.
+    pub fn new(dev: Device, opts: StoreOptions) -> Result<Store> {
+        let info = dev.info();
+        let page_bytes = info.page_bytes as usize;
+        let region_pages = u64::from(info.channels) * u64::from(info.chips_per_channel) * 4;
+        let mut qp = dev.queue_pair();
+        let snapshot_slot = 0;
+        if info.pes > 0 {
+            qp.call(Command::ProgramLoad { slot: snapshot_slot, name: "ndp.snapshot".into() })?;
+            qp.call(Command::ProgramActivate { slot: snapshot_slot, active: true })?;
+        }
+        let maps = Maps {
+            l2p: Vec::new(),
+            l2p_dirty: BTreeSet::new(),
+            l2p_pages: Vec::new(),
+            next_lpn: 0,
+            alloc: Allocator {
+                next_region: 0,
+                region_pages,
+                total_pages: info.capacity_bytes / page_bytes as u64,
+                cursors: HashMap::new(),
+            },
+        };
+        Ok(Store {
+            dev,
+            qp: Mutex::new(qp),
+            page_bytes,
+            per_page: map_entries_per_page(page_bytes),
+            maps: Mutex::new(maps),
+            tables: Mutex::new(Vec::new()),
+            cache: Mutex::new(HashMap::new()),
+            opts,
+            snapshot_slot,
+        })
+    }
+
+    pub fn device(&self) -> &Device {
+        &self.dev
+    }
+
+    pub fn page_bytes(&self) -> usize {
+        self.page_bytes
+    }
+
+    pub fn create_table(&self, name: &str, columns: Vec<Column>) -> Result<Arc<Table>> {
+        let layout = Layout::new(&columns).map_err(|e| StoreError::InvalidInput(e.to_string()))?;
+        let mut tables = self.tables.lock();
+        if tables.iter().any(|t| t.name == name) {
+            return Err(StoreError::InvalidInput(format!("table {name} already exists")));
+        }
+        let desc = LayoutDescriptor::encode(&layout);
+        let mut qp = self.qp.lock();
+        let layout_range = match qp.call(Command::MemoryRangeCreate { bytes: desc.len() as u64 })? {
+            Reply::Range(r) => r,
+            other => return Err(StoreError::Corrupt(format!("device replied {other:?} to memory_range_create"))),
+        };
+        qp.call(Command::MemoryWrite { range: layout_range, offset: 0, data: desc })?;
+        let table = Arc::new(Table {
+            id: tables.len() as TableId + 1,
+            name: name.to_owned(),
+            columns,
+            layout,
+            layout_range,
+            state: Mutex::new(TableState {
+                heads: Vec::new(),
+                vid_dirty: BTreeSet::new(),
+                vid_pages: Vec::new(),
+                delta: Vec::new(),
+                heap_pages: Vec::new(),
+            }),
+        });
+        tables.push(table.clone());
+        Ok(table)
+    }
+
+    pub fn table(&self, name: &str) -> Option<Arc<Table>> {
+        self.tables.lock().iter().find(|t| t.name == name).cloned()
+    }
+
+    pub fn tables(&self) -> Vec<Arc<Table>> {
+        self.tables.lock().clone()
+    }
+
+    fn new_lpn(&self) -> Result<u64> {
+        let mut m = self.maps.lock();
+        let lpn = m.next_lpn;
+        if lpn > RecordId::LPN_MAX {
+            return Err(StoreError::InvalidInput("the logical page space is exhausted".into()));
+        }
+        m.next_lpn += 1;
+        m.l2p.push(u64::MAX);
+        Ok(lpn)
+    }
+
+    /// Writes a sealed page of `object` to a new physical page and maps `lpn` to it.
+    fn write_page(&self, object: u64, lpn: u64, bytes: Vec<u8>) -> Result<u64> {
+        let ppn = self.maps.lock().alloc.allocate(object)?;
+        self.qp.lock().call(Command::PageWrite { ppn, data: bytes })?;
+        let mut m = self.maps.lock();
+        m.l2p[lpn as usize] = ppn;
+        m.l2p_dirty.insert(lpn);
+        Ok(ppn)
+    }
+
+    /// A new tuple with no versions yet; returns its VID.
+    pub fn new_vid(&self, table: &Table) -> u64 {
+        let mut s = table.state.lock();
+        s.heads.push(Head::NONE);
+        let vid = s.heads.len() as u64 - 1;
+        s.vid_dirty.insert(vid);
+        vid
+    }
+
+    pub fn set_head(&self, table: &Table, vid: u64, head: Head) {
+        let mut s = table.state.lock();
+        s.heads[vid as usize] = head;
+        s.vid_dirty.insert(vid);
+    }
+
+    /// Appends a version record to the table's delta buffer.
+    pub fn append_version(&self, table: &Table, header: VersionHeader, data: &[u8]) -> Result<RecordId> {
+        let record = header.record(data);
+        if record.len() + page::PAGE_HEADER_BYTES + page::SLOT_BYTES > self.page_bytes {
+            return Err(StoreError::InvalidInput(format!(
+                "a {}-byte version does not fit a {}-byte page",
+                record.len(),
+                self.page_bytes
+            )));
+        }
+        loop {
+            let mut s = table.state.lock();
+            if let Some(p) = s.delta.last_mut()
+                && let Some(slot) = p.insert(&record)
+            {
+                return Ok(RecordId::new(p.lpn(), slot));
+            }
+            if s.delta.len() >= self.opts.delta_pages {
+                let full = std::mem::take(&mut s.delta);
+                drop(s);
+                self.write_delta(table, full)?;
+                continue;
+            }
+            drop(s);
+            let lpn = self.new_lpn()?;
+            table.state.lock().delta.push(HeapPage::new(self.page_bytes, table.id, lpn));
+        }
+    }
+
+    fn write_delta(&self, table: &Table, pages: Vec<HeapPage>) -> Result<()> {
+        for p in pages {
+            self.write_page(heap_object(table.id), p.lpn(), p.sealed())?;
+            table.state.lock().heap_pages.push(p.lpn());
+        }
+        Ok(())
+    }
+
+    /// Writes the delta buffer, the dirty VID map pages and the dirty L2P map
+    /// pages to the device, so that it holds the whole shared state.
+    pub fn flush(&self, table: &Table) -> Result<()> {
+        let pages = std::mem::take(&mut table.state.lock().delta);
+        self.write_delta(table, pages)?;
+        self.flush_vid_map(table)?;
+        self.flush_l2p()
+    }
+
+    pub(crate) fn flush_vid_map(&self, table: &Table) -> Result<()> {
+        let (dirty_pages, per_page) = {
+            let s = table.state.lock();
+            let pages: BTreeSet<usize> = s.vid_dirty.iter().map(|&v| v as usize / self.per_page).collect();
+            (pages, self.per_page)
+        };
+        for p in dirty_pages {
+            let lpn = {
+                let s = table.state.lock();
+                s.vid_pages.get(p).copied()
+            };
+            let lpn = match lpn {
+                Some(l) => l,
+                None => {
+                    let l = self.new_lpn()?;
+                    let mut s = table.state.lock();
+                    while s.vid_pages.len() <= p {
+                        s.vid_pages.push(u64::MAX);
+                    }
+                    s.vid_pages[p] = l;
+                    l
+                }
+            };
+            let entries: Vec<u64> = {
+                let s = table.state.lock();
+                let end = ((p + 1) * per_page).min(s.heads.len());
+                s.heads[p * per_page..end].iter().map(|h| h.rid.0).collect()
+            };
+            let bytes = page::map_page(self.page_bytes, PageKind::VidMap, table.id, lpn, &entries);
+            self.write_page(vid_object(table.id), lpn, bytes)?;
+        }
+        let mut s = table.state.lock();
+        if s.vid_pages.contains(&u64::MAX) {
+            return Err(StoreError::Corrupt("a VID map page was skipped".into()));
+        }
+        s.vid_dirty.clear();
+        Ok(())
+    }
+
+    pub(crate) fn flush_l2p(&self) -> Result<()> {
+        // Writing an L2P page maps nothing new (map pages are addressed by
+        // physical page), so one pass empties the dirty set.
+        let dirty: BTreeSet<usize> = self.maps.lock().l2p_dirty.iter().map(|&l| l as usize / self.per_page).collect();
+        for p in dirty {
+            let entries: Vec<u64> = {
+                let m = self.maps.lock();
+                let end = ((p + 1) * self.per_page).min(m.l2p.len());
+                m.l2p[p * self.per_page..end].to_vec()
+            };
+            let bytes = page::map_page(self.page_bytes, PageKind::L2pMap, 0, p as u64, &entries);
+            let ppn = self.maps.lock().alloc.allocate(L2P_OBJECT)?;
+            self.qp.lock().call(Command::PageWrite { ppn, data: bytes })?;
+            let mut m = self.maps.lock();
+            while m.l2p_pages.len() <= p {
+                m.l2p_pages.push(u64::MAX);
+            }
+            m.l2p_pages[p] = ppn;
+        }
+        self.maps.lock().l2p_dirty.clear();
+        Ok(())
+    }
+
+    /// Reads one version: from the delta buffer, the page cache, or the device.
+    pub fn read_version(&self, table: &Table, rid: RecordId) -> Result<(VersionHeader, Vec<u8>)> {
+        {
+            let s = table.state.lock();
+            if let Some(p) = s.delta.iter().find(|p| p.lpn() == rid.lpn()) {
+                let rec = p
+                    .record(rid.slot())
+                    .ok_or_else(|| StoreError::Corrupt(format!("no record {rid:?} in the delta buffer")))?;
+                return decode_record(rec, rid);
+            }
+        }
+        let page = self.cached_page(rid.lpn())?;
+        let h = page::PageHeader::decode(&page).map_err(|e| StoreError::corrupt(format!("page {}", rid.lpn()), e))?;
+        let rec =
+            page::heap_record(&page, &h, rid.slot()).map_err(|e| StoreError::corrupt(format!("record {rid:?}"), e))?;
+        decode_record(rec, rid)
+    }
+
+    fn cached_page(&self, lpn: u64) -> Result<Arc<Vec<u8>>> {
+        if let Some(p) = self.cache.lock().get(&lpn) {
+            return Ok(p.clone());
+        }
+        let page = Arc::new(self.read_page(lpn, &mut self.qp.lock())?);
+        let mut c = self.cache.lock();
+        if c.len() >= self.opts.cache_pages {
+            // Pages are immutable once written, so any victim is fine.
+            if let Some(&victim) = c.keys().next() {
+                c.remove(&victim);
+            }
+        }
+        c.insert(lpn, page.clone());
+        Ok(page)
+    }
+
+    /// Reads and verifies a whole page over the link.
+    pub(crate) fn read_page(&self, lpn: u64, qp: &mut QueuePair) -> Result<Vec<u8>> {
+        let ppn = *self
+            .maps
+            .lock()
+            .l2p
+            .get(lpn as usize)
+            .ok_or_else(|| StoreError::Corrupt(format!("logical page {lpn} does not exist")))?;
+        if ppn == u64::MAX {
+            return Err(StoreError::Corrupt(format!("logical page {lpn} is not mapped")));
+        }
+        let page = qp.call(Command::PageRead { ppn })?.into_data();
+        page::verify(&page).map_err(|e| StoreError::corrupt(format!("page {lpn} (physical {ppn})"), e))?;
+        Ok(page)
+    }
+
+    /// The values of one version's tuple.
+    pub fn decode_values(&self, table: &Table, data: &[u8]) -> Result<Vec<Value>> {
+        table.layout.decode(data).map_err(|e| StoreError::corrupt(format!("tuple of {}", table.name), e))
+    }
+}
+
+fn decode_record(rec: &[u8], rid: RecordId) -> Result<(VersionHeader, Vec<u8>)> {
+    let h = VersionHeader::decode(rec, rec.len()).map_err(|e| StoreError::corrupt(format!("record {rid:?}"), e))?;
+    Ok((h, rec[HEADER_BYTES..HEADER_BYTES + usize::from(h.data_len)].to_vec()))
+}

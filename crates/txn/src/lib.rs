@@ -1,0 +1,40 @@
+//! # MVCC transactions
+//!
+//! Versions after neoDBMS (ICDE'22): each version carries the id of the
+//! transaction that created it and the RecordId of its predecessor; a version
+//! is invalidated by the existence of its successor; a delete is a tombstone
+//! version. Example, one tuple updated by T3 and deleted by T9:
+//!
+//! ```text
+//!  VID map[7] ──► [T9 tombstone] ──prev──► [T3: amount=20] ──prev──► [T1: amount=10] ──► NONE
+//!  snapshot of T5 (xmax 6, active {}):  T9 invisible, T3 visible   → amount=20
+//!  snapshot of T2 (xmax 3, active {}):  T9, T3 invisible, T1 visible → amount=10
+//!  snapshot of T10 (xmax 11):           T9 visible, a tombstone    → no row
+//! ```
+//!
+//! Transaction ids come from one counter; a snapshot is `(xmax, active, own)`
+//! as in PostgreSQL, and `Snapshot::visible` (shared with the device) decides.
+//!
+//! - **Writes** take an exclusive tuple lock held to commit or abort; a writer
+//!   that finds the lock taken waits until its holder ends (no polling), and a
+//!   wait that would close a cycle fails with a deadlock error. Abort restores
+//!   the chain heads it changed before releasing its locks, so no chain ever
+//!   contains an aborted version and no visible trace remains.
+//! - **Read committed** takes a snapshot per statement and updates the newest
+//!   committed version.
+//! - **Repeatable read** (snapshot isolation) takes its snapshot at its first
+//!   statement; updating a tuple whose newest version it cannot see fails with
+//!   "could not serialize access due to concurrent update", as in PostgreSQL.
+//! - **Serializable** adds serializable snapshot isolation (Cahill et al.,
+//!   as PostgreSQL does): reads leave SIREAD marks (per tuple, or per table
+//!   for scans); a read-write antidependency between concurrent serializable
+//!   transactions sets an out-flag on the reader and an in-flag on the writer;
+//!   a transaction with both (a pivot) is aborted, which prevents write skew.
+//!   This is the basic, conservative form: it may abort where PostgreSQL's
+//!   refined rules (commit ordering, read-only optimisations) would not.
+//!
+//! Not built yet: garbage collection of versions no snapshot can see.
+
+mod db;
+
+pub use db::{Database, Isolation, ReadMode, Txn, TxnError};
