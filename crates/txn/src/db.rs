@@ -65,8 +65,10 @@ struct Ssi {
     table_reads: HashSet<TableId>,
     writes: HashSet<Key>,
     tables_written: HashSet<TableId>,
-    in_conflict: bool,
-    out_conflict: bool,
+    /// Readers that read what we overwrote (`reader -rw-> us`).
+    in_from: HashSet<u64>,
+    /// Writers that overwrote what we read (`us -rw-> writer`).
+    out_to: HashSet<u64>,
     /// Commit sequence number, once committed.
     committed: Option<u64>,
 }
@@ -97,15 +99,41 @@ impl Manager {
     /// Records `reader -rw-> writer`.
     fn rw_conflict(&mut self, reader: u64, writer: u64) {
         if let Some(r) = self.ssi.get_mut(&reader) {
-            r.out_conflict = true;
+            r.out_to.insert(writer);
         }
         if let Some(w) = self.ssi.get_mut(&writer) {
-            w.in_conflict = true;
+            w.in_from.insert(reader);
         }
     }
 
-    fn is_pivot(&self, t: u64) -> bool {
-        self.ssi.get(&t).is_some_and(|s| s.in_conflict && s.out_conflict)
+    fn committed(&self, t: u64) -> bool {
+        self.ssi.get(&t).is_some_and(|s| s.committed.is_some())
+    }
+
+    /// A pivot `in -rw-> t -rw-> out` whose `out` side has committed.
+    fn dangerous_pivot(&self, t: u64) -> bool {
+        self.ssi.get(&t).is_some_and(|s| !s.in_from.is_empty() && s.out_to.iter().any(|&o| self.committed(o)))
+    }
+
+    /// Whether committing `t` would complete a dangerous structure
+    /// `T1 -rw-> T2 -rw-> T3` in which T3 committed first (Cahill's rule as
+    /// PostgreSQL applies it): `t` is the pivot, or `t` is T1 of a pivot
+    /// whose T3 has committed.
+    fn commit_unsafe(&self, t: u64) -> bool {
+        self.dangerous_pivot(t)
+            || self
+                .ssi
+                .get(&t)
+                .is_some_and(|s| s.out_to.iter().any(|&p| p != t && !self.committed(p) && self.dangerous_pivot(p)))
+    }
+
+    /// Forgets an aborted transaction's edges.
+    fn forget(&mut self, t: u64) {
+        self.ssi.remove(&t);
+        for s in self.ssi.values_mut() {
+            s.in_from.remove(&t);
+            s.out_to.remove(&t);
+        }
     }
 
     fn cleanup(&mut self) {
@@ -208,16 +236,8 @@ impl Txn<'_> {
         Err(e)
     }
 
-    fn check_doomed(&mut self) -> Result<()> {
-        if self.isolation == Isolation::Serializable && self.db.mgr.lock().is_pivot(self.id) {
-            return self.fail(TxnError::Serialization("read/write dependencies among transactions"));
-        }
-        Ok(())
-    }
-
     pub fn insert(&mut self, table: &Arc<Table>, values: &[Value]) -> Result<u64> {
         let _ = self.statement_snapshot()?;
-        self.check_doomed()?;
         let data = table.layout.encode(values).map_err(|e| TxnError::InvalidInput(e.to_string()))?;
         let vid = self.db.store.new_vid(table);
         self.db.mgr.lock().locks.insert((table.id, vid), self.id);
@@ -245,7 +265,6 @@ impl Txn<'_> {
 
     fn write(&mut self, table: &Arc<Table>, vid: u64, data: Option<Vec<u8>>) -> Result<()> {
         let snapshot = self.statement_snapshot()?;
-        self.check_doomed()?;
         if vid >= table.vids() {
             return Err(TxnError::NotFound { table: table.name.clone(), vid });
         }
@@ -281,7 +300,6 @@ impl Txn<'_> {
                 }
             }
             drop(m);
-            self.check_doomed()?;
         }
         if !mine || !self.undo.iter().any(|(t, v, _)| t.id == table.id && *v == vid) {
             self.undo.push((table.clone(), vid, head));
@@ -347,7 +365,6 @@ impl Txn<'_> {
     /// Reads one tuple as the statement's snapshot sees it.
     pub fn get(&mut self, table: &Arc<Table>, vid: u64) -> Result<Option<Vec<Value>>> {
         let snapshot = self.statement_snapshot()?;
-        self.check_doomed()?;
         let Some(head) = table.head(vid) else { return Ok(None) };
         if self.isolation == Isolation::Serializable {
             let mut m = self.db.mgr.lock();
@@ -360,7 +377,6 @@ impl Txn<'_> {
                 m.rw_conflict(self.id, head.create_ts);
             }
             drop(m);
-            self.check_doomed()?;
         }
         let mut rid = head.rid;
         while !rid.is_none() {
@@ -393,8 +409,7 @@ impl Txn<'_> {
                 m.rw_conflict(self.id, w);
             }
         }
-        drop(m);
-        self.check_doomed()
+        Ok(())
     }
 
     pub fn aggregate(
@@ -438,7 +453,7 @@ impl Txn<'_> {
         if self.ended {
             return Err(TxnError::Ended);
         }
-        if self.isolation == Isolation::Serializable && self.db.mgr.lock().is_pivot(self.id) {
+        if self.isolation == Isolation::Serializable && self.db.mgr.lock().commit_unsafe(self.id) {
             return self.fail(TxnError::Serialization("read/write dependencies among transactions"));
         }
         let mut m = self.db.mgr.lock();
@@ -473,7 +488,7 @@ impl Txn<'_> {
         m.active.remove(&self.id);
         m.locks.retain(|_, h| *h != self.id);
         m.waits_for.remove(&self.id);
-        m.ssi.remove(&self.id);
+        m.forget(self.id);
         m.cleanup();
         drop(m);
         self.db.released.notify_all();

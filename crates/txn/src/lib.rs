@@ -27,11 +27,14 @@
 //!   "could not serialize access due to concurrent update", as in PostgreSQL.
 //! - **Serializable** adds serializable snapshot isolation (Cahill et al.,
 //!   as PostgreSQL does): reads leave SIREAD marks (per tuple, or per table
-//!   for scans); a read-write antidependency between concurrent serializable
-//!   transactions sets an out-flag on the reader and an in-flag on the writer;
-//!   a transaction with both (a pivot) is aborted, which prevents write skew.
-//!   This is the basic, conservative form: it may abort where PostgreSQL's
-//!   refined rules (commit ordering, read-only optimisations) would not.
+//!   for scans), and each read-write antidependency `reader -rw-> writer`
+//!   between concurrent serializable transactions is recorded as an edge.
+//!   A transaction fails at commit when committing it would complete a
+//!   dangerous structure `T1 -rw-> T2 -rw-> T3` whose T3 committed first,
+//!   which prevents write skew; an aborted transaction's edges are
+//!   forgotten. Statements never fail for this reason, only commits; the
+//!   table-level marks of scans make this more conservative than
+//!   PostgreSQL's predicate locks on index ranges.
 //!
 //! Not built yet: garbage collection of versions no snapshot can see.
 

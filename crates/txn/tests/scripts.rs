@@ -1,0 +1,247 @@
+//! Script tests: one isolation scenario per file in `tests/scripts/`, its
+//! output compared with the `.golden` file beside it. Run with
+//! `UPDATE_GOLDEN=1` to rewrite the golden files after a deliberate change.
+//!
+//! Script lines:
+//!
+//! ```text
+//! # comment
+//! table NAME COL TYPE [COL TYPE ...]     types: int32, int64
+//! insert NAME V V ...                    autocommitted insert; VIDs are 0, 1, ...
+//! begin S LEVEL                          a session: rc, rr or serializable
+//! S: get NAME VID
+//! S: sum NAME COL | count NAME           on the device's PEs and on the host; both must agree
+//! S: rows NAME
+//! S: insert NAME V V ... | update NAME VID V V ... | delete NAME VID
+//! S: commit | abort
+//! ```
+//!
+//! Each session runs on its own thread. A statement that has not finished
+//! after a while is reported as blocked; its result is printed when a later
+//! statement (a commit or abort that releases a lock) lets it finish.
+
+use std::collections::BTreeMap;
+use std::path::Path;
+use std::sync::Arc;
+use std::sync::mpsc::{Receiver, Sender, channel};
+use std::time::Duration;
+
+use ndpdb_device::{ClockKind, Device, DeviceOptions, Profile};
+use ndpdb_format::ndp::Aggregate;
+use ndpdb_format::schema::{Column, ColumnType, Value};
+use ndpdb_storage::{Freshness, Store, StoreOptions, Table};
+use ndpdb_txn::{Database, Isolation, ReadMode, Txn};
+
+const BLOCKED_AFTER: Duration = Duration::from_millis(400);
+
+fn fmt_row(r: &[Value]) -> String {
+    let cells: Vec<String> = r
+        .iter()
+        .map(|v| match v {
+            Value::Null => "null".into(),
+            Value::Int(i) => i.to_string(),
+            Value::Text(t) => String::from_utf8_lossy(t).into_owned(),
+        })
+        .collect();
+    format!("({})", cells.join(", "))
+}
+
+fn values(words: &[&str]) -> Result<Vec<Value>, String> {
+    words
+        .iter()
+        .map(|w| {
+            if *w == "null" { Ok(Value::Null) } else { w.parse().map(Value::Int).map_err(|_| format!("bad value {w}")) }
+        })
+        .collect()
+}
+
+fn table(db: &Database, name: &str) -> Result<Arc<Table>, String> {
+    db.table(name).map_err(|e| e.to_string())
+}
+
+/// Runs one session statement; the text after the arrow.
+fn statement(db: &Database, txn: &mut Option<Txn<'_>>, words: &[&str]) -> Result<String, String> {
+    let t = txn.as_mut().ok_or("the session has ended")?;
+    let num = |i: usize| -> Result<u64, String> {
+        words.get(i).ok_or("missing number")?.parse().map_err(|_| "bad number".to_string())
+    };
+    let err = |e: ndpdb_txn::TxnError| e.to_string();
+    match words {
+        ["get", name, _] => {
+            let tb = table(db, name)?;
+            Ok(t.get(&tb, num(2)?).map_err(err)?.map_or("none".into(), |r| fmt_row(&r)))
+        }
+        ["sum", name, col] | ["count", name, col] => {
+            let tb = table(db, name)?;
+            let (func, c) = if words[0] == "sum" {
+                (Aggregate::Sum, tb.column_index(col).ok_or("no such column")? as u16)
+            } else {
+                (Aggregate::CountStar, 0)
+            };
+            let ndp =
+                t.aggregate(&tb, func, c, None, ReadMode::Ndp { pes: 4, freshness: Freshness::Ship }).map_err(err)?;
+            let host = t.aggregate(&tb, func, c, None, ReadMode::Host { workers: 2 }).map_err(err)?;
+            if ndp.value != host.value {
+                return Ok(format!("MISMATCH ndp={:?} host={:?}", ndp.value, host.value));
+            }
+            Ok(ndp.value.map_or("null".into(), |v| v.to_string()))
+        }
+        ["count", name] => statement(db, txn, &["count", name, "-"]),
+        ["rows", name] => {
+            let tb = table(db, name)?;
+            let proj: Vec<u16> = (0..tb.columns.len() as u16).collect();
+            let ndp = t.rows(&tb, &proj, None, ReadMode::Ndp { pes: 3, freshness: Freshness::Flush }).map_err(err)?;
+            let host = t.rows(&tb, &proj, None, ReadMode::Host { workers: 1 }).map_err(err)?;
+            let mut n = ndp.rows;
+            n.sort_by_key(|r| r.0);
+            if n != host.rows {
+                return Ok("MISMATCH between ndp and host rows".into());
+            }
+            Ok(n.iter().map(|(v, r)| format!("{v}:{}", fmt_row(r))).collect::<Vec<_>>().join(" "))
+        }
+        ["insert", name, rest @ ..] => {
+            let tb = table(db, name)?;
+            Ok(format!("vid {}", t.insert(&tb, &values(rest)?).map_err(err)?))
+        }
+        ["update", name, _, rest @ ..] => {
+            let tb = table(db, name)?;
+            t.update(&tb, num(2)?, &values(rest)?).map_err(err)?;
+            Ok("ok".into())
+        }
+        ["delete", name, _] => {
+            let tb = table(db, name)?;
+            t.delete(&tb, num(2)?).map_err(err)?;
+            Ok("ok".into())
+        }
+        ["commit"] => {
+            txn.take().expect("checked").commit().map_err(err)?;
+            Ok("committed".into())
+        }
+        ["abort"] => {
+            txn.take().expect("checked").abort().map_err(err)?;
+            Ok("aborted".into())
+        }
+        other => Err(format!("unknown statement {other:?}")),
+    }
+}
+
+struct Session {
+    tx: Sender<String>,
+    rx: Receiver<String>,
+    pending: Option<String>,
+}
+
+fn run_script(text: &str) -> String {
+    let dir = tempfile::tempdir().unwrap();
+    let dev = Device::create(
+        dir.path(),
+        Profile::load("u280-nvm").unwrap(),
+        Some(16 << 20),
+        DeviceOptions::with_clock(ClockKind::Virtual),
+    )
+    .unwrap();
+    let db = Database::new(Store::new(dev, StoreOptions { delta_pages: 2, cache_pages: 16 }).unwrap());
+    let mut out = String::new();
+    std::thread::scope(|scope| {
+        let mut sessions: BTreeMap<String, Session> = BTreeMap::new();
+        let db = &db;
+        for line in text.lines() {
+            let line = line.trim();
+            if line.is_empty() || line.starts_with('#') {
+                out.push_str(line);
+                out.push('\n');
+                continue;
+            }
+            let words: Vec<&str> = line.split_whitespace().collect();
+            let result = match words.as_slice() {
+                ["table", name, cols @ ..] => {
+                    let columns = cols
+                        .chunks(2)
+                        .map(|c| {
+                            let ty = if c.get(1) == Some(&"int32") { ColumnType::Int32 } else { ColumnType::Int64 };
+                            Column::new(c[0], ty, true)
+                        })
+                        .collect();
+                    db.create_table(name, columns).map(|_| "ok".to_string()).map_err(|e| e.to_string())
+                }
+                ["insert", name, rest @ ..] => (|| {
+                    let tb = table(db, name)?;
+                    let mut t = db.begin(Isolation::ReadCommitted);
+                    let vid = t.insert(&tb, &values(rest)?).map_err(|e| e.to_string())?;
+                    t.commit().map_err(|e| e.to_string())?;
+                    Ok(format!("vid {vid}"))
+                })(),
+                ["begin", s, level] => {
+                    let iso = match *level {
+                        "rc" => Isolation::ReadCommitted,
+                        "rr" => Isolation::RepeatableRead,
+                        _ => Isolation::Serializable,
+                    };
+                    let (tx, srx) = channel::<String>();
+                    let (stx, rx) = channel::<String>();
+                    scope.spawn(move || {
+                        let mut txn = Some(db.begin(iso));
+                        for stmt in srx {
+                            let words: Vec<&str> = stmt.split_whitespace().collect();
+                            let r = statement(db, &mut txn, &words).unwrap_or_else(|e| format!("error: {e}"));
+                            if stx.send(r).is_err() {
+                                break;
+                            }
+                        }
+                    });
+                    sessions.insert(s.to_string(), Session { tx, rx, pending: None });
+                    Ok(format!("{}", iso.name()))
+                }
+                [s, rest @ ..] if s.ends_with(':') => {
+                    let name = s.trim_end_matches(':');
+                    let sess = sessions.get_mut(name).expect("unknown session");
+                    sess.tx.send(rest.join(" ")).unwrap();
+                    match sess.rx.recv_timeout(BLOCKED_AFTER) {
+                        Ok(r) => Ok(r),
+                        Err(_) => {
+                            sess.pending = Some(line.to_string());
+                            Ok("blocked".into())
+                        }
+                    }
+                }
+                other => Err(format!("unknown line {other:?}")),
+            };
+            out.push_str(&format!("{line}\n  -> {}\n", result.unwrap_or_else(|e| format!("error: {e}"))));
+            for (name, sess) in sessions.iter_mut() {
+                if sess.pending.is_some() {
+                    if let Ok(r) = sess.rx.recv_timeout(BLOCKED_AFTER) {
+                        out.push_str(&format!("  {name} unblocked: {} -> {r}\n", sess.pending.take().unwrap()));
+                    }
+                }
+            }
+        }
+        drop(sessions);
+    });
+    out
+}
+
+#[test]
+fn isolation_scripts() {
+    let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/scripts");
+    let mut names: Vec<_> = std::fs::read_dir(&dir)
+        .unwrap()
+        .map(|e| e.unwrap().path())
+        .filter(|p| p.extension().is_some_and(|e| e == "txt"))
+        .collect();
+    names.sort();
+    assert!(names.len() >= 10, "scripts missing from {}", dir.display());
+    let mut failures = Vec::new();
+    for script in names {
+        let got = run_script(&std::fs::read_to_string(&script).unwrap());
+        let golden = script.with_extension("golden");
+        if std::env::var_os("UPDATE_GOLDEN").is_some() {
+            std::fs::write(&golden, &got).unwrap();
+            continue;
+        }
+        let want = std::fs::read_to_string(&golden).unwrap_or_default();
+        if got != want {
+            failures.push(format!("{}:\n--- want\n{want}\n--- got\n{got}", script.display()));
+        }
+    }
+    assert!(failures.is_empty(), "{}", failures.join("\n"));
+}
