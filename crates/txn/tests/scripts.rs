@@ -190,7 +190,7 @@ fn run_script(text: &str) -> String {
                         }
                     });
                     sessions.insert(s.to_string(), Session { tx, rx, pending: None });
-                    Ok(format!("{}", iso.name()))
+                    Ok(iso.name().to_string())
                 }
                 [s, rest @ ..] if s.ends_with(':') => {
                     let name = s.trim_end_matches(':');
@@ -208,10 +208,10 @@ fn run_script(text: &str) -> String {
             };
             out.push_str(&format!("{line}\n  -> {}\n", result.unwrap_or_else(|e| format!("error: {e}"))));
             for (name, sess) in sessions.iter_mut() {
-                if sess.pending.is_some() {
-                    if let Ok(r) = sess.rx.recv_timeout(BLOCKED_AFTER) {
-                        out.push_str(&format!("  {name} unblocked: {} -> {r}\n", sess.pending.take().unwrap()));
-                    }
+                if sess.pending.is_some()
+                    && let Ok(r) = sess.rx.recv_timeout(BLOCKED_AFTER)
+                {
+                    out.push_str(&format!("  {name} unblocked: {} -> {r}\n", sess.pending.take().unwrap()));
                 }
             }
         }
