@@ -4,4 +4,5 @@
 //! so ordinary builds of the engine stay small.
 
 pub mod device_scaling;
+pub mod orderline;
 pub mod output;

@@ -81,6 +81,40 @@ struct ProfileArgs {
 enum BenchCmd {
     /// In-situ 4-byte transfers per second against PEs, beside neoDBMS Table I
     DeviceScaling(ScalingArgs),
+    /// Load TPC-C ORDER_LINE, run update rounds, and SUM(ol_amount) at the newest and the
+    /// oldest snapshot on the device's PEs (NDP) and on the host (block stack)
+    OrderlineSum(OrderlineArgs),
+}
+
+#[derive(Args)]
+struct OrderlineArgs {
+    /// Profile name or path to a .toml file
+    #[arg(long, default_value = "u280-nvm")]
+    profile: String,
+    /// ORDER_LINE tuples to load (TPC-C population rules)
+    #[arg(long, default_value_t = 100_000)]
+    rows: u64,
+    /// Update rounds: each gives every tuple one more version
+    #[arg(long, default_value_t = 4)]
+    rounds: u32,
+    /// PEs for the NDP side
+    #[arg(long, default_value_t = 16)]
+    pes: u32,
+    /// Host worker threads for the block stack
+    #[arg(long, default_value_t = 2)]
+    workers: usize,
+    /// `virtual` or `real`
+    #[arg(long, default_value = "virtual")]
+    clock: ClockKind,
+    /// Seed of the tuple and update generators
+    #[arg(long, default_value_t = 1)]
+    seed: u64,
+    /// Print JSON lines on stdout (the table goes to stderr)
+    #[arg(long)]
+    json: bool,
+    /// Directory under which the run's results directory is made
+    #[arg(long, default_value = "results")]
+    out: PathBuf,
 }
 
 #[derive(Args)]
@@ -172,6 +206,7 @@ fn run(cli: Cli) -> Result<()> {
         },
         Cmd::Profile(a) => profile_cmd(a),
         Cmd::Bench { command: BenchCmd::DeviceScaling(a) } => scaling_cmd(a),
+        Cmd::Bench { command: BenchCmd::OrderlineSum(a) } => orderline_cmd(a),
         Cmd::Device { command: DeviceCmd::Create(a) } => {
             let profile = Profile::load(&a.profile)?;
             let capacity =
@@ -324,4 +359,46 @@ pub(crate) fn write_scaling(rows: &[device_scaling::Row], table: &str, out: &Pat
         eprintln!("no plot: {e:#}");
     }
     Ok(dir.path)
+}
+
+fn orderline_cmd(a: OrderlineArgs) -> Result<()> {
+    use ndpdb_bench::orderline;
+    let cfg = orderline::Config {
+        profile: Profile::load(&a.profile)?,
+        clock: a.clock,
+        rows: a.rows,
+        rounds: a.rounds,
+        pes: a.pes,
+        workers: a.workers,
+        seed: a.seed,
+    };
+    let dir = scratch()?;
+    let bar = indicatif::ProgressBar::new(a.rows);
+    bar.set_style(
+        indicatif::ProgressStyle::with_template("{msg:>16} [{bar:30}] {pos}/{len} tuples ({per_sec})")
+            .expect("template"),
+    );
+    let rows = orderline::run(&cfg, dir.path(), |phase, n, total| {
+        bar.set_length(total);
+        if bar.message() != phase {
+            bar.set_message(phase.to_string());
+            bar.reset();
+        }
+        bar.set_position(n);
+    })?;
+    bar.finish_and_clear();
+    let table = orderline::table(&rows);
+    if a.json {
+        for r in &rows {
+            println!("{}", serde_json::to_string(r)?);
+        }
+        eprint!("{table}");
+    } else {
+        print!("{table}");
+    }
+    let out = output::ResultsDir::create(&a.out, "orderline-sum")?;
+    out.write_jsonl("results.jsonl", &rows)?;
+    out.write_text("table.txt", &table)?;
+    eprintln!("results: {}", out.path.display());
+    Ok(())
 }

@@ -153,3 +153,23 @@ fn bad_arguments_are_refused() {
     assert_eq!(out.status.code(), Some(2), "clap rejects bad values with usage");
     assert!(String::from_utf8_lossy(&out.stderr).contains("real"));
 }
+
+#[test]
+fn orderline_sum_agrees_and_moves_little_to_the_host() {
+    let dir = tempfile::tempdir().unwrap();
+    let out = ndpdb(
+        &["bench", "orderline-sum", "--rows", "3000", "--rounds", "2", "--profile", "u280-nvm", "--pes", "4", "--json"],
+        dir.path(),
+    );
+    let rows: Vec<serde_json::Value> = ok(&out).lines().map(|l| serde_json::from_str(l).unwrap()).collect();
+    assert_eq!(rows.len(), 4);
+    for snap in ["newest", "oldest"] {
+        let pick = |engine: &str| rows.iter().find(|r| r["snapshot"] == snap && r["engine"] == engine).unwrap().clone();
+        let (ndp, host) = (pick("ndpdb-ndp"), pick("ndpdb-host"));
+        assert_eq!(ndp["result"], host["result"]);
+        assert!(ndp["link_bytes_to_host"].as_u64().unwrap() * 1000 <= host["link_bytes_to_host"].as_u64().unwrap());
+        assert_eq!(ndp["chain_bytes_per_visited_version"].as_f64().unwrap(), 24.0, "{ndp}");
+        let visited = ndp["versions_visited"].as_u64().unwrap();
+        assert_eq!(visited, if snap == "newest" { 3000 } else { 9000 });
+    }
+}

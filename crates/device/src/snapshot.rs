@@ -22,7 +22,7 @@
 //! pages and keeps the last one it read.
 //!
 //! Ranges: 0 call block, 1 layout descriptor, 2 delta-buffer pages (in the
-//! call's order), 3 output: 64-byte partial aggregates per PE, or for a rows
+//! call's order), 3 output: 72-byte partial aggregates per PE, or for a rows
 //! call an equal share per PE holding `u64 bytes_used, u64 rows`, then rows
 //! of `u64 vid` and per projected column `0` (NULL), `1 i64` or `2 u16 len bytes`.
 
@@ -48,6 +48,11 @@ struct Scan<'c, 'a> {
     l2p_cache: Vec<(u64, u64)>,
     /// Flash: the last page read, by ppn.
     page_cache: Option<(u64, Vec<u8>)>,
+    /// Medium bytes read for anything but chain steps: VID-map and L2P
+    /// entries, column values and null bitmaps.
+    extra_bytes: u64,
+    /// Versions visited in shipped delta-buffer pages.
+    dram_visits: u64,
 }
 
 pub(crate) fn run(ctx: &mut PeCtx<'_>) -> Result<(), DeviceError> {
@@ -73,6 +78,8 @@ pub(crate) fn run(ctx: &mut PeCtx<'_>) -> Result<(), DeviceError> {
         delta_index,
         l2p_cache: vec![(u64::MAX, 0); L2P_CACHE],
         page_cache: None,
+        extra_bytes: 0,
+        dram_visits: 0,
         ctx,
     };
     scan.check_columns()?;
@@ -93,6 +100,8 @@ pub(crate) fn run(ctx: &mut PeCtx<'_>) -> Result<(), DeviceError> {
                     part.add_row(v);
                 }
             }
+            part.extra_bytes = scan.extra_bytes;
+            part.dram_visits = scan.dram_visits;
             scan.ctx.range_write(3, pe * PARTIAL_BYTES as u64, &part.encode())
         }
         Operation::Rows { projection } => scan.rows(first, end, &projection),
@@ -122,6 +131,16 @@ impl Scan<'_, '_> {
             }
         }
         Ok(())
+    }
+
+    /// Medium bytes a read of `len` bytes at page offset `off` costs: whole
+    /// transfers on NVM; on flash the bytes themselves (pages are cached).
+    fn medium_bytes(&self, off: u64, len: u64) -> u64 {
+        if self.flash {
+            return len;
+        }
+        let t = self.ctx.transfer_bytes();
+        ((off + len).div_ceil(t) - off / t) * t
     }
 
     /// Reads `buf.len()` bytes of logical page `lpn` at `offset`.
@@ -171,7 +190,9 @@ impl Scan<'_, '_> {
         let map_ppn =
             *self.call.l2p_pages.get(idx).ok_or_else(|| self.fail(format!("logical page {lpn} is not mapped")))?;
         let mut b = [0u8; 8];
-        self.read_physical(map_ppn, PAGE_HEADER_BYTES as u64 + 8 * (lpn % self.per_page), &mut b)?;
+        let at = PAGE_HEADER_BYTES as u64 + 8 * (lpn % self.per_page);
+        self.extra_bytes += self.medium_bytes(at, 8);
+        self.read_physical(map_ppn, at, &mut b)?;
         let ppn = u64::from_le_bytes(b);
         if ppn.checked_mul(self.page).is_none_or(|a| a >= self.ctx.capacity_bytes()) {
             return Err(self.fail(format!("logical page {lpn} maps to {ppn}, outside the medium")));
@@ -186,7 +207,9 @@ impl Scan<'_, '_> {
         }
         let idx = (vid / self.per_page) as usize;
         let lpn = *self.call.vid_pages.get(idx).ok_or_else(|| self.fail(format!("VID {vid} has no VID map page")))?;
-        Ok(RecordId(self.read_u64(lpn, PAGE_HEADER_BYTES as u64 + 8 * (vid % self.per_page))?))
+        let at = PAGE_HEADER_BYTES as u64 + 8 * (vid % self.per_page);
+        self.extra_bytes += self.medium_bytes(at, 8);
+        Ok(RecordId(self.read_u64(lpn, at)?))
     }
 
     /// Walks the chain of `vid` to the version the snapshot sees; returns
@@ -198,6 +221,9 @@ impl Scan<'_, '_> {
         while !rid.is_none() {
             *visited += 1;
             steps += 1;
+            if self.delta_index.binary_search_by_key(&rid.lpn(), |&(l, _)| l).is_ok() {
+                self.dram_visits += 1;
+            }
             if steps > 1 << 32 {
                 return Err(self.fail(format!("VID {vid}: version chain does not end (a cycle?)")));
             }
@@ -230,6 +256,9 @@ impl Scan<'_, '_> {
             return Err(self.fail(format!("record of {len} bytes has no bytes {at}..{}", at + buf.len())));
         }
         let off = u64::from(rec.slot()) + (HEADER_BYTES + at) as u64;
+        if self.delta_index.binary_search_by_key(&rec.lpn(), |&(l, _)| l).is_err() {
+            self.extra_bytes += self.medium_bytes(off, buf.len() as u64);
+        }
         self.read(rec.lpn(), off, buf)
     }
 

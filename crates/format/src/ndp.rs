@@ -271,7 +271,7 @@ impl NdpCall {
     }
 }
 
-/// One PE's partial aggregate (the device writes one per PE).
+/// One PE's partial aggregate (the device writes one per PE), 72 bytes.
 ///
 /// ```text
 /// 0  8 rows      qualifying visible tuples
@@ -280,7 +280,8 @@ impl NdpCall {
 /// 32 8 min       i64 (i64::MAX when values = 0)
 /// 40 8 max       i64 (i64::MIN when values = 0)
 /// 48 8 visited   versions visited (chain steps)
-/// 56 8 reserved
+/// 56 8 extra_bytes medium bytes read for VID-map entries, L2P entries and column values
+/// 64 8 dram_visits versions visited in shipped delta-buffer pages (device DRAM, not the medium)
 /// ```
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct Partial {
@@ -290,13 +291,15 @@ pub struct Partial {
     pub min: i64,
     pub max: i64,
     pub visited: u64,
+    pub extra_bytes: u64,
+    pub dram_visits: u64,
 }
 
-pub const PARTIAL_BYTES: usize = 64;
+pub const PARTIAL_BYTES: usize = 72;
 
 impl Default for Partial {
     fn default() -> Self {
-        Partial { rows: 0, values: 0, sum: 0, min: i64::MAX, max: i64::MIN, visited: 0 }
+        Partial { rows: 0, values: 0, sum: 0, min: i64::MAX, max: i64::MIN, visited: 0, extra_bytes: 0, dram_visits: 0 }
     }
 }
 
@@ -318,6 +321,8 @@ impl Partial {
         self.min = self.min.min(o.min);
         self.max = self.max.max(o.max);
         self.visited += o.visited;
+        self.extra_bytes += o.extra_bytes;
+        self.dram_visits += o.dram_visits;
     }
 
     pub fn encode(&self) -> [u8; PARTIAL_BYTES] {
@@ -328,6 +333,8 @@ impl Partial {
         b[32..40].copy_from_slice(&self.min.to_le_bytes());
         b[40..48].copy_from_slice(&self.max.to_le_bytes());
         b[48..56].copy_from_slice(&self.visited.to_le_bytes());
+        b[56..64].copy_from_slice(&self.extra_bytes.to_le_bytes());
+        b[64..72].copy_from_slice(&self.dram_visits.to_le_bytes());
         b
     }
 
@@ -346,6 +353,8 @@ impl Partial {
             min: u64_at(b, 32) as i64,
             max: u64_at(b, 40) as i64,
             visited: u64_at(b, 48),
+            extra_bytes: u64_at(b, 56),
+            dram_visits: u64_at(b, 64),
         };
         if p.values > p.rows {
             return Err(FormatError::InvalidField {

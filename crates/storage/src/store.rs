@@ -40,11 +40,15 @@ pub struct StoreOptions {
     /// Pages of the host's cache of written heap pages (for point reads by
     /// writers). Scans never use it: the block stack reads every page.
     pub cache_pages: usize,
+    /// Map entries (VID map and L2P map, each) allowed to wait in host
+    /// memory; beyond this, writing the delta buffer also writes the dirty
+    /// map pages, which bounds what an NDP call must ship.
+    pub map_delta_max: usize,
 }
 
 impl Default for StoreOptions {
     fn default() -> Self {
-        StoreOptions { delta_pages: 32, cache_pages: 4096 }
+        StoreOptions { delta_pages: 32, cache_pages: 4096, map_delta_max: 8192 }
     }
 }
 
@@ -306,6 +310,12 @@ impl Store {
         for p in pages {
             self.write_page(heap_object(table.id), p.lpn(), p.sealed())?;
             table.state.lock().heap_pages.push(p.lpn());
+        }
+        if table.state.lock().vid_dirty.len() > self.opts.map_delta_max {
+            self.flush_vid_map(table)?;
+        }
+        if self.maps.lock().l2p_dirty.len() > self.opts.map_delta_max {
+            self.flush_l2p()?;
         }
         Ok(())
     }

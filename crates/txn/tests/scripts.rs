@@ -140,7 +140,8 @@ fn run_script(text: &str) -> String {
         DeviceOptions::with_clock(ClockKind::Virtual),
     )
     .unwrap();
-    let db = Database::new(Store::new(dev, StoreOptions { delta_pages: 2, cache_pages: 16 }).unwrap());
+    let db =
+        Database::new(Store::new(dev, StoreOptions { delta_pages: 2, cache_pages: 16, map_delta_max: 64 }).unwrap());
     let mut out = String::new();
     std::thread::scope(|scope| {
         let mut sessions: BTreeMap<String, Session> = BTreeMap::new();

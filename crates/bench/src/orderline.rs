@@ -1,0 +1,256 @@
+//! TPC-C ORDER_LINE in ndpdb: the schema, loading with the TPC-C population
+//! rules, update rounds, and the in-situ SUM experiment of issue 3: the same
+//! aggregate at the newest and the oldest snapshot, on the device's PEs and
+//! with the host-only block stack, with the counters that show what moved.
+
+use std::path::Path;
+
+use anyhow::{Context, Result, bail};
+use ndpdb_device::{ClockKind, Device, DeviceOptions, Profile};
+use ndpdb_format::ndp::Aggregate;
+use ndpdb_format::schema::{Column, ColumnType, Value};
+use ndpdb_storage::{AggregateResult, Freshness, Store, StoreOptions, Table};
+use ndpdb_txn::{Database, Isolation, ReadMode, Txn};
+use ndpdb_workload::{OrderLine, OrderLineGen, ValueGen};
+use serde::Serialize;
+
+/// Tuples per loading or updating transaction.
+const BATCH: u64 = 10_000;
+/// The column the experiment sums.
+pub const AMOUNT: &str = "ol_amount";
+
+pub fn columns() -> Vec<Column> {
+    vec![
+        Column::new("ol_o_id", ColumnType::Int32, false),
+        Column::new("ol_d_id", ColumnType::Int32, false),
+        Column::new("ol_w_id", ColumnType::Int32, false),
+        Column::new("ol_number", ColumnType::Int32, false),
+        Column::new("ol_i_id", ColumnType::Int32, false),
+        Column::new("ol_supply_w_id", ColumnType::Int32, false),
+        Column::new("ol_delivery_d", ColumnType::Timestamp, true),
+        Column::new("ol_quantity", ColumnType::Int32, false),
+        Column::new("ol_amount", ColumnType::Decimal { precision: 6, scale: 2 }, false),
+        Column::new("ol_dist_info", ColumnType::Text(24), false),
+    ]
+}
+
+pub fn values(o: &OrderLine) -> Vec<Value> {
+    vec![
+        Value::Int(o.ol_o_id.into()),
+        Value::Int(o.ol_d_id.into()),
+        Value::Int(o.ol_w_id.into()),
+        Value::Int(o.ol_number.into()),
+        Value::Int(o.ol_i_id.into()),
+        Value::Int(o.ol_supply_w_id.into()),
+        o.ol_delivery_d.map_or(Value::Null, Value::Int),
+        Value::Int(o.ol_quantity.into()),
+        Value::Int(o.ol_amount),
+        Value::Text(o.ol_dist_info.to_vec()),
+    ]
+}
+
+/// Loads `rows` tuples; `progress` sees the count loaded so far.
+pub fn load(
+    db: &Database,
+    table: &std::sync::Arc<Table>,
+    rows: u64,
+    seed: u64,
+    mut progress: impl FnMut(u64),
+) -> Result<()> {
+    let mut tuples = OrderLineGen::new(seed, 1_700_000_000_000_000).take_rows(rows);
+    let mut done = 0;
+    while done < rows {
+        let mut t = db.begin(Isolation::ReadCommitted);
+        for o in tuples.by_ref().take(BATCH as usize) {
+            t.insert(table, &values(&o))?;
+            done += 1;
+        }
+        t.commit()?;
+        progress(done);
+    }
+    Ok(())
+}
+
+/// One update round: every tuple gets a new `ol_amount`, in VID order.
+pub fn update_round(
+    db: &Database,
+    table: &std::sync::Arc<Table>,
+    seed: u64,
+    mut progress: impl FnMut(u64),
+) -> Result<()> {
+    let amount = table.column_index(AMOUNT).context("no ol_amount")?;
+    let mut vals = ValueGen::new(seed);
+    let n = table.vids();
+    let mut vid = 0;
+    while vid < n {
+        let mut t = db.begin(Isolation::RepeatableRead);
+        for v in vid..(vid + BATCH).min(n) {
+            let Some(mut row) = t.get(table, v)? else { continue };
+            row[amount] = Value::Int(vals.new_amount());
+            t.update(table, v, &row)?;
+        }
+        t.commit()?;
+        vid = (vid + BATCH).min(n);
+        progress(vid);
+    }
+    Ok(())
+}
+
+#[derive(Debug, Clone)]
+pub struct Config {
+    pub profile: Profile,
+    pub clock: ClockKind,
+    pub rows: u64,
+    pub rounds: u32,
+    pub pes: u32,
+    pub workers: usize,
+    pub seed: u64,
+}
+
+#[derive(Debug, Clone, Serialize)]
+pub struct Row {
+    pub experiment: &'static str,
+    pub profile: String,
+    pub clock: &'static str,
+    pub engine: &'static str,
+    pub pes: Option<u32>,
+    pub workers: Option<usize>,
+    pub rows: u64,
+    pub versions_per_tuple: u32,
+    pub snapshot: &'static str,
+    pub op: &'static str,
+    pub result: Option<String>,
+    pub wall_s: f64,
+    pub modelled_s: f64,
+    pub link_bytes_to_host: u64,
+    pub link_bytes_to_device: u64,
+    pub medium_bytes_read: u64,
+    pub medium_reads: u64,
+    pub late_completions: u64,
+    pub versions_visited: u64,
+    /// NVM, NDP only: the device's medium bytes read, less what the program
+    /// reports it read for VID-map and L2P entries and column values, per
+    /// version visited on the medium. The format's slot entry plus header is
+    /// 24 bytes (`docs/format/ndp-call.md`).
+    pub chain_bytes_per_visited_version: Option<f64>,
+}
+
+fn decimal(v: Option<i128>) -> Option<String> {
+    v.map(|v| format!("{}{}.{:02}", if v < 0 { "-" } else { "" }, v.unsigned_abs() / 100, v.unsigned_abs() % 100))
+}
+
+/// Builds the database, runs the updates and measures both snapshots.
+pub fn run(cfg: &Config, dir: &Path, mut progress: impl FnMut(&str, u64, u64)) -> Result<Vec<Row>> {
+    if cfg.profile.pe.count == 0 {
+        bail!("profile `{}` has no processing elements; the NDP side of this experiment needs them", cfg.profile.name);
+    }
+    if cfg.pes == 0 || cfg.pes > cfg.profile.pe.count {
+        bail!("--pes {}: profile `{}` has 1..={} PEs", cfg.pes, cfg.profile.name, cfg.profile.pe.count);
+    }
+    let versions = cfg.rounds + 1;
+    let capacity = (cfg.rows * u64::from(versions) * 140 + (64 << 20)).div_ceil(1 << 20) << 20;
+    let dev = Device::create(dir, cfg.profile.clone(), Some(capacity), DeviceOptions::with_clock(cfg.clock))?;
+    let db = Database::new(Store::new(dev, StoreOptions::default())?);
+    let table = db.create_table("order_line", columns())?;
+    load(&db, &table, cfg.rows, cfg.seed, |n| progress("load", n, cfg.rows))?;
+    let mut oldest = db.begin(Isolation::RepeatableRead);
+    oldest.statement_snapshot()?;
+    for r in 0..cfg.rounds {
+        update_round(&db, &table, cfg.seed + 1 + u64::from(r), |n| {
+            progress(&format!("update round {}", r + 1), n, cfg.rows)
+        })?;
+    }
+    let mut newest = db.begin(Isolation::RepeatableRead);
+    newest.statement_snapshot()?;
+    let column = table.column_index(AMOUNT).context("no ol_amount")? as u16;
+    let mut out = Vec::new();
+    for (name, txn) in [("newest", &mut newest), ("oldest", &mut oldest)] {
+        let ndp = measure(txn, &table, column, ReadMode::Ndp { pes: cfg.pes, freshness: Freshness::Ship })?;
+        let host = measure(txn, &table, column, ReadMode::Host { workers: cfg.workers })?;
+        if ndp.value != host.value {
+            bail!("{name} snapshot: NDP SUM = {:?} but host SUM = {:?}; the engines disagree", ndp.value, host.value);
+        }
+        for (engine, r) in [("ndpdb-ndp", &ndp), ("ndpdb-host", &host)] {
+            let is_ndp = engine == "ndpdb-ndp";
+            let chain = (is_ndp
+                && cfg.profile.kind() == ndpdb_device::profile::MediumKind::Nvm
+                && r.partial.visited > 0)
+                .then(|| {
+                    let c = &r.stats.counters;
+                    let on_medium = r.partial.visited - r.partial.dram_visits;
+                    (c.medium_bytes_read - r.partial.extra_bytes) as f64 / on_medium as f64
+                });
+            out.push(Row {
+                experiment: "orderline-sum",
+                profile: cfg.profile.name.clone(),
+                clock: cfg.clock.name(),
+                engine,
+                pes: is_ndp.then_some(cfg.pes),
+                workers: (!is_ndp).then_some(cfg.workers),
+                rows: cfg.rows,
+                versions_per_tuple: versions,
+                snapshot: name,
+                op: "sum(ol_amount)",
+                result: decimal(r.value),
+                wall_s: r.stats.wall_s,
+                modelled_s: r.stats.modelled_s,
+                link_bytes_to_host: r.stats.counters.link_bytes_to_host,
+                link_bytes_to_device: r.stats.counters.link_bytes_to_device,
+                medium_bytes_read: r.stats.counters.medium_bytes_read,
+                medium_reads: r.stats.counters.medium_reads,
+                late_completions: r.stats.counters.late_completions,
+                versions_visited: r.partial.visited,
+                chain_bytes_per_visited_version: chain,
+            });
+        }
+    }
+    oldest.commit()?;
+    newest.commit()?;
+    Ok(out)
+}
+
+fn measure(txn: &mut Txn<'_>, table: &std::sync::Arc<Table>, column: u16, mode: ReadMode) -> Result<AggregateResult> {
+    Ok(txn.aggregate(table, Aggregate::Sum, column, None, mode)?)
+}
+
+pub fn table(rows: &[Row]) -> String {
+    let body: Vec<Vec<String>> = rows
+        .iter()
+        .map(|r| {
+            vec![
+                r.snapshot.to_string(),
+                r.engine.to_string(),
+                r.pes.map(|p| p.to_string()).or(r.workers.map(|w| format!("{w}w"))).unwrap_or_default(),
+                r.result.clone().unwrap_or("null".into()),
+                format!("{:.4}", r.modelled_s),
+                format!("{:.4}", r.wall_s),
+                r.link_bytes_to_host.to_string(),
+                r.medium_bytes_read.to_string(),
+                r.versions_visited.to_string(),
+                r.chain_bytes_per_visited_version.map(|b| format!("{b:.2}")).unwrap_or("-".into()),
+            ]
+        })
+        .collect();
+    let head = match rows.first() {
+        Some(r) => format!(
+            "SUM(ol_amount) over {} ORDER_LINE tuples x {} versions, profile {}, {} clock\n",
+            r.rows, r.versions_per_tuple, r.profile, r.clock
+        ),
+        None => String::new(),
+    };
+    head + &crate::output::table(
+        &[
+            "snapshot",
+            "engine",
+            "PEs/workers",
+            "result",
+            "modelled s",
+            "wall s",
+            "link B to host",
+            "medium B read",
+            "versions",
+            "chain B/version",
+        ],
+        &body,
+    )
+}
