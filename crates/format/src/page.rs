@@ -202,6 +202,15 @@ pub fn decode_slot(raw: u32, free_end: u16, page_bytes: usize) -> Result<(usize,
     Ok((off, len))
 }
 
+/// Sets the predecessor of record `slot` of a heap page (garbage collection
+/// cuts chains this way). The caller reseals a page that goes to the device.
+pub fn set_prev(page: &mut [u8], slot: u16, prev: RecordId) -> Result<(), FormatError> {
+    let h = PageHeader::decode(page)?;
+    let (off, _) = slot_entry(page, &h, slot)?;
+    page[off + 8..off + 16].copy_from_slice(&prev.0.to_le_bytes());
+    Ok(())
+}
+
 /// A heap page being filled (the delta buffer's pages).
 #[derive(Debug, Clone)]
 pub struct HeapPage {
@@ -238,6 +247,10 @@ impl HeapPage {
         self.header.free_end = off as u16;
         self.header.write(&mut self.bytes);
         Some(slot)
+    }
+
+    pub fn set_prev(&mut self, slot: u16, prev: RecordId) -> Result<(), FormatError> {
+        set_prev(&mut self.bytes, slot, prev)
     }
 
     pub fn record(&self, slot: u16) -> Option<&[u8]> {

@@ -34,8 +34,10 @@
 //! The storage manager does not know transactions: it stores versions and
 //! heads that the transaction layer (`ndpdb-txn`) decides on.
 
+mod gc;
 mod scan;
 mod store;
 
+pub use gc::GcStats;
 pub use scan::{AggregateResult, Freshness, RowsResult, ScanStats};
 pub use store::{Head, Store, StoreError, StoreOptions, Table, TableId};

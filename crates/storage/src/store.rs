@@ -262,6 +262,23 @@ impl Store {
         Ok(ppn)
     }
 
+    /// Writes a new version of logical page `lpn` and remaps it; the old
+    /// physical page is given up (not reused yet).
+    pub(crate) fn replace_page(&self, object: u64, lpn: u64, bytes: Vec<u8>) -> Result<()> {
+        self.write_page(object, lpn, bytes)?;
+        self.cache.lock().remove(&lpn);
+        Ok(())
+    }
+
+    /// Forgets a logical page that holds nothing reachable.
+    pub(crate) fn unmap(&self, lpn: u64) {
+        let mut m = self.maps.lock();
+        m.l2p[lpn as usize] = u64::MAX;
+        m.l2p_dirty.insert(lpn);
+        drop(m);
+        self.cache.lock().remove(&lpn);
+    }
+
     /// A new tuple with no versions yet; returns its VID.
     pub fn new_vid(&self, table: &Table) -> u64 {
         let mut s = table.state.lock();

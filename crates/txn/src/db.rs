@@ -77,6 +77,9 @@ struct Ssi {
 struct Manager {
     next_id: u64,
     active: BTreeSet<u64>,
+    /// Per active transaction, the smallest id it may not see: the oldest
+    /// transaction active when it began (or itself).
+    xmin: HashMap<u64, u64>,
     locks: HashMap<Key, u64>,
     waits_for: HashMap<u64, u64>,
     /// Serializable transactions, active ones and committed ones that
@@ -170,11 +173,35 @@ impl Database {
         let mut m = self.mgr.lock();
         let id = m.next_id;
         m.next_id += 1;
+        let xmin = m.active.iter().next().copied().unwrap_or(id).min(id);
         m.active.insert(id);
+        m.xmin.insert(id, xmin);
         if isolation == Isolation::Serializable {
             m.ssi.insert(id, Ssi::default());
         }
         Txn { db: self, id, isolation, snapshot: None, undo: Vec::new(), ended: false }
+    }
+
+    /// Versions created by transactions below this id are visible to every
+    /// open and future snapshot.
+    pub fn gc_horizon(&self) -> u64 {
+        let m = self.mgr.lock();
+        m.xmin.values().copied().min().unwrap_or(m.next_id)
+    }
+
+    /// Removes versions no open snapshot can see, in every table.
+    pub fn gc(&self) -> Result<ndpdb_storage::GcStats> {
+        let horizon = self.gc_horizon();
+        let mut total = ndpdb_storage::GcStats::default();
+        for t in self.store.tables() {
+            let s = self.store.gc(&t, horizon)?;
+            total.chains_cut += s.chains_cut;
+            total.tuples_removed += s.tuples_removed;
+            total.pages_rewritten += s.pages_rewritten;
+            total.pages_unmapped += s.pages_unmapped;
+            total.versions_removed += s.versions_removed;
+        }
+        Ok(total)
     }
 
     /// Transactions in progress (for tests and diagnostics).
@@ -460,6 +487,7 @@ impl Txn<'_> {
         let seq = m.next_id;
         m.next_id += 1;
         m.active.remove(&self.id);
+        m.xmin.remove(&self.id);
         m.locks.retain(|_, h| *h != self.id);
         if let Some(s) = m.ssi.get_mut(&self.id) {
             s.committed = Some(seq);
@@ -486,6 +514,7 @@ impl Txn<'_> {
         }
         let mut m = self.db.mgr.lock();
         m.active.remove(&self.id);
+        m.xmin.remove(&self.id);
         m.locks.retain(|_, h| *h != self.id);
         m.waits_for.remove(&self.id);
         m.forget(self.id);

@@ -36,7 +36,10 @@
 //!   table-level marks of scans make this more conservative than
 //!   PostgreSQL's predicate locks on index ranges.
 //!
-//! Not built yet: garbage collection of versions no snapshot can see.
+//! - **Garbage collection** ([`Database::gc`]) removes versions no open or
+//!   future snapshot can see: the horizon is the oldest transaction that was
+//!   active when any open transaction began; `ndpdb-storage` cuts each chain
+//!   below its first version older than the horizon.
 
 mod db;
 

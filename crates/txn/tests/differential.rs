@@ -9,6 +9,7 @@ use std::sync::atomic::{AtomicU64, Ordering};
 static CHECKS: AtomicU64 = AtomicU64::new(0);
 static ROWS_SEEN: AtomicU64 = AtomicU64::new(0);
 static NDP_CHECKS: AtomicU64 = AtomicU64::new(0);
+static GC_REMOVED: AtomicU64 = AtomicU64::new(0);
 
 use ndpdb_device::{ClockKind, Device, DeviceOptions, Profile};
 use ndpdb_format::ndp::{Aggregate, CmpOp, Partial, Predicate};
@@ -64,6 +65,7 @@ enum Op {
     Commit(usize),
     Abort(usize),
     Check(usize, u8, u8, i64),
+    Gc,
 }
 
 fn op() -> impl Strategy<Value = Op> {
@@ -75,6 +77,7 @@ fn op() -> impl Strategy<Value = Op> {
         2 => any::<usize>().prop_map(Op::Commit),
         1 => any::<usize>().prop_map(Op::Abort),
         2 => (any::<usize>(), any::<u8>(), any::<u8>(), -500i64..500).prop_map(|(t, f, c, p)| Op::Check(t, f, c, p)),
+        1 => Just(Op::Gc),
     ]
 }
 
@@ -269,6 +272,10 @@ fn run(profile: &str, initial: usize, ops: &[Op]) -> Result<(), TestCaseError> {
                     prop_assert_eq!(got.as_ref(), Some(r));
                 }
             }
+            Op::Gc => {
+                let s = db.gc().unwrap();
+                GC_REMOVED.fetch_add(s.versions_removed, Ordering::Relaxed);
+            }
             _ => {}
         }
     }
@@ -318,6 +325,8 @@ fn ndp_host_and_model_agree_on_every_profile() {
     // The runs must have compared something.
     let (checks, rows, ndp) =
         (CHECKS.load(Ordering::Relaxed), ROWS_SEEN.load(Ordering::Relaxed), NDP_CHECKS.load(Ordering::Relaxed));
-    eprintln!("{checks} checks ({ndp} on the device) over {rows} visible rows");
+    let gc = GC_REMOVED.load(Ordering::Relaxed);
+    eprintln!("{checks} checks ({ndp} on the device) over {rows} visible rows; GC removed {gc} versions");
+    assert!(gc > 0, "garbage collection never removed anything");
     assert!(checks > 50 && ndp > 20 && rows > 5000, "too little was compared: {checks} checks, {ndp} NDP, {rows} rows");
 }

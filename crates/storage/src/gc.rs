@@ -1,0 +1,123 @@
+//! Garbage collection: removing versions that no snapshot can see.
+//!
+//! Given a horizon `h` such that every version created by a transaction with
+//! id < h is visible to every open and future snapshot (the transaction
+//! layer computes it), the first version `V` of a chain with
+//! `create_ts < h` is the oldest any snapshot will ever reach: every walk
+//! stops at `V` or before. So GC
+//!
+//! 1. cuts each chain below `V` (sets `V.prev` to NONE),
+//! 2. removes tuples whose `V` is a head tombstone (head := NONE), and
+//! 3. unmaps heap pages that no longer hold a reachable version.
+//!
+//! Records are immutable once written, so a cut rewrites the page holding
+//! `V`: the page is read, patched, resealed and written to a new physical
+//! page, and the L2P map points the same logical page at it. RecordIds keep
+//! naming the same records, so no chain a snapshot still walks is broken.
+//! Physical pages given up this way are not reused yet (the allocator only
+//! appends); GC shortens chains and frees logical pages.
+
+use std::collections::{BTreeMap, HashSet};
+
+use ndpdb_format::page::{self, RecordId};
+
+use crate::store::{Head, Store, StoreError, Table, heap_object};
+
+/// What one collection did.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct GcStats {
+    pub chains_cut: u64,
+    pub tuples_removed: u64,
+    pub pages_rewritten: u64,
+    pub pages_unmapped: u64,
+    /// Versions that became unreachable.
+    pub versions_removed: u64,
+}
+
+impl Store {
+    /// Collects `table` below `horizon` (see the module docs).
+    pub fn gc(&self, table: &Table, horizon: u64) -> Result<GcStats, StoreError> {
+        let heads: Vec<Head> = table.state.lock().heads.clone();
+        let mut stats = GcStats::default();
+        let mut cuts: BTreeMap<u64, Vec<u16>> = BTreeMap::new();
+        let mut reachable: HashSet<u64> = HashSet::new();
+        let mut dead: Vec<(u64, Head)> = Vec::new();
+        for (vid, head) in heads.iter().enumerate() {
+            let mut rid = head.rid;
+            let mut on_chain = Vec::new();
+            while !rid.is_none() {
+                let (h, _) = self.read_version(table, rid)?;
+                on_chain.push(rid.lpn());
+                if h.create_ts < horizon {
+                    if h.tombstone && rid == head.rid {
+                        dead.push((vid as u64, *head));
+                        on_chain.clear();
+                    } else if !h.prev.is_none() {
+                        cuts.entry(rid.lpn()).or_default().push(rid.slot());
+                    }
+                    stats.versions_removed += self.chain_len(table, h.prev)? + u64::from(on_chain.is_empty());
+                    break;
+                }
+                rid = h.prev;
+            }
+            reachable.extend(on_chain);
+        }
+        {
+            let mut s = table.state.lock();
+            for (vid, was) in &dead {
+                // A writer may have come since; then the tuple lives on.
+                if s.heads[*vid as usize] == *was {
+                    s.heads[*vid as usize] = Head::NONE;
+                    s.vid_dirty.insert(*vid);
+                    stats.tuples_removed += 1;
+                } else {
+                    reachable.insert(was.rid.lpn());
+                }
+            }
+        }
+        stats.chains_cut = cuts.values().map(|v| v.len() as u64).sum();
+        for (lpn, slots) in cuts {
+            if self.cut_in_delta(table, lpn, &slots)? {
+                continue;
+            }
+            let mut bytes = self.read_page(lpn, &mut self.qp.lock())?;
+            for &slot in &slots {
+                page::set_prev(&mut bytes, slot, RecordId::NONE)
+                    .map_err(|e| StoreError::Corrupt(format!("page {lpn}: {e}")))?;
+            }
+            page::seal(&mut bytes);
+            self.replace_page(heap_object(table.id), lpn, bytes)?;
+            stats.pages_rewritten += 1;
+        }
+        let unreachable: Vec<u64> = {
+            let mut s = table.state.lock();
+            let (keep, drop): (Vec<u64>, Vec<u64>) = s.heap_pages.iter().partition(|l| reachable.contains(l));
+            s.heap_pages = keep;
+            drop
+        };
+        for lpn in unreachable {
+            self.unmap(lpn);
+            stats.pages_unmapped += 1;
+        }
+        Ok(stats)
+    }
+
+    fn chain_len(&self, table: &Table, mut rid: RecordId) -> Result<u64, StoreError> {
+        let mut n = 0;
+        while !rid.is_none() {
+            n += 1;
+            rid = self.read_version(table, rid)?.0.prev;
+        }
+        Ok(n)
+    }
+
+    /// Cuts chains in a delta-buffer page; false if the page was written.
+    fn cut_in_delta(&self, table: &Table, lpn: u64, slots: &[u16]) -> Result<bool, StoreError> {
+        let mut s = table.state.lock();
+        let Some(p) = s.delta.iter_mut().find(|p| p.lpn() == lpn) else { return Ok(false) };
+        for &slot in slots {
+            p.set_prev(slot, RecordId::NONE).map_err(|e| StoreError::Corrupt(format!("delta page {lpn}: {e}")))?;
+        }
+        Ok(true)
+    }
+}
