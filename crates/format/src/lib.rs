@@ -11,6 +11,7 @@
 //! input (each has a property test that feeds it garbage).
 
 pub mod image;
+pub mod meta;
 pub mod ndp;
 pub mod page;
 pub mod record;

@@ -34,10 +34,12 @@
 //! The storage manager does not know transactions: it stores versions and
 //! heads that the transaction layer (`ndpdb-txn`) decides on.
 
+mod checkpoint;
 mod gc;
 mod scan;
 mod store;
 
+pub use checkpoint::TxnMeta;
 pub use gc::GcStats;
 pub use scan::{AggregateResult, Freshness, RowsResult, ScanStats};
-pub use store::{Head, Store, StoreError, StoreOptions, Table, TableId};
+pub use store::{Head, ROOT_PPN, Store, StoreError, StoreOptions, Table, TableId};

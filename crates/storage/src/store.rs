@@ -4,7 +4,7 @@
 use std::collections::{BTreeSet, HashMap};
 use std::sync::Arc;
 
-use ndpdb_device::{Command, Device, DeviceError, QueuePair, RangeId, Reply};
+use ndpdb_device::{Command, Device, DeviceError, QueuePair, RangeId};
 use ndpdb_format::FormatError;
 use ndpdb_format::page::{self, HeapPage, PageKind, RecordId, map_entries_per_page};
 use ndpdb_format::record::{HEADER_BYTES, VersionHeader};
@@ -111,10 +111,10 @@ pub(crate) struct Maps {
 
 /// Append-only physical allocation in per-object regions.
 pub(crate) struct Allocator {
-    next_region: u64,
-    region_pages: u64,
-    total_pages: u64,
-    cursors: HashMap<u64, (u64, u64)>,
+    pub next_region: u64,
+    pub region_pages: u64,
+    pub total_pages: u64,
+    pub cursors: HashMap<u64, (u64, u64)>,
 }
 
 /// Objects that own regions: tables' heaps and VID maps, and the L2P map.
@@ -125,9 +125,14 @@ pub(crate) fn vid_object(t: TableId) -> u64 {
     u64::from(t) << 1 | 1
 }
 pub(crate) const L2P_OBJECT: u64 = u64::MAX;
+pub(crate) const META_OBJECT: u64 = u64::MAX - 1;
+
+/// Physical page of the root page (`ndpdb_format::meta::Root`); the rest of
+/// the first region stays unused so that regions keep their alignment.
+pub const ROOT_PPN: u64 = 0;
 
 impl Allocator {
-    fn allocate(&mut self, object: u64) -> Result<u64> {
+    pub(crate) fn allocate(&mut self, object: u64) -> Result<u64> {
         let (next, end) = self.cursors.get(&object).copied().unwrap_or((0, 0));
         if next < end {
             self.cursors.insert(object, (next + 1, end));
@@ -150,7 +155,9 @@ pub struct Store {
     pub(crate) page_bytes: usize,
     pub(crate) per_page: usize,
     pub(crate) maps: Mutex<Maps>,
-    tables: Mutex<Vec<Arc<Table>>>,
+    pub(crate) tables: Mutex<Vec<Arc<Table>>>,
+    /// Checkpoints written to this image so far.
+    pub(crate) generation: Mutex<u64>,
     cache: Mutex<HashMap<u64, Arc<Vec<u8>>>>,
     opts: StoreOptions,
     /// Program slot holding `ndp.snapshot`.
@@ -175,12 +182,16 @@ impl Store {
             l2p_pages: Vec::new(),
             next_lpn: 0,
             alloc: Allocator {
-                next_region: 0,
+                // Region 0 holds the root page.
+                next_region: region_pages,
                 region_pages,
                 total_pages: info.capacity_bytes / page_bytes as u64,
                 cursors: HashMap::new(),
             },
         };
+        if region_pages >= maps.alloc.total_pages {
+            return Err(StoreError::DeviceFull { pages: maps.alloc.total_pages });
+        }
         Ok(Store {
             dev,
             qp: Mutex::new(qp),
@@ -188,6 +199,7 @@ impl Store {
             per_page: map_entries_per_page(page_bytes),
             maps: Mutex::new(maps),
             tables: Mutex::new(Vec::new()),
+            generation: Mutex::new(0),
             cache: Mutex::new(HashMap::new()),
             opts,
             snapshot_slot,
@@ -208,13 +220,7 @@ impl Store {
         if tables.iter().any(|t| t.name == name) {
             return Err(StoreError::InvalidInput(format!("table {name} already exists")));
         }
-        let desc = LayoutDescriptor::encode(&layout);
-        let mut qp = self.qp.lock();
-        let layout_range = match qp.call(Command::MemoryRangeCreate { bytes: desc.len() as u64 })? {
-            Reply::Range(r) => r,
-            other => return Err(StoreError::Corrupt(format!("device replied {other:?} to memory_range_create"))),
-        };
-        qp.call(Command::MemoryWrite { range: layout_range, offset: 0, data: desc })?;
+        let layout_range = self.layout_range(&LayoutDescriptor::encode(&layout))?;
         let table = Arc::new(Table {
             id: tables.len() as TableId + 1,
             name: name.to_owned(),

@@ -7,7 +7,7 @@ use ndpdb_format::ndp::{Aggregate, Predicate, Snapshot};
 use ndpdb_format::page::RecordId;
 use ndpdb_format::record::VersionHeader;
 use ndpdb_format::schema::{Column, Value};
-use ndpdb_storage::{AggregateResult, Freshness, Head, RowsResult, Store, StoreError, Table, TableId};
+use ndpdb_storage::{AggregateResult, Freshness, Head, RowsResult, Store, StoreError, Table, TableId, TxnMeta};
 use parking_lot::{Condvar, Mutex};
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
@@ -85,6 +85,8 @@ struct Manager {
     /// Serializable transactions, active ones and committed ones that
     /// overlapped a still active one.
     ssi: HashMap<u64, Ssi>,
+    /// Pinned snapshots, kept across restarts: id -> xmax.
+    pinned: std::collections::BTreeMap<u64, u64>,
 }
 
 impl Manager {
@@ -153,8 +155,73 @@ pub struct Database {
 }
 
 impl Database {
+    /// A database on a new store.
     pub fn new(store: Store) -> Database {
-        Database { store, mgr: Mutex::new(Manager { next_id: 1, ..Manager::default() }), released: Condvar::new() }
+        Database::open(store, TxnMeta { next_txn: 1, snapshots: vec![] })
+    }
+
+    /// A database on a reopened store (`Store::open`).
+    pub fn open(store: Store, meta: TxnMeta) -> Database {
+        let mgr = Manager {
+            next_id: meta.next_txn.max(1),
+            pinned: meta.snapshots.into_iter().collect(),
+            ..Manager::default()
+        };
+        Database { store, mgr: Mutex::new(mgr), released: Condvar::new() }
+    }
+
+    /// Writes a checkpoint; no transaction may be open.
+    pub fn checkpoint(&self) -> Result<()> {
+        let m = self.mgr.lock();
+        if !m.active.is_empty() {
+            return Err(TxnError::InvalidInput(format!(
+                "{} transactions are still open; end them before a checkpoint",
+                m.active.len()
+            )));
+        }
+        let meta = TxnMeta { next_txn: m.next_id, snapshots: m.pinned.iter().map(|(&i, &x)| (i, x)).collect() };
+        drop(m);
+        Ok(self.store.checkpoint(&meta)?)
+    }
+
+    /// Pins the current snapshot under an id that later runs can read at
+    /// (`begin_at`); GC keeps what it sees until it is dropped. No
+    /// transaction may be open (a pinned snapshot has no in-progress set).
+    pub fn pin_snapshot(&self) -> Result<u64> {
+        let mut m = self.mgr.lock();
+        if !m.active.is_empty() {
+            return Err(TxnError::InvalidInput("pin a snapshot while no transaction is open".into()));
+        }
+        let id = m.pinned.keys().next_back().map_or(1, |k| k + 1);
+        let xmax = m.next_id;
+        m.pinned.insert(id, xmax);
+        Ok(id)
+    }
+
+    pub fn pinned_snapshots(&self) -> Vec<(u64, u64)> {
+        self.mgr.lock().pinned.iter().map(|(&i, &x)| (i, x)).collect()
+    }
+
+    pub fn drop_snapshot(&self, id: u64) -> Result<()> {
+        self.mgr
+            .lock()
+            .pinned
+            .remove(&id)
+            .map(|_| ())
+            .ok_or_else(|| TxnError::InvalidInput(format!("no pinned snapshot {id}")))
+    }
+
+    /// A repeatable-read transaction that reads at pinned snapshot `id`.
+    pub fn begin_at(&self, id: u64) -> Result<Txn<'_>> {
+        let xmax = *self
+            .mgr
+            .lock()
+            .pinned
+            .get(&id)
+            .ok_or_else(|| TxnError::InvalidInput(format!("no pinned snapshot {id}")))?;
+        let mut t = self.begin(Isolation::RepeatableRead);
+        t.snapshot = Some(Snapshot { xmax, active: vec![], own: t.id });
+        Ok(t)
     }
 
     pub fn store(&self) -> &Store {
@@ -186,7 +253,7 @@ impl Database {
     /// open and future snapshot.
     pub fn gc_horizon(&self) -> u64 {
         let m = self.mgr.lock();
-        m.xmin.values().copied().min().unwrap_or(m.next_id)
+        m.xmin.values().chain(m.pinned.values()).copied().min().unwrap_or(m.next_id).min(m.next_id)
     }
 
     /// Removes versions no open snapshot can see, in every table.

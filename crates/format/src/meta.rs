@@ -1,0 +1,377 @@
+//! The checkpoint: what the host needs to reopen a database, written on a
+//! clean close. (Crash recovery comes with the write-ahead log.)
+//!
+//! Physical page 0 is the **root page**; it never moves:
+//!
+//! ```text
+//! offset size field
+//!      0    4 magic          b"NDPR"
+//!      4    4 version        u32 LE, 1
+//!      8    8 blob_bytes     u64 LE: length of the checkpoint blob
+//!     16    4 blob_crc       CRC-32 of the blob
+//!     20    4 index_pages    u32 LE: pages listing the blob's pages
+//!     24    8 generation     u64 LE: checkpoints written so far
+//!     32    . index page ppns, u64 LE each, then zero
+//!   P-4     4 crc32          CRC-32 of bytes 0..P-4
+//! ```
+//!
+//! Each **index page** is `page_bytes / 8` u64 ppns of blob pages (unused
+//! entries all ones); the blob is the concatenation of its pages, cut to
+//! `blob_bytes`. The **blob** (all integers LE):
+//!
+//! ```text
+//! magic b"NDPM", version u32 = 1
+//! next_lpn u64, next_txn u64, next_region u64
+//! cursors: u32 count, then (object u64, next u64, end u64) each
+//! l2p: u64 count, then ppn u64 each (u64::MAX = unmapped)
+//! l2p_pages: u32 count, then ppn u64 each
+//! tables: u32 count, then per table:
+//!   id u32, name (u16 length, UTF-8), layout descriptor (u32 length, bytes; schema.rs),
+//!   column names (u16 count, then u16 length + UTF-8 each),
+//!   heads: u64 count, then (rid u64, create_ts u64, flags u8: bit 0 tombstone) each,
+//!   vid_pages: u32 count + u64 each, heap_pages: u32 count + u64 each
+//! snapshots: u32 count, then (id u64, xmax u64) each
+//! ```
+
+use crate::{FormatError, u32_at, u64_at};
+
+const ROOT_MAGIC: [u8; 4] = *b"NDPR";
+const BLOB_MAGIC: [u8; 4] = *b"NDPM";
+pub const VERSION: u32 = 1;
+const ROOT_HEADER: usize = 32;
+
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Root {
+    pub blob_bytes: u64,
+    pub blob_crc: u32,
+    pub generation: u64,
+    pub index_pages: Vec<u64>,
+}
+
+impl Root {
+    /// Index pages a root page can list.
+    pub fn capacity(page_bytes: usize) -> usize {
+        (page_bytes - ROOT_HEADER - 4) / 8
+    }
+
+    pub fn encode(&self, page_bytes: usize) -> Vec<u8> {
+        assert!(self.index_pages.len() <= Root::capacity(page_bytes));
+        let mut b = vec![0u8; page_bytes];
+        b[0..4].copy_from_slice(&ROOT_MAGIC);
+        b[4..8].copy_from_slice(&VERSION.to_le_bytes());
+        b[8..16].copy_from_slice(&self.blob_bytes.to_le_bytes());
+        b[16..20].copy_from_slice(&self.blob_crc.to_le_bytes());
+        b[20..24].copy_from_slice(&(self.index_pages.len() as u32).to_le_bytes());
+        b[24..32].copy_from_slice(&self.generation.to_le_bytes());
+        for (i, p) in self.index_pages.iter().enumerate() {
+            b[ROOT_HEADER + 8 * i..ROOT_HEADER + 8 * i + 8].copy_from_slice(&p.to_le_bytes());
+        }
+        let crc = crc32fast::hash(&b[..page_bytes - 4]);
+        b[page_bytes - 4..].copy_from_slice(&crc.to_le_bytes());
+        b
+    }
+
+    /// Decodes a root page; `Ok(None)` for a page of zeros (never written).
+    pub fn decode(b: &[u8]) -> Result<Option<Root>, FormatError> {
+        const S: &str = "root page";
+        if b.len() < ROOT_HEADER + 4 {
+            return Err(FormatError::Truncated { structure: S, needed: ROOT_HEADER + 4, found: b.len() });
+        }
+        if b.iter().all(|&x| x == 0) {
+            return Ok(None);
+        }
+        if b[0..4] != ROOT_MAGIC {
+            return Err(FormatError::BadMagic { structure: S, found: b[0..4].to_vec() });
+        }
+        let version = u32_at(b, 4);
+        if version != VERSION {
+            return Err(FormatError::UnsupportedVersion { structure: S, found: version, supported: VERSION });
+        }
+        let stored = u32_at(b, b.len() - 4);
+        let computed = crc32fast::hash(&b[..b.len() - 4]);
+        if stored != computed {
+            return Err(FormatError::Checksum { structure: S, stored, computed });
+        }
+        let n = u32_at(b, 20) as usize;
+        if n > Root::capacity(b.len()) {
+            return Err(FormatError::InvalidField {
+                structure: S,
+                field: "index_pages",
+                reason: format!("{n} index pages in a {}-byte root", b.len()),
+            });
+        }
+        Ok(Some(Root {
+            blob_bytes: u64_at(b, 8),
+            blob_crc: u32_at(b, 16),
+            generation: u64_at(b, 24),
+            index_pages: (0..n).map(|i| u64_at(b, ROOT_HEADER + 8 * i)).collect(),
+        }))
+    }
+}
+
+/// A checkpointed table.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct TableMeta {
+    pub id: u32,
+    pub name: String,
+    pub layout_descriptor: Vec<u8>,
+    pub column_names: Vec<String>,
+    /// (rid, create_ts, tombstone) per VID.
+    pub heads: Vec<(u64, u64, bool)>,
+    pub vid_pages: Vec<u64>,
+    pub heap_pages: Vec<u64>,
+}
+
+#[derive(Debug, Clone, PartialEq, Eq, Default)]
+pub struct Checkpoint {
+    pub next_lpn: u64,
+    pub next_txn: u64,
+    pub next_region: u64,
+    pub cursors: Vec<(u64, u64, u64)>,
+    pub l2p: Vec<u64>,
+    pub l2p_pages: Vec<u64>,
+    pub tables: Vec<TableMeta>,
+    pub snapshots: Vec<(u64, u64)>,
+}
+
+struct Writer(Vec<u8>);
+
+impl Writer {
+    fn u8(&mut self, v: u8) {
+        self.0.push(v);
+    }
+    fn u16(&mut self, v: u16) {
+        self.0.extend_from_slice(&v.to_le_bytes());
+    }
+    fn u32(&mut self, v: u32) {
+        self.0.extend_from_slice(&v.to_le_bytes());
+    }
+    fn u64(&mut self, v: u64) {
+        self.0.extend_from_slice(&v.to_le_bytes());
+    }
+    fn str(&mut self, s: &str) {
+        self.u16(s.len() as u16);
+        self.0.extend_from_slice(s.as_bytes());
+    }
+    fn u64s(&mut self, v: &[u64]) {
+        self.u32(v.len() as u32);
+        v.iter().for_each(|&x| self.u64(x));
+    }
+}
+
+struct Reader<'a> {
+    b: &'a [u8],
+    at: usize,
+}
+
+const S: &str = "checkpoint";
+
+impl Reader<'_> {
+    fn take(&mut self, n: usize) -> Result<&[u8], FormatError> {
+        let end = self.at.checked_add(n).filter(|&e| e <= self.b.len()).ok_or(FormatError::Truncated {
+            structure: S,
+            needed: self.at.saturating_add(n),
+            found: self.b.len(),
+        })?;
+        let s = &self.b[self.at..end];
+        self.at = end;
+        Ok(s)
+    }
+    fn u8(&mut self) -> Result<u8, FormatError> {
+        Ok(self.take(1)?[0])
+    }
+    fn u16(&mut self) -> Result<u16, FormatError> {
+        Ok(u16::from_le_bytes(self.take(2)?.try_into().expect("2")))
+    }
+    fn u32(&mut self) -> Result<u32, FormatError> {
+        Ok(u32::from_le_bytes(self.take(4)?.try_into().expect("4")))
+    }
+    fn u64(&mut self) -> Result<u64, FormatError> {
+        Ok(u64::from_le_bytes(self.take(8)?.try_into().expect("8")))
+    }
+    fn str(&mut self) -> Result<String, FormatError> {
+        let n = usize::from(self.u16()?);
+        String::from_utf8(self.take(n)?.to_vec()).map_err(|_| FormatError::InvalidField {
+            structure: S,
+            field: "name",
+            reason: "not UTF-8".into(),
+        })
+    }
+    /// A count of items of `size` bytes each, checked against what is left.
+    fn count(&mut self, n: u64, size: usize) -> Result<usize, FormatError> {
+        let left = (self.b.len() - self.at) as u64;
+        if n.saturating_mul(size as u64) > left {
+            return Err(FormatError::Truncated {
+                structure: S,
+                needed: self.at + (n as usize).saturating_mul(size),
+                found: self.b.len(),
+            });
+        }
+        Ok(n as usize)
+    }
+    fn u64s(&mut self) -> Result<Vec<u64>, FormatError> {
+        let n = self.u32()?;
+        let n = self.count(n.into(), 8)?;
+        (0..n).map(|_| self.u64()).collect()
+    }
+}
+
+impl Checkpoint {
+    pub fn encode(&self) -> Vec<u8> {
+        let mut w = Writer(Vec::new());
+        w.0.extend_from_slice(&BLOB_MAGIC);
+        w.u32(VERSION);
+        w.u64(self.next_lpn);
+        w.u64(self.next_txn);
+        w.u64(self.next_region);
+        w.u32(self.cursors.len() as u32);
+        for &(o, n, e) in &self.cursors {
+            w.u64(o);
+            w.u64(n);
+            w.u64(e);
+        }
+        w.u64(self.l2p.len() as u64);
+        self.l2p.iter().for_each(|&x| w.u64(x));
+        w.u64s(&self.l2p_pages);
+        w.u32(self.tables.len() as u32);
+        for t in &self.tables {
+            w.u32(t.id);
+            w.str(&t.name);
+            w.u32(t.layout_descriptor.len() as u32);
+            w.0.extend_from_slice(&t.layout_descriptor);
+            w.u16(t.column_names.len() as u16);
+            t.column_names.iter().for_each(|c| w.str(c));
+            w.u64(t.heads.len() as u64);
+            for &(rid, ts, tomb) in &t.heads {
+                w.u64(rid);
+                w.u64(ts);
+                w.u8(u8::from(tomb));
+            }
+            w.u64s(&t.vid_pages);
+            w.u64s(&t.heap_pages);
+        }
+        w.u32(self.snapshots.len() as u32);
+        for &(id, xmax) in &self.snapshots {
+            w.u64(id);
+            w.u64(xmax);
+        }
+        w.0
+    }
+
+    pub fn decode(b: &[u8]) -> Result<Checkpoint, FormatError> {
+        let mut r = Reader { b, at: 0 };
+        if r.take(4)? != BLOB_MAGIC {
+            return Err(FormatError::BadMagic { structure: S, found: b[..4].to_vec() });
+        }
+        let version = r.u32()?;
+        if version != VERSION {
+            return Err(FormatError::UnsupportedVersion { structure: S, found: version, supported: VERSION });
+        }
+        let mut c =
+            Checkpoint { next_lpn: r.u64()?, next_txn: r.u64()?, next_region: r.u64()?, ..Checkpoint::default() };
+        let n = r.u32()?;
+        for _ in 0..r.count(n.into(), 24)? {
+            c.cursors.push((r.u64()?, r.u64()?, r.u64()?));
+        }
+        let n = r.u64()?;
+        let n = r.count(n, 8)?;
+        c.l2p = (0..n).map(|_| r.u64()).collect::<Result<_, _>>()?;
+        c.l2p_pages = r.u64s()?;
+        let tables = r.u32()?;
+        for _ in 0..r.count(tables.into(), 16)? {
+            let id = r.u32()?;
+            let name = r.str()?;
+            let n = r.u32()?;
+            let n = r.count(n.into(), 1)?;
+            let layout_descriptor = r.take(n)?.to_vec();
+            let cols = r.u16()?;
+            let column_names = (0..cols).map(|_| r.str()).collect::<Result<_, _>>()?;
+            let n = r.u64()?;
+            let n = r.count(n, 17)?;
+            let mut heads = Vec::with_capacity(n);
+            for _ in 0..n {
+                let (rid, ts, flags) = (r.u64()?, r.u64()?, r.u8()?);
+                if flags > 1 {
+                    return Err(FormatError::InvalidField {
+                        structure: S,
+                        field: "head flags",
+                        reason: format!("{flags:#x}"),
+                    });
+                }
+                heads.push((rid, ts, flags == 1));
+            }
+            c.tables.push(TableMeta {
+                id,
+                name,
+                layout_descriptor,
+                column_names,
+                heads,
+                vid_pages: r.u64s()?,
+                heap_pages: r.u64s()?,
+            });
+        }
+        let n = r.u32()?;
+        for _ in 0..r.count(n.into(), 16)? {
+            c.snapshots.push((r.u64()?, r.u64()?));
+        }
+        if r.at != b.len() {
+            return Err(FormatError::InvalidField {
+                structure: S,
+                field: "length",
+                reason: format!("{} bytes after the end", b.len() - r.at),
+            });
+        }
+        Ok(c)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use proptest::prelude::*;
+
+    fn sample() -> Checkpoint {
+        Checkpoint {
+            next_lpn: 9,
+            next_txn: 77,
+            next_region: 3,
+            cursors: vec![(1, 2, 3)],
+            l2p: vec![5, u64::MAX, 7],
+            l2p_pages: vec![12],
+            tables: vec![TableMeta {
+                id: 1,
+                name: "order_line".into(),
+                layout_descriptor: vec![1, 2, 3],
+                column_names: vec!["a".into(), "b".into()],
+                heads: vec![(1 << 16, 5, false), (u64::MAX, 0, false), (2 << 16, 9, true)],
+                vid_pages: vec![3],
+                heap_pages: vec![0, 1],
+            }],
+            snapshots: vec![(1, 50)],
+        }
+    }
+
+    #[test]
+    fn roundtrips() {
+        let c = sample();
+        assert_eq!(Checkpoint::decode(&c.encode()).unwrap(), c);
+        let root = Root { blob_bytes: 100, blob_crc: 7, generation: 3, index_pages: vec![4, 5] };
+        assert_eq!(Root::decode(&root.encode(8192)).unwrap(), Some(root));
+        assert_eq!(Root::decode(&[0u8; 8192]).unwrap(), None);
+    }
+
+    proptest! {
+        #[test]
+        fn decoders_never_panic(b in proptest::collection::vec(any::<u8>(), 0..600), at in 0usize..1000, x in any::<u8>()) {
+            let _ = Checkpoint::decode(&b);
+            let _ = Root::decode(&b);
+            let mut good = sample().encode();
+            let i = at % good.len();
+            good[i] ^= x;
+            let _ = Checkpoint::decode(&good);
+            let mut r = Root { blob_bytes: 1, blob_crc: 2, generation: 3, index_pages: vec![9] }.encode(512);
+            r[at % 512] ^= x;
+            let _ = Root::decode(&r);
+        }
+    }
+}
