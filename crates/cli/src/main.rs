@@ -1,6 +1,7 @@
 //! `ndpdb`: the command-line front end. Thin by design: each subcommand parses
 //! its arguments, calls a library crate, and prints tables and JSON lines.
 
+mod db;
 mod demo;
 
 use std::path::{Path, PathBuf};
@@ -32,6 +33,11 @@ enum Cmd {
     Bench {
         #[command(subcommand)]
         command: BenchCmd,
+    },
+    /// A database in a directory: create, load ORDER_LINE, update, pin snapshots, aggregate, gc
+    Db {
+        #[command(subcommand)]
+        command: db::DbCmd,
     },
     /// Create or inspect a device image in a database directory
     Device {
@@ -190,6 +196,7 @@ fn main() {
 fn run(cli: Cli) -> Result<()> {
     match cli.command {
         Cmd::Demo(a) => demo::run(&a.out),
+        Cmd::Db { command } => db::run(command),
         Cmd::Profiles { command: ProfilesCmd::List } => {
             print!("{}", profiles_table()?);
             Ok(())

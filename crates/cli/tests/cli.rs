@@ -173,3 +173,36 @@ fn orderline_sum_agrees_and_moves_little_to_the_host() {
         assert_eq!(visited, if snap == "newest" { 3000 } else { 9000 });
     }
 }
+
+#[test]
+fn db_subcommands_keep_state_across_runs() {
+    let dir = tempfile::tempdir().unwrap();
+    let run = |args: &[&str]| ok(&ndpdb(args, dir.path()));
+    run(&["db", "create", "--db", "d", "--profile", "softssd", "--capacity-mib", "64"]);
+    run(&["db", "load-orderline", "--db", "d", "--rows", "2000"]);
+    assert_eq!(run(&["db", "snapshot", "--db", "d"]).trim(), "snapshot 1");
+    run(&["db", "update", "--db", "d", "--rounds", "2"]);
+    let agg = |extra: &[&str]| -> serde_json::Value {
+        let mut args = vec!["db", "aggregate", "--db", "d", "--json", "--pes", "4"];
+        args.extend_from_slice(extra);
+        serde_json::from_str(run(&args).trim()).unwrap()
+    };
+    for snap in [None, Some("1")] {
+        let s: Vec<&str> = snap.map(|s| vec!["--snapshot", s]).unwrap_or_default();
+        let ndp = agg(&[&s[..], &["--mode", "ndp"]].concat());
+        let host = agg(&[&s[..], &["--mode", "host"]].concat());
+        assert_eq!(ndp["result"], host["result"]);
+        assert_eq!(ndp["versions_visited"], if snap.is_some() { 6000 } else { 2000 });
+    }
+    let count = agg(&["--func", "count-star", "--where", "ol_amount>=5000.00"]);
+    assert!(count["result"].as_str().unwrap().parse::<u64>().unwrap() < 2000);
+    let err = refused(&ndpdb(&["db", "aggregate", "--db", "d", "--where", "ol_amount>>1"], dir.path()));
+    assert!(err.contains("--where"), "{err}");
+    let err = refused(&ndpdb(&["db", "aggregate", "--db", "d", "--column", "nope"], dir.path()));
+    assert!(err.contains("no column nope"), "{err}");
+    run(&["db", "snapshot", "--db", "d", "--drop", "1"]);
+    assert!(run(&["db", "gc", "--db", "d"]).contains("removed 4000 versions"));
+    assert_eq!(agg(&["--mode", "ndp"])["versions_visited"], 2000);
+    let err = refused(&ndpdb(&["db", "info", "--db", "nowhere"], dir.path()));
+    assert!(err.contains("no device image"), "{err}");
+}

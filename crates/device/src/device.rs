@@ -136,6 +136,26 @@ impl Device {
         Ok(Device::start(dir, profile, medium, opts))
     }
 
+    /// The profile name recorded in the image in `dir` (reads only its
+    /// superblock; takes no lock).
+    pub fn image_profile(dir: &Path) -> Result<String, DeviceError> {
+        use std::io::Read;
+        let path = dir.join(IMAGE_FILE);
+        let mut f = match std::fs::File::open(&path) {
+            Ok(f) => f,
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Err(DeviceError::ImageMissing { path }),
+            Err(e) => return Err(DeviceError::io(&path, e)),
+        };
+        let mut header = Vec::new();
+        f.by_ref()
+            .take(ndpdb_format::image::HEADER_BYTES as u64)
+            .read_to_end(&mut header)
+            .map_err(|e| DeviceError::io(&path, e))?;
+        let sb = ndpdb_format::image::Superblock::decode(&header)
+            .map_err(|source| DeviceError::ImageCorrupt { path, source })?;
+        Ok(sb.profile_name)
+    }
+
     /// Opens the image in `dir`, creating it on first use. Returns whether it
     /// was created.
     pub fn open_or_create(

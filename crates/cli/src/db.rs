@@ -1,0 +1,340 @@
+//! `ndpdb db ...`: a database in a directory, used one command at a time.
+//! Each command opens the image, reopens the store from its checkpoint, does
+//! its work and writes a new checkpoint (a clean close).
+
+use std::path::PathBuf;
+
+use anyhow::{Context, Result, bail};
+use clap::{Args, Subcommand};
+use ndpdb_bench::orderline;
+use ndpdb_device::{ClockKind, Device, DeviceOptions, Profile};
+use ndpdb_format::ndp::{Aggregate, CmpOp, Predicate};
+use ndpdb_format::schema::ColumnType;
+use ndpdb_storage::{Freshness, Store, StoreOptions, Table};
+use ndpdb_txn::{Database, Isolation, ReadMode};
+
+#[derive(Args)]
+pub struct Common {
+    /// Database directory
+    #[arg(long, default_value = "ndpdb-data")]
+    db: PathBuf,
+    /// Profile name or .toml path (default: the profile the image was created with)
+    #[arg(long)]
+    profile: Option<String>,
+    /// `virtual` or `real`
+    #[arg(long, default_value = "virtual")]
+    clock: ClockKind,
+}
+
+#[derive(Subcommand)]
+pub enum DbCmd {
+    /// Create a database (a device image with an empty catalog)
+    Create {
+        #[command(flatten)]
+        common: Common,
+        /// Image capacity in MiB (default: the profile's capacity, at most 4096)
+        #[arg(long)]
+        capacity_mib: Option<u64>,
+    },
+    /// Load TPC-C ORDER_LINE tuples (population rules of TPC-C 4.3.3.1)
+    LoadOrderline {
+        #[command(flatten)]
+        common: Common,
+        #[arg(long, default_value_t = 100_000)]
+        rows: u64,
+        #[arg(long, default_value_t = 1)]
+        seed: u64,
+    },
+    /// Update rounds: each gives every ORDER_LINE tuple a new ol_amount (one more version)
+    Update {
+        #[command(flatten)]
+        common: Common,
+        #[arg(long, default_value_t = 1)]
+        rounds: u32,
+        #[arg(long, default_value_t = 2)]
+        seed: u64,
+    },
+    /// Pin the current snapshot (prints its id), list pinned snapshots, or drop one
+    Snapshot {
+        #[command(flatten)]
+        common: Common,
+        /// Drop this pinned snapshot instead of pinning a new one
+        #[arg(long)]
+        drop: Option<u64>,
+        /// List pinned snapshots
+        #[arg(long)]
+        list: bool,
+    },
+    /// Run an aggregate in a snapshot, on the device (ndp) or the host (host)
+    Aggregate(AggregateArgs),
+    /// Remove versions no pinned snapshot can see
+    Gc {
+        #[command(flatten)]
+        common: Common,
+    },
+    /// Tables, tuples and pinned snapshots
+    Info {
+        #[command(flatten)]
+        common: Common,
+    },
+}
+
+#[derive(Args)]
+pub struct AggregateArgs {
+    #[command(flatten)]
+    common: Common,
+    #[arg(long, default_value = "order_line")]
+    table: String,
+    /// count-star, count, sum, min, max or avg
+    #[arg(long, default_value = "sum")]
+    func: String,
+    #[arg(long, default_value = "ol_amount")]
+    column: String,
+    /// A predicate `COLUMN OP VALUE` with OP one of = <> < <= > >=, e.g. "ol_quantity>=5"
+    #[arg(long = "where")]
+    predicate: Option<String>,
+    /// Pinned snapshot id (default: the newest state)
+    #[arg(long)]
+    snapshot: Option<u64>,
+    /// `ndp` (the device's PEs) or `host` (the block stack)
+    #[arg(long, default_value = "ndp")]
+    mode: String,
+    #[arg(long, default_value_t = 16)]
+    pes: u32,
+    #[arg(long, default_value_t = 2)]
+    workers: usize,
+    /// Print one JSON object instead of text
+    #[arg(long)]
+    json: bool,
+}
+
+fn profile(c: &Common) -> Result<Profile> {
+    let name = match &c.profile {
+        Some(p) => p.clone(),
+        None => Device::image_profile(&c.db)?,
+    };
+    Profile::load(&name).with_context(|| format!("loading profile `{name}` (pass --profile to choose another)"))
+}
+
+fn open(c: &Common) -> Result<Database> {
+    let dev = Device::open(&c.db, profile(c)?, DeviceOptions::with_clock(c.clock))?;
+    let (store, meta) = Store::open(dev, StoreOptions::default())?;
+    Ok(Database::open(store, meta))
+}
+
+fn close(db: Database) -> Result<()> {
+    db.checkpoint().context("writing the checkpoint")
+}
+
+fn bar(len: u64, what: &str) -> indicatif::ProgressBar {
+    let b = indicatif::ProgressBar::new(len);
+    b.set_style(
+        indicatif::ProgressStyle::with_template("{msg:>16} [{bar:30}] {pos}/{len} tuples ({per_sec}, {eta})")
+            .expect("template"),
+    );
+    b.set_message(what.to_string());
+    b
+}
+
+pub fn run(cmd: DbCmd) -> Result<()> {
+    match cmd {
+        DbCmd::Create { common, capacity_mib } => {
+            let p = Profile::load(common.profile.as_deref().unwrap_or(ndpdb_device::profile::DEFAULT_PROFILE))?;
+            let capacity = capacity_mib.map(|m| m.saturating_mul(1 << 20));
+            let dev = Device::create(&common.db, p, capacity, DeviceOptions::with_clock(common.clock))?;
+            let db = Database::new(Store::new(dev, StoreOptions::default())?);
+            close(db)?;
+            println!("created database {}", common.db.display());
+            Ok(())
+        }
+        DbCmd::LoadOrderline { common, rows, seed } => {
+            let db = open(&common)?;
+            let t = match db.table("order_line") {
+                Ok(t) => t,
+                Err(_) => db.create_table("order_line", orderline::columns())?,
+            };
+            let b = bar(rows, "load");
+            orderline::load(&db, &t, rows, seed, |n| b.set_position(n))?;
+            b.finish_and_clear();
+            close(db)?;
+            println!("loaded {rows} ORDER_LINE tuples; the table has {}", t.vids());
+            Ok(())
+        }
+        DbCmd::Update { common, rounds, seed } => {
+            let db = open(&common)?;
+            let t = db.table("order_line").context("load ORDER_LINE first (ndpdb db load-orderline)")?;
+            for r in 0..rounds {
+                let b = bar(t.vids(), &format!("round {}", r + 1));
+                orderline::update_round(&db, &t, seed + u64::from(r), |n| b.set_position(n))?;
+                b.finish_and_clear();
+            }
+            close(db)?;
+            println!("{rounds} update rounds over {} tuples", t.vids());
+            Ok(())
+        }
+        DbCmd::Snapshot { common, drop, list } => {
+            let db = open(&common)?;
+            if list {
+                for (id, xmax) in db.pinned_snapshots() {
+                    println!("snapshot {id}: transactions below {xmax}");
+                }
+            } else if let Some(id) = drop {
+                db.drop_snapshot(id)?;
+                println!("dropped snapshot {id}");
+            } else {
+                println!("snapshot {}", db.pin_snapshot()?);
+            }
+            close(db)
+        }
+        DbCmd::Aggregate(a) => aggregate(a),
+        DbCmd::Gc { common } => {
+            let db = open(&common)?;
+            let s = db.gc()?;
+            close(db)?;
+            println!(
+                "removed {} versions: {} chains cut, {} tuples removed, {} pages rewritten, {} pages unmapped",
+                s.versions_removed, s.chains_cut, s.tuples_removed, s.pages_rewritten, s.pages_unmapped
+            );
+            Ok(())
+        }
+        DbCmd::Info { common } => {
+            let db = open(&common)?;
+            println!("database {} on profile {}", common.db.display(), db.store().device().profile().name);
+            for t in db.store().tables() {
+                let cols: Vec<String> = t.columns.iter().map(|c| format!("{} {}", c.name, c.ty.sql_name())).collect();
+                println!("table {} ({} tuples): {}", t.name, t.vids(), cols.join(", "));
+            }
+            for (id, xmax) in db.pinned_snapshots() {
+                println!("pinned snapshot {id}: transactions below {xmax}");
+            }
+            Ok(())
+        }
+    }
+}
+
+fn parse_func(f: &str) -> Result<Aggregate> {
+    Ok(match f {
+        "count-star" | "count(*)" => Aggregate::CountStar,
+        "count" => Aggregate::Count,
+        "sum" => Aggregate::Sum,
+        "min" => Aggregate::Min,
+        "max" => Aggregate::Max,
+        "avg" => Aggregate::Avg,
+        other => bail!("unknown aggregate `{other}`: use count-star, count, sum, min, max or avg"),
+    })
+}
+
+fn scale(t: &Table, col: usize) -> u32 {
+    match t.columns[col].ty {
+        ColumnType::Decimal { scale, .. } => u32::from(scale),
+        _ => 0,
+    }
+}
+
+/// Parses `COLUMN OP VALUE`; decimal values are scaled to the column's scale.
+fn parse_predicate(t: &Table, s: &str) -> Result<Predicate> {
+    let ops =
+        [("<>", CmpOp::Ne), ("<=", CmpOp::Le), (">=", CmpOp::Ge), ("=", CmpOp::Eq), ("<", CmpOp::Lt), (">", CmpOp::Gt)];
+    let (at, sym, op) = ops
+        .iter()
+        .filter_map(|(sym, op)| s.find(sym).map(|i| (i, *sym, *op)))
+        .min_by_key(|(i, sym, _)| (*i, usize::MAX - sym.len()))
+        .with_context(|| format!("--where {s:?}: expected COLUMN OP VALUE with OP one of = <> < <= > >="))?;
+    let name = s[..at].trim();
+    let col = t.column_index(name).with_context(|| format!("--where: table {} has no column {name}", t.name))?;
+    let text = s[at + sym.len()..].trim();
+    let sc = scale(t, col);
+    let value = parse_scaled(text, sc)
+        .with_context(|| format!("--where: `{text}` is not a number with at most {sc} decimals"))?;
+    Ok(Predicate { column: col as u16, op, value })
+}
+
+fn parse_scaled(text: &str, scale: u32) -> Option<i64> {
+    let (neg, digits) = text.strip_prefix('-').map_or((false, text), |d| (true, d));
+    let (int, frac) = digits.split_once('.').unwrap_or((digits, ""));
+    if frac.len() > scale as usize || int.is_empty() && frac.is_empty() {
+        return None;
+    }
+    let v = int.parse::<i64>().ok()?.checked_mul(10i64.checked_pow(scale)?)?;
+    let f = if frac.is_empty() { 0 } else { frac.parse::<i64>().ok()? * 10i64.pow(scale - frac.len() as u32) };
+    let v = v.checked_add(f)?;
+    Some(if neg { -v } else { v })
+}
+
+fn format_scaled(v: i128, scale: u32) -> String {
+    if scale == 0 {
+        return v.to_string();
+    }
+    let d = 10i128.pow(scale);
+    format!(
+        "{}{}.{:0w$}",
+        if v < 0 { "-" } else { "" },
+        v.unsigned_abs() / d as u128,
+        v.unsigned_abs() % d as u128,
+        w = scale as usize
+    )
+}
+
+fn aggregate(a: AggregateArgs) -> Result<()> {
+    let db = open(&a.common)?;
+    let t = db.table(&a.table)?;
+    let func = parse_func(&a.func)?;
+    let col = if func == Aggregate::CountStar {
+        0
+    } else {
+        t.column_index(&a.column).with_context(|| format!("table {} has no column {}", t.name, a.column))?
+    };
+    let predicate = a.predicate.as_deref().map(|p| parse_predicate(&t, p)).transpose()?;
+    let mode = match a.mode.as_str() {
+        "ndp" => ReadMode::Ndp { pes: a.pes, freshness: Freshness::Ship },
+        "host" => ReadMode::Host { workers: a.workers },
+        other => bail!("--mode {other}: use ndp or host"),
+    };
+    let mut txn = match a.snapshot {
+        Some(id) => db.begin_at(id)?,
+        None => db.begin(Isolation::RepeatableRead),
+    };
+    let r = txn.aggregate(&t, func, col as u16, predicate, mode)?;
+    txn.commit()?;
+    let sc = if matches!(func, Aggregate::CountStar | Aggregate::Count) { 0 } else { scale(&t, col) };
+    let result = r.value.map(|v| format_scaled(v, sc));
+    let profile = db.store().device().profile().name.clone();
+    if a.json {
+        let v = serde_json::json!({
+            "table": t.name, "func": a.func, "column": a.column, "where": a.predicate, "snapshot": a.snapshot,
+            "mode": a.mode, "pes": (a.mode == "ndp").then_some(a.pes), "workers": (a.mode == "host").then_some(a.workers),
+            "profile": profile, "clock": a.common.clock.name(), "result": result,
+            "modelled_s": r.stats.modelled_s, "wall_s": r.stats.wall_s, "versions_visited": r.partial.visited,
+            "counters": r.stats.counters,
+        });
+        println!("{v}");
+    } else {
+        println!("{}({}) = {}", a.func, a.column, result.as_deref().unwrap_or("NULL"));
+        println!(
+            "{} on profile {}, {} clock: {:.6} s modelled, {:.6} s wall, {} versions visited",
+            a.mode,
+            profile,
+            a.common.clock.name(),
+            r.stats.modelled_s,
+            r.stats.wall_s,
+            r.partial.visited
+        );
+        println!("{}", r.stats.counters.render());
+    }
+    close(db)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn scaled_numbers() {
+        assert_eq!(parse_scaled("10.5", 2), Some(1050));
+        assert_eq!(parse_scaled("-3", 2), Some(-300));
+        assert_eq!(parse_scaled("1.234", 2), None);
+        assert_eq!(parse_scaled("x", 0), None);
+        assert_eq!(format_scaled(-1050, 2), "-10.50");
+        assert_eq!(format_scaled(7, 0), "7");
+    }
+}
