@@ -293,3 +293,16 @@ impl Drop for Session {
         let _ = self.child.wait();
     }
 }
+
+impl Session {
+    /// `COPY table FROM STDIN` with the given tab-separated lines (`\N` for NULL).
+    pub fn copy_in(&mut self, copy_sql: &str, lines: impl Iterator<Item = String>) -> Result<()> {
+        writeln!(self.stdin, "{};", copy_sql.trim().trim_end_matches(';'))
+            .map_err(|e| PgError::Session(e.to_string()))?;
+        for l in lines {
+            writeln!(self.stdin, "{l}").map_err(|e| PgError::Session(format!("writing COPY data: {e}")))?;
+        }
+        writeln!(self.stdin, "\\.").map_err(|e| PgError::Session(e.to_string()))?;
+        self.exec("SELECT 1").map(|_| ())
+    }
+}

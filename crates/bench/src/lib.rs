@@ -3,6 +3,8 @@
 //! results directory. Baselines and plotting live here, away from the engine,
 //! so ordinary builds of the engine stay small.
 
+pub mod compose;
 pub mod device_scaling;
 pub mod orderline;
 pub mod output;
+pub mod snapshot;

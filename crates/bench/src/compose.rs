@@ -1,0 +1,368 @@
+//! The workload composer of the neoDBMS demo (ICDE'22, section III), as a
+//! file format.
+//!
+//! A workload is a list of steps run in order on ORDER_LINE, and one
+//! analytical query. A `snapshot` step is a marker: it opens a transaction at
+//! the given isolation level that takes its snapshot there and stays open;
+//! the steps after it commit; at the end the query runs in every marker's
+//! snapshot, on every engine. Example (TOML):
+//!
+//! ```toml
+//! name = "versions"
+//!
+//! [[step]]
+//! load = 100000              # ORDER_LINE tuples, TPC-C population rules
+//!
+//! [[step]]
+//! snapshot = "repeatable read"   # or "serializable"
+//! label = "before updates"
+//!
+//! [[step]]
+//! update = "all"             # or a number of distinct live tuples
+//! choice = "uniform"         # or "zipfian"
+//!
+//! [[step]]
+//! insert = 1000
+//!
+//! [[step]]
+//! delete = 500
+//!
+//! [query]
+//! op = "sum"                 # count, sum, min, max, avg
+//! column = "ol_amount"
+//! where = "ol_quantity >= 5" # optional: COLUMN OP INTEGER
+//! ```
+//!
+//! Unknown keys, a step with no or two actions, a step that cannot run
+//! (an update before any load, more deletes than live tuples) are errors that
+//! name the line. [`Workload::plan`] turns a workload into concrete actions
+//! (which tuples, which new values) once, so that every engine applies
+//! exactly the same changes.
+
+use anyhow::{Result, anyhow, bail};
+use ndpdb_workload::{KeyChoice, KeyPicker, ValueGen};
+use serde::Deserialize;
+
+#[derive(Debug, Clone, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct RawWorkload {
+    name: Option<String>,
+    step: Vec<toml::Spanned<RawStep>>,
+    query: toml::Spanned<RawQuery>,
+}
+
+#[derive(Debug, Clone, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct RawStep {
+    load: Option<u64>,
+    insert: Option<u64>,
+    update: Option<toml::Value>,
+    delete: Option<u64>,
+    snapshot: Option<String>,
+    label: Option<String>,
+    choice: Option<String>,
+}
+
+#[derive(Debug, Clone, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct RawQuery {
+    op: String,
+    column: Option<String>,
+    #[serde(rename = "where")]
+    predicate: Option<String>,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Level {
+    RepeatableRead,
+    Serializable,
+}
+
+impl Level {
+    pub fn sql(self) -> &'static str {
+        match self {
+            Level::RepeatableRead => "REPEATABLE READ",
+            Level::Serializable => "SERIALIZABLE",
+        }
+    }
+}
+
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub enum Choice {
+    Uniform,
+    Zipfian,
+}
+
+#[derive(Debug, Clone, PartialEq)]
+pub enum Step {
+    /// Insert this many new tuples (`load` and `insert` differ only in name).
+    Insert(u64),
+    /// Update this many distinct live tuples (None: all).
+    Update(Option<u64>, Choice),
+    Delete(u64),
+    Snapshot(Level, String),
+}
+
+#[derive(Debug, Clone, PartialEq)]
+pub struct Query {
+    /// count, count-star, sum, min, max, avg
+    pub op: String,
+    pub column: String,
+    pub predicate: Option<String>,
+}
+
+#[derive(Debug, Clone, PartialEq)]
+pub struct Workload {
+    pub name: String,
+    pub steps: Vec<Step>,
+    pub query: Query,
+}
+
+fn line_of(text: &str, offset: usize) -> usize {
+    text[..offset.min(text.len())].bytes().filter(|&b| b == b'\n').count() + 1
+}
+
+impl Workload {
+    /// Parses a composer file; errors name the file and line.
+    pub fn parse(text: &str, source: &str) -> Result<Workload> {
+        let raw: RawWorkload = toml::from_str(text).map_err(|e| {
+            let at = e.span().map(|s| format!(" line {}", line_of(text, s.start))).unwrap_or_default();
+            anyhow!("{source}{at}: {}", e.message())
+        })?;
+        let mut steps = Vec::new();
+        for s in &raw.step {
+            let line = line_of(text, s.span().start);
+            let err = |m: String| anyhow!("{source} line {line}: {m}");
+            let r = s.get_ref();
+            let actions =
+                [r.load.is_some(), r.insert.is_some(), r.update.is_some(), r.delete.is_some(), r.snapshot.is_some()];
+            if actions.iter().filter(|&&a| a).count() != 1 {
+                return Err(err("a step needs exactly one of load, insert, update, delete, snapshot".into()));
+            }
+            if r.choice.is_some() && r.update.is_none() {
+                return Err(err("`choice` belongs to an update step".into()));
+            }
+            if r.label.is_some() && r.snapshot.is_none() {
+                return Err(err("`label` belongs to a snapshot step".into()));
+            }
+            let step = if let Some(n) = r.load.or(r.insert) {
+                Step::Insert(n)
+            } else if let Some(n) = r.delete {
+                Step::Delete(n)
+            } else if let Some(u) = &r.update {
+                let n = match u {
+                    toml::Value::String(s) if s == "all" => None,
+                    toml::Value::Integer(n) if *n >= 0 => Some(*n as u64),
+                    other => return Err(err(format!("update = {other}: give a number of tuples or \"all\""))),
+                };
+                let choice = match r.choice.as_deref() {
+                    None | Some("uniform") => Choice::Uniform,
+                    Some("zipfian") => Choice::Zipfian,
+                    Some(other) => return Err(err(format!("choice = {other:?}: use \"uniform\" or \"zipfian\""))),
+                };
+                Step::Update(n, choice)
+            } else {
+                let level = match r.snapshot.as_deref().map(str::to_ascii_lowercase).as_deref() {
+                    Some("repeatable read") | Some("rr") => Level::RepeatableRead,
+                    Some("serializable") => Level::Serializable,
+                    other => {
+                        return Err(err(format!(
+                            "snapshot = {:?}: use \"repeatable read\" or \"serializable\"",
+                            other.unwrap_or("")
+                        )));
+                    }
+                };
+                let n = steps.iter().filter(|s| matches!(s, Step::Snapshot(..))).count();
+                Step::Snapshot(level, r.label.clone().unwrap_or_else(|| format!("marker {}", n + 1)))
+            };
+            steps.push(step);
+        }
+        let q = raw.query.get_ref();
+        let qline = line_of(text, raw.query.span().start);
+        let ops = ["count", "count-star", "sum", "min", "max", "avg"];
+        if !ops.contains(&q.op.as_str()) {
+            bail!("{source} line {qline}: op = {:?}: use one of {}", q.op, ops.join(", "));
+        }
+        if q.op != "count-star" && q.column.is_none() {
+            bail!("{source} line {qline}: op {} needs a column", q.op);
+        }
+        let w = Workload {
+            name: raw.name.unwrap_or_else(|| source.to_string()),
+            steps,
+            query: Query {
+                op: q.op.clone(),
+                column: q.column.clone().unwrap_or_else(|| "ol_amount".into()),
+                predicate: q.predicate.clone(),
+            },
+        };
+        if !w.steps.iter().any(|s| matches!(s, Step::Snapshot(..))) {
+            bail!("{source}: the workload has no snapshot step, so the query has no snapshot to run in");
+        }
+        // Check that the steps can run, naming the line of the first that cannot.
+        w.plan(0).map_err(|e| {
+            let bad = e.step;
+            let line = raw.step.get(bad).map(|s| line_of(text, s.span().start)).unwrap_or(0);
+            anyhow!("{source} line {line}: {}", e.message)
+        })?;
+        Ok(w)
+    }
+
+    /// The workload as a composer file (for `--print-workload`).
+    pub fn to_toml(&self) -> String {
+        let mut out = format!("name = {:?}\n", self.name);
+        for s in &self.steps {
+            out.push_str("\n[[step]]\n");
+            match s {
+                Step::Insert(n) => out.push_str(&format!("load = {n}\n")),
+                Step::Update(n, c) => {
+                    out.push_str(&match n {
+                        Some(n) => format!("update = {n}\n"),
+                        None => "update = \"all\"\n".into(),
+                    });
+                    if *c == Choice::Zipfian {
+                        out.push_str("choice = \"zipfian\"\n");
+                    }
+                }
+                Step::Delete(n) => out.push_str(&format!("delete = {n}\n")),
+                Step::Snapshot(l, label) => {
+                    out.push_str(&format!("snapshot = {:?}\nlabel = {label:?}\n", l.sql().to_ascii_lowercase()))
+                }
+            }
+        }
+        out.push_str(&format!("\n[query]\nop = {:?}\ncolumn = {:?}\n", self.query.op, self.query.column));
+        if let Some(p) = &self.query.predicate {
+            out.push_str(&format!("where = {p:?}\n"));
+        }
+        out
+    }
+
+    /// Concrete actions: which tuples each step touches and the values it
+    /// writes, from `seed`.
+    pub fn plan(&self, seed: u64) -> std::result::Result<Vec<Action>, PlanError> {
+        let mut live: Vec<u64> = Vec::new();
+        let mut next_vid = 0u64;
+        let mut values = ValueGen::new(seed ^ 0x5eed);
+        let mut actions = Vec::new();
+        for (i, s) in self.steps.iter().enumerate() {
+            let fail = |m: String| PlanError { step: i, message: m };
+            actions.push(match s {
+                Step::Insert(n) => {
+                    let a = Action::Insert { first: next_vid, count: *n };
+                    live.extend(next_vid..next_vid + n);
+                    next_vid += n;
+                    a
+                }
+                Step::Update(n, choice) => {
+                    let k = n.unwrap_or(live.len() as u64);
+                    let picks = pick(&live, k, *choice, seed.wrapping_add(i as u64)).map_err(fail)?;
+                    let mut ups: Vec<(u64, i64)> = picks.into_iter().map(|v| (v, values.new_amount())).collect();
+                    ups.sort_unstable();
+                    Action::Update(ups)
+                }
+                Step::Delete(n) => {
+                    let mut picks = pick(&live, *n, Choice::Uniform, seed.wrapping_add(i as u64)).map_err(fail)?;
+                    picks.sort_unstable();
+                    live.retain(|v| picks.binary_search(v).is_err());
+                    Action::Delete(picks)
+                }
+                Step::Snapshot(level, label) => Action::Marker { level: *level, label: label.clone() },
+            });
+        }
+        Ok(actions)
+    }
+}
+
+fn pick(live: &[u64], k: u64, choice: Choice, seed: u64) -> std::result::Result<Vec<u64>, String> {
+    if k == 0 {
+        return Ok(vec![]);
+    }
+    if k > live.len() as u64 {
+        return Err(format!("the step touches {k} tuples but only {} are live", live.len()));
+    }
+    if k == live.len() as u64 {
+        return Ok(live.to_vec());
+    }
+    let kc = match choice {
+        Choice::Uniform => KeyChoice::Uniform,
+        Choice::Zipfian => KeyChoice::scrambled_zipfian_default(),
+    };
+    let mut p = KeyPicker::new(live.len() as u64, kc, seed).map_err(|e| e.to_string())?;
+    Ok(p.distinct(k).map_err(|e| e.to_string())?.into_iter().map(|i| live[i as usize]).collect())
+}
+
+#[derive(Debug)]
+pub struct PlanError {
+    pub step: usize,
+    pub message: String,
+}
+
+/// One concrete change or marker.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Action {
+    /// Tuples `first..first+count` of the ORDER_LINE generator, as VIDs `first..`.
+    Insert {
+        first: u64,
+        count: u64,
+    },
+    /// (VID, new ol_amount in cents), sorted by VID.
+    Update(Vec<(u64, i64)>),
+    /// VIDs, sorted.
+    Delete(Vec<u64>),
+    Marker {
+        level: Level,
+        label: String,
+    },
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    const GOOD: &str = r#"
+name = "t"
+[[step]]
+load = 100
+[[step]]
+snapshot = "repeatable read"
+[[step]]
+update = "all"
+[[step]]
+delete = 10
+[[step]]
+insert = 5
+[[step]]
+snapshot = "serializable"
+label = "end"
+[query]
+op = "sum"
+column = "ol_amount"
+"#;
+
+    #[test]
+    fn parses_plans_and_roundtrips() {
+        let w = Workload::parse(GOOD, "good.toml").unwrap();
+        assert_eq!(w.steps.len(), 6);
+        let plan = w.plan(7).unwrap();
+        assert!(matches!(&plan[2], Action::Update(u) if u.len() == 100));
+        assert!(matches!(&plan[3], Action::Delete(d) if d.len() == 10));
+        assert_eq!(plan[4], Action::Insert { first: 100, count: 5 });
+        assert_eq!(w.plan(7).unwrap(), plan, "plans are deterministic");
+        assert_eq!(Workload::parse(&w.to_toml(), "again").unwrap().steps, w.steps);
+    }
+
+    #[test]
+    fn errors_point_at_the_line() {
+        let e = |text: &str| Workload::parse(text, "w.toml").unwrap_err().to_string();
+        let bad = GOOD.replace("delete = 10", "delete = 10\nupdate = 3");
+        assert!(e(&bad).contains("w.toml line 9"), "{}", e(&bad));
+        let bad = GOOD.replace("delete = 10", "delete = 1000");
+        assert!(e(&bad).contains("line 9") && e(&bad).contains("only"), "{}", e(&bad));
+        let bad = GOOD.replace("load = 100", "lod = 100");
+        assert!(e(&bad).contains("line 4") && e(&bad).contains("lod"), "{}", e(&bad));
+        let bad = GOOD.replace("op = \"sum\"", "op = \"median\"");
+        assert!(e(&bad).contains("median"), "{}", e(&bad));
+        let bad = GOOD.replace("\"repeatable read\"", "\"snapshot\"");
+        assert!(e(&bad).contains("line 5"), "the step starting on line 5: {}", e(&bad));
+        assert!(e("name = 1\n[[step]\n").contains("line"), "{}", e("name = 1\n[[step]\n"));
+    }
+}

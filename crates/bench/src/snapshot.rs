@@ -1,0 +1,509 @@
+//! `ndpdb bench snapshot`: the neoDBMS demonstration (ICDE'22, section III,
+//! Figs. 6-8) as an experiment. A composer workload (`compose.rs`) is planned
+//! once and applied to every engine: ndpdb with NDP on the device's PEs,
+//! ndpdb's host-only block stack, and a real PostgreSQL with REPEATABLE READ
+//! or SERIALIZABLE sessions held open for the snapshot markers. The query
+//! then runs in every marker's snapshot on every engine; all answers must
+//! agree, or the run fails.
+
+use std::path::Path;
+
+use anyhow::{Context, Result, bail};
+use ndpdb_baseline::postgres::{PgError, PgServer, Session};
+use ndpdb_device::{ClockKind, Device, DeviceOptions, Profile};
+use ndpdb_format::ndp::{Aggregate, CmpOp, Predicate};
+use ndpdb_format::schema::{ColumnType, Value};
+use ndpdb_storage::{Freshness, Store, StoreOptions, Table};
+use ndpdb_txn::{Database, Isolation, ReadMode, Txn};
+use ndpdb_workload::{OrderLine, OrderLineGen};
+use serde::Serialize;
+
+use crate::compose::{Action, Level, Workload};
+use crate::orderline;
+
+/// Tuples per ndpdb transaction, and per PostgreSQL statement, when applying steps.
+const BATCH: usize = 5_000;
+const LOAD_TIME_US: i64 = 1_700_000_000_000_000;
+
+#[derive(Debug, Clone)]
+pub struct Config {
+    pub profile: Profile,
+    pub clock: ClockKind,
+    pub pes: Vec<u32>,
+    pub workers: Vec<usize>,
+    /// PostgreSQL max_parallel_workers_per_gather values; empty: no PostgreSQL.
+    pub postgres_workers: Vec<usize>,
+    pub seed: u64,
+}
+
+#[derive(Debug, Clone, Serialize)]
+pub struct Row {
+    pub scenario: String,
+    pub engine: &'static str,
+    pub profile: String,
+    pub clock: &'static str,
+    pub pes: Option<u32>,
+    pub workers: Option<usize>,
+    pub rows: u64,
+    pub versions_per_tuple: f64,
+    pub snapshot_position: String,
+    pub op: String,
+    pub result: Option<String>,
+    pub wall_s: f64,
+    pub modelled_s: Option<f64>,
+    pub link_bytes_to_host: Option<u64>,
+    pub link_bytes_to_device: Option<u64>,
+    pub medium_bytes_read: Option<u64>,
+    pub late_completions: Option<u64>,
+    pub versions_visited: Option<u64>,
+}
+
+/// What the run says besides its rows.
+#[derive(Debug, Default)]
+pub struct Notes {
+    pub postgres: Option<String>,
+}
+
+fn parse_op(op: &str) -> Result<Aggregate> {
+    Ok(match op {
+        "count-star" => Aggregate::CountStar,
+        "count" => Aggregate::Count,
+        "sum" => Aggregate::Sum,
+        "min" => Aggregate::Min,
+        "max" => Aggregate::Max,
+        "avg" => Aggregate::Avg,
+        other => bail!("unknown op {other}"),
+    })
+}
+
+/// `COLUMN OP INTEGER` (decimal columns take a decimal value).
+pub fn parse_predicate(t: &Table, s: &str) -> Result<Predicate> {
+    let ops =
+        [("<>", CmpOp::Ne), ("<=", CmpOp::Le), (">=", CmpOp::Ge), ("=", CmpOp::Eq), ("<", CmpOp::Lt), (">", CmpOp::Gt)];
+    let (at, sym, op) = ops
+        .iter()
+        .filter_map(|(sym, op)| s.find(sym).map(|i| (i, *sym, *op)))
+        .min_by_key(|(i, sym, _)| (*i, usize::MAX - sym.len()))
+        .with_context(|| format!("where {s:?}: expected COLUMN OP VALUE with OP one of = <> < <= > >="))?;
+    let name = s[..at].trim();
+    let col = t.column_index(name).with_context(|| format!("where: table {} has no column {name}", t.name))?;
+    let text = s[at + sym.len()..].trim();
+    let sc = scale(t, col);
+    let value = parse_scaled(text, sc)
+        .with_context(|| format!("where: `{text}` is not a number with at most {sc} decimals"))?;
+    Ok(Predicate { column: col as u16, op, value })
+}
+
+pub fn scale(t: &Table, col: usize) -> u32 {
+    match t.columns[col].ty {
+        ColumnType::Decimal { scale, .. } => u32::from(scale),
+        _ => 0,
+    }
+}
+
+pub fn parse_scaled(text: &str, scale: u32) -> Option<i64> {
+    let (neg, digits) = text.strip_prefix('-').map_or((false, text), |d| (true, d));
+    let (int, frac) = digits.split_once('.').unwrap_or((digits, ""));
+    if frac.len() > scale as usize || int.is_empty() && frac.is_empty() {
+        return None;
+    }
+    let v = int.parse::<i64>().ok()?.checked_mul(10i64.checked_pow(scale)?)?;
+    let f = if frac.is_empty() { 0 } else { frac.parse::<i64>().ok()? * 10i64.pow(scale - frac.len() as u32) };
+    let v = v.checked_add(f)?;
+    Some(if neg { -v } else { v })
+}
+
+pub fn format_scaled(v: i128, scale: u32) -> String {
+    if scale == 0 {
+        return v.to_string();
+    }
+    let d = 10u128.pow(scale);
+    format!("{}{}.{:0w$}", if v < 0 { "-" } else { "" }, v.unsigned_abs() / d, v.unsigned_abs() % d, w = scale as usize)
+}
+
+/// The query's SQL for PostgreSQL.
+fn sql(w: &Workload) -> String {
+    let agg = match w.query.op.as_str() {
+        "count-star" => "count(*)".to_string(),
+        op => format!("{op}({})", w.query.column),
+    };
+    let pred = w.query.predicate.as_ref().map(|p| format!(" WHERE {p}")).unwrap_or_default();
+    format!("SELECT {agg} FROM order_line{pred}")
+}
+
+/// Whether two answers agree: exactly, or for AVG to 1e-9 relative (the
+/// engines round the quotient differently).
+fn agree(op: &str, a: &Option<String>, b: &Option<String>) -> bool {
+    match (a, b) {
+        (Some(x), Some(y)) if op == "avg" => match (x.parse::<f64>(), y.parse::<f64>()) {
+            (Ok(x), Ok(y)) => (x - y).abs() <= 1e-9 * x.abs().max(y.abs()).max(1.0),
+            _ => false,
+        },
+        _ => a == b,
+    }
+}
+
+struct Marker<'db> {
+    txn: Txn<'db>,
+    label: String,
+    rows: u64,
+}
+
+/// Runs `w` on every engine of `cfg`; `progress` sees (phase, done, total).
+pub fn run(
+    w: &Workload,
+    scenario: &str,
+    cfg: &Config,
+    dir: &Path,
+    mut progress: impl FnMut(&str, u64, u64),
+) -> Result<(Vec<Row>, Notes)> {
+    let plan =
+        w.plan(cfg.seed).map_err(|e| anyhow::anyhow!("workload {}: step {}: {}", w.name, e.step + 1, e.message))?;
+    let inserted: u64 = plan.iter().map(|a| if let Action::Insert { count, .. } = a { *count } else { 0 }).sum();
+    let changes: u64 = plan
+        .iter()
+        .map(|a| match a {
+            Action::Update(u) => u.len() as u64,
+            Action::Delete(d) => d.len() as u64,
+            _ => 0,
+        })
+        .sum();
+    let versions_per_tuple = if inserted == 0 { 0.0 } else { (inserted + changes) as f64 / inserted as f64 };
+    let base = |engine, pes, workers, m: &str, rows| Row {
+        scenario: scenario.to_string(),
+        engine,
+        profile: cfg.profile.name.clone(),
+        clock: cfg.clock.name(),
+        pes,
+        workers,
+        rows,
+        versions_per_tuple,
+        snapshot_position: m.to_string(),
+        op: format!("{}({})", w.query.op, if w.query.op == "count-star" { "*" } else { &w.query.column }),
+        result: None,
+        wall_s: 0.0,
+        modelled_s: None,
+        link_bytes_to_host: None,
+        link_bytes_to_device: None,
+        medium_bytes_read: None,
+        late_completions: None,
+        versions_visited: None,
+    };
+    let mut rows = run_ndpdb(w, &plan, cfg, dir, &base, &mut progress)?;
+    let mut notes = Notes::default();
+    if !cfg.postgres_workers.is_empty() {
+        match PgServer::start() {
+            Ok(server) => {
+                notes.postgres = Some(format!("PostgreSQL {}", server.version().unwrap_or_default()));
+                rows.extend(run_postgres(&server, w, &plan, cfg, &base, &mut progress)?);
+                server.stop()?;
+            }
+            Err(e @ (PgError::NotInstalled | PgError::NoPostgresUser)) => {
+                notes.postgres = Some(format!("PostgreSQL baseline skipped: {e}"));
+            }
+            Err(e) => return Err(e.into()),
+        }
+    }
+    check_agreement(w, &rows)?;
+    Ok((rows, notes))
+}
+
+fn check_agreement(w: &Workload, rows: &[Row]) -> Result<()> {
+    for m in rows.iter().map(|r| &r.snapshot_position).collect::<std::collections::BTreeSet<_>>() {
+        let at: Vec<&Row> = rows.iter().filter(|r| &r.snapshot_position == m).collect();
+        let first = at[0];
+        for r in &at[1..] {
+            if !agree(&w.query.op, &first.result, &r.result) {
+                bail!(
+                    "ENGINES DISAGREE at snapshot {m:?} of {}: {} (pes {:?}, workers {:?}) says {:?}, {} (pes {:?}, workers {:?}) says {:?}",
+                    w.name,
+                    first.engine,
+                    first.pes,
+                    first.workers,
+                    first.result,
+                    r.engine,
+                    r.pes,
+                    r.workers,
+                    r.result
+                );
+            }
+        }
+    }
+    Ok(())
+}
+
+type Base<'a> = dyn Fn(&'static str, Option<u32>, Option<usize>, &str, u64) -> Row + 'a;
+
+fn run_ndpdb(
+    w: &Workload,
+    plan: &[Action],
+    cfg: &Config,
+    dir: &Path,
+    base: &Base<'_>,
+    progress: &mut dyn FnMut(&str, u64, u64),
+) -> Result<Vec<Row>> {
+    let inserted: u64 = plan.iter().map(|a| if let Action::Insert { count, .. } = a { *count } else { 0 }).sum();
+    let changes: u64 = plan
+        .iter()
+        .map(|a| match a {
+            Action::Update(u) => u.len() as u64,
+            Action::Delete(d) => d.len() as u64,
+            _ => 0,
+        })
+        .sum();
+    let capacity = ((inserted + changes) * 140 + (64 << 20)).div_ceil(1 << 20) << 20;
+    let dev = Device::create(dir, cfg.profile.clone(), Some(capacity), DeviceOptions::with_clock(cfg.clock))?;
+    let db = Database::new(Store::new(dev, StoreOptions::default())?);
+    let table = db.create_table("order_line", orderline::columns())?;
+    let amount = table.column_index(orderline::AMOUNT).context("ol_amount")?;
+    let func = parse_op(&w.query.op)?;
+    let column = if func == Aggregate::CountStar {
+        0
+    } else {
+        table.column_index(&w.query.column).with_context(|| format!("ORDER_LINE has no column {}", w.query.column))?
+    };
+    if !matches!(table.columns[column].ty, ColumnType::Int32 | ColumnType::Int64 | ColumnType::Decimal { .. })
+        && func != Aggregate::CountStar
+    {
+        bail!("query column {} must be an integer or decimal column", w.query.column);
+    }
+    let predicate = w.query.predicate.as_deref().map(|p| parse_predicate(&table, p)).transpose()?;
+    let mut tuples = OrderLineGen::new(cfg.seed, LOAD_TIME_US);
+    let mut markers: Vec<Marker<'_>> = Vec::new();
+    let mut live = 0u64;
+    for (i, a) in plan.iter().enumerate() {
+        let phase = format!("ndpdb step {}", i + 1);
+        match a {
+            Action::Insert { count, .. } => {
+                let mut done = 0;
+                while done < *count {
+                    let mut t = db.begin(Isolation::ReadCommitted);
+                    for o in tuples.by_ref().take((*count - done).min(BATCH as u64) as usize) {
+                        t.insert(&table, &orderline::values(&o))?;
+                        done += 1;
+                    }
+                    t.commit()?;
+                    progress(&phase, done, *count);
+                }
+                live += count;
+            }
+            Action::Update(ups) => {
+                for (k, chunk) in ups.chunks(BATCH).enumerate() {
+                    let mut t = db.begin(Isolation::ReadCommitted);
+                    for &(vid, a) in chunk {
+                        let mut row = t.get(&table, vid)?.with_context(|| format!("VID {vid} vanished"))?;
+                        row[amount] = Value::Int(a);
+                        t.update(&table, vid, &row)?;
+                    }
+                    t.commit()?;
+                    progress(&phase, ((k + 1) * BATCH).min(ups.len()) as u64, ups.len() as u64);
+                }
+            }
+            Action::Delete(vids) => {
+                for chunk in vids.chunks(BATCH) {
+                    let mut t = db.begin(Isolation::ReadCommitted);
+                    for &vid in chunk {
+                        t.delete(&table, vid)?;
+                    }
+                    t.commit()?;
+                }
+                live -= vids.len() as u64;
+            }
+            Action::Marker { level, label } => {
+                let iso = match level {
+                    Level::RepeatableRead => Isolation::RepeatableRead,
+                    Level::Serializable => Isolation::Serializable,
+                };
+                let mut txn = db.begin(iso);
+                txn.statement_snapshot()?;
+                markers.push(Marker { txn, label: label.clone(), rows: live });
+            }
+        }
+    }
+    let mut rows = Vec::new();
+    let sc = if matches!(func, Aggregate::CountStar | Aggregate::Count) { 0 } else { scale(&table, column) };
+    let fmt = |r: &ndpdb_storage::AggregateResult| match func {
+        // AVG: the exact quotient to 12 places, comparable with PostgreSQL's.
+        Aggregate::Avg => (r.partial.values > 0)
+            .then(|| format!("{:.12}", r.partial.sum as f64 / r.partial.values as f64 / 10f64.powi(sc as i32))),
+        _ => r.value.map(|v| format_scaled(v, sc)),
+    };
+    for m in &mut markers {
+        for &pes in &cfg.pes {
+            let r = m.txn.aggregate(
+                &table,
+                func,
+                column as u16,
+                predicate,
+                ReadMode::Ndp { pes, freshness: Freshness::Ship },
+            )?;
+            rows.push(measured(base("ndpdb-ndp", Some(pes), None, &m.label, m.rows), fmt(&r), &r));
+        }
+        for &workers in &cfg.workers {
+            let r = m.txn.aggregate(&table, func, column as u16, predicate, ReadMode::Host { workers })?;
+            rows.push(measured(base("ndpdb-host", None, Some(workers), &m.label, m.rows), fmt(&r), &r));
+        }
+    }
+    for m in markers {
+        m.txn.commit()?;
+    }
+    Ok(rows)
+}
+
+fn measured(mut row: Row, result: Option<String>, r: &ndpdb_storage::AggregateResult) -> Row {
+    row.result = result;
+    row.wall_s = r.stats.wall_s;
+    row.modelled_s = Some(r.stats.modelled_s);
+    row.link_bytes_to_host = Some(r.stats.counters.link_bytes_to_host);
+    row.link_bytes_to_device = Some(r.stats.counters.link_bytes_to_device);
+    row.medium_bytes_read = Some(r.stats.counters.medium_bytes_read);
+    row.late_completions = Some(r.stats.counters.late_completions);
+    row.versions_visited = Some(r.partial.visited);
+    row
+}
+
+const PG_COLUMNS: &str = "vid bigint PRIMARY KEY, ol_o_id integer NOT NULL, ol_d_id integer NOT NULL, ol_w_id integer NOT NULL, \
+    ol_number integer NOT NULL, ol_i_id integer NOT NULL, ol_supply_w_id integer NOT NULL, ol_delivery_d timestamp, \
+    ol_quantity integer NOT NULL, ol_amount numeric(6,2) NOT NULL, ol_dist_info char(24) NOT NULL";
+
+fn copy_line(vid: u64, o: &OrderLine) -> String {
+    let ts = o.ol_delivery_d.map_or("\\N".to_string(), timestamp_text);
+    format!(
+        "{vid}\t{}\t{}\t{}\t{}\t{}\t{}\t{ts}\t{}\t{}\t{}",
+        o.ol_o_id,
+        o.ol_d_id,
+        o.ol_w_id,
+        o.ol_number,
+        o.ol_i_id,
+        o.ol_supply_w_id,
+        o.ol_quantity,
+        format_scaled(o.ol_amount.into(), 2),
+        String::from_utf8_lossy(&o.ol_dist_info)
+    )
+}
+
+/// Microseconds since 1970 as PostgreSQL timestamp text (UTC).
+fn timestamp_text(us: i64) -> String {
+    let secs = us.div_euclid(1_000_000);
+    let micros = us.rem_euclid(1_000_000);
+    let (days, rem) = (secs.div_euclid(86_400), secs.rem_euclid(86_400));
+    let z = days + 719_468;
+    let era = z.div_euclid(146_097);
+    let doe = z - era * 146_097;
+    let yoe = (doe - doe / 1460 + doe / 36_524 - doe / 146_096) / 365;
+    let doy = doe - (365 * yoe + yoe / 4 - yoe / 100);
+    let mp = (5 * doy + 2) / 153;
+    let d = doy - (153 * mp + 2) / 5 + 1;
+    let m = if mp < 10 { mp + 3 } else { mp - 9 };
+    let y = yoe + era * 400 + i64::from(m <= 2);
+    format!("{y:04}-{m:02}-{d:02} {:02}:{:02}:{:02}.{micros:06}", rem / 3600, rem / 60 % 60, rem % 60)
+}
+
+fn run_postgres(
+    server: &PgServer,
+    w: &Workload,
+    plan: &[Action],
+    cfg: &Config,
+    base: &Base<'_>,
+    progress: &mut dyn FnMut(&str, u64, u64),
+) -> Result<Vec<Row>> {
+    let mut s = server.session()?;
+    s.exec(&format!("CREATE TABLE order_line ({PG_COLUMNS})"))?;
+    let mut tuples = OrderLineGen::new(cfg.seed, LOAD_TIME_US);
+    let mut markers: Vec<(Session, String, u64)> = Vec::new();
+    let mut live = 0u64;
+    for (i, a) in plan.iter().enumerate() {
+        let phase = format!("postgres step {}", i + 1);
+        match a {
+            Action::Insert { first, count } => {
+                let lines = (0..*count).map(|k| copy_line(first + k, &tuples.next().expect("endless generator")));
+                s.copy_in("COPY order_line FROM STDIN", lines)?;
+                live += count;
+                progress(&phase, *count, *count);
+            }
+            Action::Update(ups) => {
+                for (k, chunk) in ups.chunks(BATCH).enumerate() {
+                    let values: Vec<String> =
+                        chunk.iter().map(|(v, a)| format!("({v},{})", format_scaled((*a).into(), 2))).collect();
+                    s.exec(&format!(
+                        "UPDATE order_line SET ol_amount = u.a FROM (VALUES {}) AS u(vid, a) WHERE order_line.vid = u.vid",
+                        values.join(",")
+                    ))?;
+                    progress(&phase, ((k + 1) * BATCH).min(ups.len()) as u64, ups.len() as u64);
+                }
+            }
+            Action::Delete(vids) => {
+                for chunk in vids.chunks(BATCH) {
+                    let list: Vec<String> = chunk.iter().map(u64::to_string).collect();
+                    s.exec(&format!("DELETE FROM order_line WHERE vid IN ({})", list.join(",")))?;
+                }
+                live -= vids.len() as u64;
+            }
+            Action::Marker { level, label } => {
+                let mut m = server.session()?;
+                m.exec(&format!("BEGIN ISOLATION LEVEL {}", level.sql()))?;
+                m.exec("SELECT 1 FROM order_line LIMIT 1")?;
+                markers.push((m, label.clone(), live));
+            }
+        }
+    }
+    s.exec("ANALYZE order_line")?;
+    let query = sql(w);
+    let mut rows = Vec::new();
+    for (m, label, live) in &mut markers {
+        for &workers in &cfg.postgres_workers {
+            m.exec(&format!(
+                "SET max_parallel_workers_per_gather = {workers}; SET parallel_setup_cost = 0; SET parallel_tuple_cost = 0; SET min_parallel_table_scan_size = 0"
+            ))?;
+            let (out, took) = m.timed(&query)?;
+            let result = out.into_iter().next().filter(|v| !v.is_empty());
+            let mut row = base("postgresql", None, Some(workers), label, *live);
+            row.result = result;
+            row.wall_s = took.as_secs_f64();
+            rows.push(row);
+        }
+        m.exec("COMMIT")?;
+    }
+    Ok(rows)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn disagreement_fails_loudly_and_avg_tolerates_rounding() {
+        let w = Workload::parse(
+            "[[step]]\nload = 1\n[[step]]\nsnapshot = \"rr\"\n[query]\nop = \"sum\"\ncolumn = \"ol_amount\"\n",
+            "w",
+        )
+        .unwrap();
+        let row = |engine, result: &str| Row {
+            scenario: "s".into(),
+            engine,
+            profile: "p".into(),
+            clock: "virtual",
+            pes: None,
+            workers: None,
+            rows: 1,
+            versions_per_tuple: 1.0,
+            snapshot_position: "m".into(),
+            op: "sum".into(),
+            result: Some(result.into()),
+            wall_s: 0.0,
+            modelled_s: None,
+            link_bytes_to_host: None,
+            link_bytes_to_device: None,
+            medium_bytes_read: None,
+            late_completions: None,
+            versions_visited: None,
+        };
+        assert!(check_agreement(&w, &[row("ndpdb-ndp", "1.00"), row("postgresql", "1.00")]).is_ok());
+        let e = check_agreement(&w, &[row("ndpdb-ndp", "1.00"), row("postgresql", "1.01")]).unwrap_err().to_string();
+        assert!(e.contains("ENGINES DISAGREE") && e.contains("postgresql"), "{e}");
+        assert!(agree("avg", &Some("912.987654321000".into()), &Some("912.9876543210000000".into())));
+        assert!(!agree("avg", &Some("912.98".into()), &Some("912.99".into())));
+        assert_eq!(timestamp_text(1_700_000_000_000_001), "2023-11-14 22:13:20.000001");
+        assert_eq!(parse_scaled("-1.5", 2), Some(-150));
+    }
+}

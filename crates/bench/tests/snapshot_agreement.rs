@@ -1,0 +1,63 @@
+//! A small composer workload on every engine, PostgreSQL included (CI
+//! installs it): all engines must give the same answer at every marker.
+
+use ndpdb_bench::compose::Workload;
+use ndpdb_bench::snapshot::{Config, run};
+use ndpdb_device::{ClockKind, Profile};
+
+const WORKLOAD: &str = r#"
+name = "small"
+[[step]]
+load = 3000
+[[step]]
+snapshot = "repeatable read"
+label = "oldest"
+[[step]]
+update = "all"
+[[step]]
+update = 1000
+choice = "zipfian"
+[[step]]
+delete = 200
+[[step]]
+insert = 300
+[[step]]
+snapshot = "serializable"
+label = "newest"
+[query]
+op = "OP"
+column = "ol_amount"
+where = "ol_o_id >= 150"
+"#;
+
+#[test]
+fn engines_agree_on_every_aggregate() {
+    for op in ["sum", "count", "min", "max", "avg"] {
+        let w = Workload::parse(&WORKLOAD.replace("OP", op), "small.toml").unwrap();
+        let cfg = Config {
+            profile: Profile::load("u280-nvm").unwrap(),
+            clock: ClockKind::Virtual,
+            pes: vec![1, 16],
+            workers: vec![2],
+            postgres_workers: vec![0, 2],
+            seed: 3,
+        };
+        let dir = tempfile::tempdir().unwrap();
+        let (rows, notes) = run(&w, "test", &cfg, dir.path(), |_, _, _| {}).unwrap();
+        let pg = rows.iter().filter(|r| r.engine == "postgresql").count();
+        if std::env::var_os("CI").is_some() {
+            assert_eq!(pg, 4, "CI must run the PostgreSQL baseline: {:?}", notes.postgres);
+        }
+        assert_eq!(rows.len(), 2 * 3 + pg);
+        let oldest: Vec<_> = rows.iter().filter(|r| r.snapshot_position == "oldest").collect();
+        let newest: Vec<_> = rows.iter().filter(|r| r.snapshot_position == "newest").collect();
+        if op == "sum" {
+            assert_ne!(oldest[0].result, newest[0].result, "the snapshots see different data");
+        }
+        assert_eq!(oldest[0].rows, 3000);
+        assert_eq!(newest[0].rows, 3100);
+        for r in &rows {
+            assert!(r.result.is_some(), "{op}: {r:?}");
+        }
+    }
+}
