@@ -507,3 +507,103 @@ mod tests {
         assert_eq!(parse_scaled("-1.5", 2), Some(-150));
     }
 }
+
+/// The paper's scenarios as composer workloads: (x value of the point, workload).
+pub fn scenario(n: u32, rows: u64, rounds: u32, op: &str) -> Result<Vec<(f64, Workload)>> {
+    use crate::compose::{Choice, Query, Step};
+    let query = Query { op: op.to_string(), column: "ol_amount".into(), predicate: None };
+    let marker = |label: String| Step::Snapshot(Level::RepeatableRead, label);
+    let w = |name: String, steps: Vec<Step>| Workload { name, steps, query: query.clone() };
+    Ok(match n {
+        // Fig. 6: time against data volume, one version per tuple.
+        1 => {
+            let mut sizes: Vec<u64> = (1..=4).map(|i| rows * i / 4).filter(|&r| r > 0).collect();
+            sizes.dedup();
+            sizes.into_iter().map(|r| (r as f64, w(format!("scenario 1: {r} tuples"), vec![Step::Insert(r), marker("newest".into())]))).collect()
+        }
+        // Fig. 7: time against versions per tuple, the newest version visible.
+        2 => (0..=rounds)
+            .map(|k| {
+                let mut steps = vec![Step::Insert(rows)];
+                steps.extend((0..k).map(|_| Step::Update(None, Choice::Uniform)));
+                steps.push(marker("newest".into()));
+                (f64::from(k + 1), w(format!("scenario 2: {} versions per tuple", k + 1), steps))
+            })
+            .collect(),
+        // Fig. 8: time against the snapshot's position on chains of rounds+1 versions.
+        3 => {
+            let mut steps = vec![Step::Insert(rows)];
+            for j in 0..rounds {
+                steps.push(marker(format!("after {j} rounds")));
+                steps.push(Step::Update(None, Choice::Uniform));
+            }
+            steps.push(marker(format!("after {rounds} rounds")));
+            vec![(0.0, w(format!("scenario 3: snapshots along chains of {} versions", rounds + 1), steps))]
+        }
+        other => bail!("there is no scenario {other}: the paper has scenarios 1, 2 and 3"),
+    })
+}
+
+/// The x value of a row for the scenario's plot.
+pub fn x_of(scenario: u32, point_x: f64, row: &Row) -> f64 {
+    match scenario {
+        3 => row.snapshot_position.trim_start_matches("after ").trim_end_matches(" rounds").parse().unwrap_or(point_x),
+        _ => point_x,
+    }
+}
+
+/// Series per engine configuration, for a plot in the style of Figs. 6-8.
+pub fn plot(scenario: u32, points: &[(f64, Row)], dir: &Path) -> Result<Vec<std::path::PathBuf>> {
+    use crate::output::{Plot, Series};
+    let mut series: Vec<Series> = Vec::new();
+    for (x, r) in points {
+        let name = match r.engine {
+            "ndpdb-ndp" => format!("ndpdb NDP, {} PEs", r.pes.unwrap_or(0)),
+            "ndpdb-host" => format!("ndpdb host-only, {} workers", r.workers.unwrap_or(0)),
+            _ => format!("PostgreSQL, {} parallel workers", r.workers.unwrap_or(0)),
+        };
+        let y = r.wall_s;
+        match series.iter_mut().find(|s| s.name == name) {
+            Some(s) => s.points.push((*x, y)),
+            None => series.push(Series { name, points: vec![(*x, y)], reference: false }),
+        }
+    }
+    for s in &mut series {
+        s.points.sort_by(|a, b| a.0.total_cmp(&b.0));
+    }
+    let (title, x_label) = match scenario {
+        1 => ("Scenario 1: snapshot creation with increasing data volume", "ORDER_LINE tuples"),
+        2 => ("Scenario 2: newest version of chains of increasing length", "versions per tuple"),
+        3 => ("Scenario 3: snapshots at positions along the version chains", "update rounds before the snapshot"),
+        _ => ("Workload", "snapshot marker"),
+    };
+    let first = &points.first().map(|p| &p.1);
+    let title = format!("{title} ({}, {} clock)", first.map_or("", |r| r.profile.as_str()), first.map_or("", |r| r.clock));
+    Plot { title: &title, x_label, y_label: "query wall time (s)", series }.write(dir, &format!("scenario-{scenario}"))
+}
+
+pub fn table(rows: &[(f64, Row)]) -> String {
+    let body: Vec<Vec<String>> = rows
+        .iter()
+        .map(|(_, r)| {
+            let opt = |v: Option<u64>| v.map_or("-".to_string(), |v| v.to_string());
+            vec![
+                r.scenario.clone(),
+                r.rows.to_string(),
+                format!("{:.0}", r.versions_per_tuple),
+                r.snapshot_position.clone(),
+                r.engine.to_string(),
+                r.pes.map(|p| format!("{p} PEs")).or(r.workers.map(|w| format!("{w} workers"))).unwrap_or_default(),
+                r.result.clone().unwrap_or_else(|| "NULL".into()),
+                format!("{:.4}", r.wall_s),
+                r.modelled_s.map_or("-".into(), |m| format!("{m:.4}")),
+                opt(r.link_bytes_to_host),
+                opt(r.medium_bytes_read),
+            ]
+        })
+        .collect();
+    crate::output::table(
+        &["scenario", "tuples", "versions", "snapshot", "engine", "parallelism", "result", "wall s", "modelled s", "link B to host", "medium B read"],
+        &body,
+    )
+}

@@ -20,7 +20,7 @@ struct Cli {
 
 #[derive(Subcommand)]
 enum Cmd {
-    /// Show what ndpdb can do today: the device, its profiles, scaling and the profiler
+    /// The neoDBMS demonstration in short: scenarios 1-3 beside PostgreSQL, then the device's scaling
     Demo(DemoArgs),
     /// List or print the hardware profiles that ship with ndpdb
     Profiles {
@@ -90,6 +90,57 @@ enum BenchCmd {
     /// Load TPC-C ORDER_LINE, run update rounds, and SUM(ol_amount) at the newest and the
     /// oldest snapshot on the device's PEs (NDP) and on the host (block stack)
     OrderlineSum(OrderlineArgs),
+    /// The neoDBMS demonstration: scenarios 1-3 (or your composer file) on ndpdb NDP,
+    /// ndpdb host-only and PostgreSQL, with answers checked to agree
+    Snapshot(SnapshotArgs),
+}
+
+#[derive(Args)]
+pub(crate) struct SnapshotArgs {
+    /// Scenarios to run, comma separated (1: data volume, 2: versions per tuple, 3: snapshot position)
+    #[arg(long, value_delimiter = ',', default_value = "1,2,3")]
+    pub(crate) scenarios: Vec<u32>,
+    /// Run this composer file (TOML, see docs/composer.md) instead of the built-in scenarios
+    #[arg(long)]
+    pub(crate) workload: Option<PathBuf>,
+    /// Print the built-in composer file of this scenario (with --rows/--rounds) and exit
+    #[arg(long)]
+    pub(crate) print_workload: Option<u32>,
+    /// ORDER_LINE tuples (the largest volume of scenario 1)
+    #[arg(long, default_value_t = 100_000)]
+    pub(crate) rows: u64,
+    /// Update rounds (scenario 2 runs 1..=rounds+1 versions; scenario 3 has rounds+1 snapshot positions)
+    #[arg(long, default_value_t = 4)]
+    pub(crate) rounds: u32,
+    /// The analytical operation: sum, count, count-star, min, max, avg (of ol_amount)
+    #[arg(long, default_value = "sum")]
+    pub(crate) op: String,
+    /// Profile name or path to a .toml file
+    #[arg(long, default_value = "u280-nvm")]
+    pub(crate) profile: String,
+    /// `virtual` or `real`
+    #[arg(long, default_value = "virtual")]
+    pub(crate) clock: ClockKind,
+    /// PE counts for ndpdb NDP, comma separated
+    #[arg(long, value_delimiter = ',', default_value = "16")]
+    pub(crate) pes: Vec<u32>,
+    /// Host worker counts for the ndpdb block stack, comma separated
+    #[arg(long, value_delimiter = ',', default_value = "2")]
+    pub(crate) workers: Vec<usize>,
+    /// PostgreSQL parallel worker counts (max_parallel_workers_per_gather), comma separated
+    #[arg(long, value_delimiter = ',', default_value = "0,2")]
+    pub(crate) pg_workers: Vec<usize>,
+    /// Leave PostgreSQL out
+    #[arg(long)]
+    pub(crate) no_postgres: bool,
+    #[arg(long, default_value_t = 1)]
+    pub(crate) seed: u64,
+    /// Print JSON lines on stdout (the table goes to stderr)
+    #[arg(long)]
+    pub(crate) json: bool,
+    /// Directory under which the run's results directory is made
+    #[arg(long, default_value = "results")]
+    pub(crate) out: PathBuf,
 }
 
 #[derive(Args)]
@@ -214,6 +265,7 @@ fn run(cli: Cli) -> Result<()> {
         Cmd::Profile(a) => profile_cmd(a),
         Cmd::Bench { command: BenchCmd::DeviceScaling(a) } => scaling_cmd(a),
         Cmd::Bench { command: BenchCmd::OrderlineSum(a) } => orderline_cmd(a),
+        Cmd::Bench { command: BenchCmd::Snapshot(a) } => snapshot_cmd(a).map(|_| ()),
         Cmd::Device { command: DeviceCmd::Create(a) } => {
             let profile = Profile::load(&a.profile)?;
             let capacity =
@@ -408,4 +460,89 @@ fn orderline_cmd(a: OrderlineArgs) -> Result<()> {
     out.write_text("table.txt", &table)?;
     eprintln!("results: {}", out.path.display());
     Ok(())
+}
+
+/// Runs `ndpdb bench snapshot`; returns the results directory.
+pub(crate) fn snapshot_cmd(a: SnapshotArgs) -> Result<PathBuf> {
+    use ndpdb_bench::compose::Workload;
+    use ndpdb_bench::snapshot;
+    if let Some(n) = a.print_workload {
+        for (_, w) in snapshot::scenario(n, a.rows, a.rounds, &a.op)? {
+            println!("# {}\n{}", w.name, w.to_toml());
+        }
+        return Ok(PathBuf::new());
+    }
+    let cfg = snapshot::Config {
+        profile: Profile::load(&a.profile)?,
+        clock: a.clock,
+        pes: a.pes.clone(),
+        workers: a.workers.clone(),
+        postgres_workers: if a.no_postgres { vec![] } else { a.pg_workers.clone() },
+        seed: a.seed,
+    };
+    if let Some(&bad) = cfg.pes.iter().find(|&&p| p == 0 || p > cfg.profile.pe.count) {
+        bail!("--pes {bad}: profile `{}` has 1..={} PEs", cfg.profile.name, cfg.profile.pe.count);
+    }
+    let runs: Vec<(u32, Vec<(f64, Workload)>)> = match &a.workload {
+        Some(path) => {
+            let text = std::fs::read_to_string(path).with_context(|| format!("reading {}", path.display()))?;
+            vec![(0, vec![(0.0, Workload::parse(&text, &path.display().to_string())?)])]
+        }
+        None => a.scenarios.iter().map(|&n| Ok((n, snapshot::scenario(n, a.rows, a.rounds, &a.op)?))).collect::<Result<_>>()?,
+    };
+    let out = output::ResultsDir::create(&a.out, "snapshot")?;
+    let bar = indicatif::ProgressBar::new(1);
+    bar.set_style(indicatif::ProgressStyle::with_template("{prefix} {msg:>20} [{bar:30}] {pos}/{len}").expect("template"));
+    let mut all: Vec<(f64, snapshot::Row)> = Vec::new();
+    let mut notes = Vec::new();
+    let mut plots = Vec::new();
+    for (n, points) in runs {
+        let mut scenario_rows = Vec::new();
+        for (x, w) in points {
+            bar.set_prefix(w.name.clone());
+            let dir = scratch()?;
+            let label = if n == 0 { w.name.clone() } else { format!("scenario {n}") };
+            let (rows, note) = snapshot::run(&w, &label, &cfg, dir.path(), |phase, done, total| {
+                bar.set_message(phase.to_string());
+                bar.set_length(total.max(1));
+                bar.set_position(done);
+            })?;
+            if let Some(p) = note.postgres {
+                if !notes.contains(&p) {
+                    notes.push(p);
+                }
+            }
+            for r in rows {
+                let rx = snapshot::x_of(n, x, &r);
+                scenario_rows.push((rx, r));
+            }
+        }
+        match snapshot::plot(n, &scenario_rows, &out.path) {
+            Ok(p) => plots.extend(p),
+            Err(e) => eprintln!("no plot: {e:#}"),
+        }
+        all.extend(scenario_rows);
+    }
+    bar.finish_and_clear();
+    let table = snapshot::table(&all);
+    let rows: Vec<&snapshot::Row> = all.iter().map(|(_, r)| r).collect();
+    if a.json {
+        for r in &rows {
+            println!("{}", serde_json::to_string(r)?);
+        }
+        eprint!("{table}");
+    } else {
+        print!("{table}");
+    }
+    for n in &notes {
+        eprintln!("{n}");
+    }
+    eprintln!("all engines agree on every answer");
+    out.write_jsonl("results.jsonl", &rows)?;
+    out.write_text("table.txt", &table)?;
+    eprintln!("results: {}", out.path.display());
+    for p in plots {
+        eprintln!("  {}", p.display());
+    }
+    Ok(out.path)
 }
