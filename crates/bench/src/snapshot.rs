@@ -467,47 +467,6 @@ fn run_postgres(
     Ok(rows)
 }
 
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn disagreement_fails_loudly_and_avg_tolerates_rounding() {
-        let w = Workload::parse(
-            "[[step]]\nload = 1\n[[step]]\nsnapshot = \"rr\"\n[query]\nop = \"sum\"\ncolumn = \"ol_amount\"\n",
-            "w",
-        )
-        .unwrap();
-        let row = |engine, result: &str| Row {
-            scenario: "s".into(),
-            engine,
-            profile: "p".into(),
-            clock: "virtual",
-            pes: None,
-            workers: None,
-            rows: 1,
-            versions_per_tuple: 1.0,
-            snapshot_position: "m".into(),
-            op: "sum".into(),
-            result: Some(result.into()),
-            wall_s: 0.0,
-            modelled_s: None,
-            link_bytes_to_host: None,
-            link_bytes_to_device: None,
-            medium_bytes_read: None,
-            late_completions: None,
-            versions_visited: None,
-        };
-        assert!(check_agreement(&w, &[row("ndpdb-ndp", "1.00"), row("postgresql", "1.00")]).is_ok());
-        let e = check_agreement(&w, &[row("ndpdb-ndp", "1.00"), row("postgresql", "1.01")]).unwrap_err().to_string();
-        assert!(e.contains("ENGINES DISAGREE") && e.contains("postgresql"), "{e}");
-        assert!(agree("avg", &Some("912.987654321000".into()), &Some("912.9876543210000000".into())));
-        assert!(!agree("avg", &Some("912.98".into()), &Some("912.99".into())));
-        assert_eq!(timestamp_text(1_700_000_000_000_001), "2023-11-14 22:13:20.000001");
-        assert_eq!(parse_scaled("-1.5", 2), Some(-150));
-    }
-}
-
 /// The paper's scenarios as composer workloads: (x value of the point, workload).
 pub fn scenario(n: u32, rows: u64, rounds: u32, op: &str) -> Result<Vec<(f64, Workload)>> {
     use crate::compose::{Choice, Query, Step};
@@ -519,7 +478,12 @@ pub fn scenario(n: u32, rows: u64, rounds: u32, op: &str) -> Result<Vec<(f64, Wo
         1 => {
             let mut sizes: Vec<u64> = (1..=4).map(|i| rows * i / 4).filter(|&r| r > 0).collect();
             sizes.dedup();
-            sizes.into_iter().map(|r| (r as f64, w(format!("scenario 1: {r} tuples"), vec![Step::Insert(r), marker("newest".into())]))).collect()
+            sizes
+                .into_iter()
+                .map(|r| {
+                    (r as f64, w(format!("scenario 1: {r} tuples"), vec![Step::Insert(r), marker("newest".into())]))
+                })
+                .collect()
         }
         // Fig. 7: time against versions per tuple, the newest version visible.
         2 => (0..=rounds)
@@ -578,7 +542,8 @@ pub fn plot(scenario: u32, points: &[(f64, Row)], dir: &Path) -> Result<Vec<std:
         _ => ("Workload", "snapshot marker"),
     };
     let first = &points.first().map(|p| &p.1);
-    let title = format!("{title} ({}, {} clock)", first.map_or("", |r| r.profile.as_str()), first.map_or("", |r| r.clock));
+    let title =
+        format!("{title} ({}, {} clock)", first.map_or("", |r| r.profile.as_str()), first.map_or("", |r| r.clock));
     Plot { title: &title, x_label, y_label: "query wall time (s)", series }.write(dir, &format!("scenario-{scenario}"))
 }
 
@@ -603,7 +568,60 @@ pub fn table(rows: &[(f64, Row)]) -> String {
         })
         .collect();
     crate::output::table(
-        &["scenario", "tuples", "versions", "snapshot", "engine", "parallelism", "result", "wall s", "modelled s", "link B to host", "medium B read"],
+        &[
+            "scenario",
+            "tuples",
+            "versions",
+            "snapshot",
+            "engine",
+            "parallelism",
+            "result",
+            "wall s",
+            "modelled s",
+            "link B to host",
+            "medium B read",
+        ],
         &body,
     )
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn disagreement_fails_loudly_and_avg_tolerates_rounding() {
+        let w = Workload::parse(
+            "[[step]]\nload = 1\n[[step]]\nsnapshot = \"rr\"\n[query]\nop = \"sum\"\ncolumn = \"ol_amount\"\n",
+            "w",
+        )
+        .unwrap();
+        let row = |engine, result: &str| Row {
+            scenario: "s".into(),
+            engine,
+            profile: "p".into(),
+            clock: "virtual",
+            pes: None,
+            workers: None,
+            rows: 1,
+            versions_per_tuple: 1.0,
+            snapshot_position: "m".into(),
+            op: "sum".into(),
+            result: Some(result.into()),
+            wall_s: 0.0,
+            modelled_s: None,
+            link_bytes_to_host: None,
+            link_bytes_to_device: None,
+            medium_bytes_read: None,
+            late_completions: None,
+            versions_visited: None,
+        };
+        assert!(check_agreement(&w, &[row("ndpdb-ndp", "1.00"), row("postgresql", "1.00")]).is_ok());
+        let e = check_agreement(&w, &[row("ndpdb-ndp", "1.00"), row("postgresql", "1.01")]).unwrap_err().to_string();
+        assert!(e.contains("ENGINES DISAGREE") && e.contains("postgresql"), "{e}");
+        assert!(agree("avg", &Some("912.987654321000".into()), &Some("912.9876543210000000".into())));
+        assert!(!agree("avg", &Some("912.98".into()), &Some("912.99".into())));
+        assert_eq!(timestamp_text(1_700_000_000_000_001), "2023-11-14 22:13:20.000001");
+        assert_eq!(parse_scaled("-1.5", 2), Some(-150));
+    }
 }

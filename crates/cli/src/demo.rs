@@ -14,7 +14,9 @@ pub fn run(out: &Path) -> Result<()> {
     let started = std::time::Instant::now();
     println!("ndpdb demo: in-situ snapshot computation (neoDBMS, ICDE'22) on the emulated u280-nvm device");
     println!("ORDER_LINE (TPC-C), 100,000 tuples, up to 4 versions per tuple; SUM(ol_amount) in each snapshot.");
-    println!("Engines: ndpdb NDP on 16 PEs, ndpdb host-only block stack with 2 workers, PostgreSQL with 0 and 2 parallel workers.");
+    println!(
+        "Engines: ndpdb NDP on 16 PEs, ndpdb host-only block stack with 2 workers, PostgreSQL with 0 and 2 parallel workers."
+    );
     println!("Real-time clock: the device's completions are held to their modelled time, so wall times compare.\n");
     let args = crate::SnapshotArgs {
         scenarios: vec![1, 2, 3],
@@ -51,6 +53,10 @@ pub fn run(out: &Path) -> Result<()> {
     if let Err(e) = device_scaling::plot(&rows, &dir) {
         println!("no plot: {e:#}");
     }
-    println!("Done in {:.0} s. Results, JSON lines and plots (SVG, PNG) are in {}", started.elapsed().as_secs_f64(), dir.display());
+    println!(
+        "Done in {:.0} s. Results, JSON lines and plots (SVG, PNG) are in {}",
+        started.elapsed().as_secs_f64(),
+        dir.display()
+    );
     Ok(())
 }

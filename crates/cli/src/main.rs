@@ -488,11 +488,17 @@ pub(crate) fn snapshot_cmd(a: SnapshotArgs) -> Result<PathBuf> {
             let text = std::fs::read_to_string(path).with_context(|| format!("reading {}", path.display()))?;
             vec![(0, vec![(0.0, Workload::parse(&text, &path.display().to_string())?)])]
         }
-        None => a.scenarios.iter().map(|&n| Ok((n, snapshot::scenario(n, a.rows, a.rounds, &a.op)?))).collect::<Result<_>>()?,
+        None => a
+            .scenarios
+            .iter()
+            .map(|&n| Ok((n, snapshot::scenario(n, a.rows, a.rounds, &a.op)?)))
+            .collect::<Result<_>>()?,
     };
     let out = output::ResultsDir::create(&a.out, "snapshot")?;
     let bar = indicatif::ProgressBar::new(1);
-    bar.set_style(indicatif::ProgressStyle::with_template("{prefix} {msg:>20} [{bar:30}] {pos}/{len}").expect("template"));
+    bar.set_style(
+        indicatif::ProgressStyle::with_template("{prefix} {msg:>20} [{bar:30}] {pos}/{len}").expect("template"),
+    );
     let mut all: Vec<(f64, snapshot::Row)> = Vec::new();
     let mut notes = Vec::new();
     let mut plots = Vec::new();
@@ -507,10 +513,10 @@ pub(crate) fn snapshot_cmd(a: SnapshotArgs) -> Result<PathBuf> {
                 bar.set_length(total.max(1));
                 bar.set_position(done);
             })?;
-            if let Some(p) = note.postgres {
-                if !notes.contains(&p) {
-                    notes.push(p);
-                }
+            if let Some(p) = note.postgres
+                && !notes.contains(&p)
+            {
+                notes.push(p);
             }
             for r in rows {
                 let rx = snapshot::x_of(n, x, &r);
