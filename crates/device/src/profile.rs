@@ -328,7 +328,7 @@ impl Validator<'_> {
             key,
             &x,
             x.is_power_of_two() && (PAGE_BYTES_MIN..=PAGE_BYTES_MAX).contains(&x),
-            "must be a power of two from 512 to 65536",
+            "must be a power of two from 512 to 32768",
         )
     }
 

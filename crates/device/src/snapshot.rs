@@ -180,7 +180,11 @@ impl Scan<'_, '_> {
     /// Logical to physical page: the shipped delta, else the L2P map pages.
     fn resolve(&mut self, lpn: u64) -> Result<u64, DeviceError> {
         if let Ok(i) = self.call.l2p_delta.binary_search_by_key(&lpn, |&(l, _)| l) {
-            return Ok(self.call.l2p_delta[i].1);
+            let ppn = self.call.l2p_delta[i].1;
+            if ppn.checked_mul(self.page).is_none_or(|a| a >= self.ctx.capacity_bytes()) {
+                return Err(self.fail(format!("logical page {lpn} is not mapped (shipped entry {ppn})")));
+            }
+            return Ok(ppn);
         }
         let slot = (lpn as usize) % L2P_CACHE;
         if self.l2p_cache[slot].0 == lpn {

@@ -11,7 +11,7 @@
 //!     12    4 header_bytes       u32 LE, 4096: medium data starts here
 //!     16    1 medium_kind        1 = NVM (byte-addressable), 2 = flash
 //!     17    3 reserved           zero
-//!     20    4 page_bytes         u32 LE, native page size, power of two, 512..=65536
+//!     20    4 page_bytes         u32 LE, native page size, power of two, 512..=32768
 //!     24    8 capacity_bytes     u64 LE, a positive multiple of page_bytes
 //!     32    4 channels           u32 LE, >= 1 (informational; timing comes from the profile)
 //!     36    4 chips_per_channel  u32 LE, >= 1 (informational)
@@ -38,7 +38,8 @@ const STRUCTURE: &str = "device image superblock";
 
 /// Page sizes a medium may use; the limits are repeated in `docs/format/image.md`.
 pub const PAGE_BYTES_MIN: u32 = 512;
-pub const PAGE_BYTES_MAX: u32 = 65536;
+/// 32 KiB: heap pages address records with u16 offsets (`page.rs`).
+pub const PAGE_BYTES_MAX: u32 = 32768;
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum MediumKind {
@@ -259,7 +260,7 @@ mod tests {
 
         #[test]
         fn roundtrip_any_valid(kind in prop_oneof![Just(MediumKind::Nvm), Just(MediumKind::Flash)],
-                               page_shift in 9u32..=16, pages in 1u64..1_000_000,
+                               page_shift in 9u32..=15, pages in 1u64..1_000_000,
                                channels in 1u32..64, chips in 1u32..64, t in any::<u64>(),
                                name in "[a-z0-9-]{0,64}") {
             let sb = Superblock { medium_kind: kind, page_bytes: 1 << page_shift,

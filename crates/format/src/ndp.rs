@@ -28,7 +28,7 @@
 //!     56    4 l2p_delta        (lpn, ppn) pairs not yet in the L2P pages, sorted by lpn
 //!     60    4 vid_pages        lpns of the table's VID map pages (u64s), in order
 //!     64    4 vid_delta        (vid, RecordId) pairs not yet in the VID map pages, sorted by vid
-//!     68    4 delta_pages      lpns of the delta-buffer pages shipped in range 1, in order
+//!     68    4 delta_pages      lpns of the delta-buffer pages shipped in range 2, in order
 //!     72    . arrays in the order: projection (u16, padded to 8), active, l2p_pages,
 //!             l2p_delta, vid_pages, vid_delta, delta_pages
 //! ```
@@ -280,7 +280,8 @@ impl NdpCall {
 /// 32 8 min       i64 (i64::MAX when values = 0)
 /// 40 8 max       i64 (i64::MIN when values = 0)
 /// 48 8 visited   versions visited (chain steps)
-/// 56 8 extra_bytes medium bytes read for VID-map entries, L2P entries and column values
+/// 56 8 extra_bytes medium bytes read for VID-map entries, L2P entries, column values and null
+///             bitmaps (NVM: whole transfers; flash: the bytes used from cached pages)
 /// 64 8 dram_visits versions visited in shipped delta-buffer pages (device DRAM, not the medium)
 /// ```
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

@@ -8,7 +8,8 @@
 //!      2    1 version       1
 //!      3    1 kind          1 heap (version records), 2 VID map, 3 L2P map
 //!      4    4 object_id     u32 LE: the table (0 for the L2P map)
-//!      8    8 lpn           u64 LE: the page's logical page number
+//!      8    8 lpn           u64 LE: the page's logical page number (L2P map pages:
+//!                            their index in the L2P map)
 //!     16    2 slot_count    u16 LE (heap pages; 0 otherwise)
 //!     18    2 free_end      u16 LE: record data occupies free_end..page end
 //!     20    4 reserved      zero

@@ -12,7 +12,7 @@
 //!   int64        8 bytes  i64 LE
 //!   decimal      8 bytes  i64 LE, the value times 10^scale
 //!   timestamp    8 bytes  i64 LE, microseconds since 1970-01-01 UTC
-//!   text(n)      n bytes rounded up to 4, space padded (n <= 4096)
+//!   text(n)      n bytes, space padded, then zero bytes up to a multiple of 4 (n <= 4096)
 //!   varchar(n)   4 bytes  u16 LE offset from the tuple start, u16 LE length (n <= 4096)
 //! null bitmap: ceil(columns / 8) bytes rounded up to 4; bit i set = column i NULL
 //! var area:    varchar bytes, in column order

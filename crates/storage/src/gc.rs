@@ -21,7 +21,7 @@ use std::collections::{BTreeMap, HashSet};
 
 use ndpdb_format::page::{self, RecordId};
 
-use crate::store::{Head, Store, StoreError, Table, heap_object};
+use crate::store::{CHAIN_MAX, Head, Store, StoreError, Table, heap_object};
 
 /// What one collection did.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
@@ -37,7 +37,12 @@ pub struct GcStats {
 impl Store {
     /// Collects `table` below `horizon` (see the module docs).
     pub fn gc(&self, table: &Table, horizon: u64) -> Result<GcStats, StoreError> {
-        let heads: Vec<Head> = table.state.lock().heads.clone();
+        // Pages written while we collect hold new versions: only pages that
+        // existed when we looked at the heads may be unmapped.
+        let (heads, pages_before): (Vec<Head>, HashSet<u64>) = {
+            let s = table.state.lock();
+            (s.heads.clone(), s.heap_pages.iter().copied().collect())
+        };
         let mut stats = GcStats::default();
         let mut cuts: BTreeMap<u64, Vec<u16>> = BTreeMap::new();
         let mut reachable: HashSet<u64> = HashSet::new();
@@ -46,6 +51,11 @@ impl Store {
             let mut rid = head.rid;
             let mut on_chain = Vec::new();
             while !rid.is_none() {
+                if on_chain.len() > CHAIN_MAX {
+                    return Err(StoreError::Corrupt(format!(
+                        "VID {vid}: version chain longer than {CHAIN_MAX} (a cycle?)"
+                    )));
+                }
                 let (h, _) = self.read_version(table, rid)?;
                 on_chain.push(rid.lpn());
                 if h.create_ts < horizon {
@@ -91,7 +101,8 @@ impl Store {
         }
         let unreachable: Vec<u64> = {
             let mut s = table.state.lock();
-            let (keep, drop): (Vec<u64>, Vec<u64>) = s.heap_pages.iter().partition(|l| reachable.contains(l));
+            let (keep, drop): (Vec<u64>, Vec<u64>) =
+                s.heap_pages.iter().partition(|l| reachable.contains(l) || !pages_before.contains(l));
             s.heap_pages = keep;
             drop
         };
@@ -106,6 +117,11 @@ impl Store {
         let mut n = 0;
         while !rid.is_none() {
             n += 1;
+            if n > CHAIN_MAX as u64 {
+                return Err(StoreError::Corrupt(format!(
+                    "version chain from {rid:?} longer than {CHAIN_MAX} (a cycle?)"
+                )));
+            }
             rid = self.read_version(table, rid)?.0.prev;
         }
         Ok(n)

@@ -16,7 +16,9 @@
 //!   channel and chip of the device several times, owned by one object
 //!   (a table's heap, its VID map, or the L2P map). Consecutive pages of an
 //!   object therefore spread over all channels, which is what lets the PEs
-//!   use the device's internal parallelism. Nothing is overwritten in place.
+//!   use the device's internal parallelism. Pages are appended; only the
+//!   checkpoint's root page (physical page 0) is written in place, and
+//!   garbage collection rewrites a logical page to a new physical page.
 //! - **L2P map.** Logical page number → physical page number, kept whole in
 //!   host memory and persisted as map pages on the device. Changes not yet
 //!   written are the "L2P delta" that an NDP call ships.
@@ -42,4 +44,4 @@ mod store;
 pub use checkpoint::TxnMeta;
 pub use gc::GcStats;
 pub use scan::{AggregateResult, Freshness, RowsResult, ScanStats};
-pub use store::{Head, ROOT_PPN, Store, StoreError, StoreOptions, Table, TableId};
+pub use store::{CHAIN_MAX, Head, ROOT_PPN, Store, StoreError, StoreOptions, Table, TableId};

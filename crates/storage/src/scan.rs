@@ -43,7 +43,8 @@ pub struct ScanStats {
     pub counters: Counters,
     pub modelled_s: f64,
     pub wall_s: f64,
-    /// Versions visited while walking chains.
+    /// Versions visited while walking chains (0 for NDP rows calls, whose
+    /// output has no room for it).
     pub visited: u64,
 }
 
@@ -356,8 +357,15 @@ impl Store {
                         for (j, &head) in part.iter().enumerate() {
                             let vid = (i * chunk + j) as u64;
                             let mut rid = head;
+                            let mut steps = 0usize;
                             while !rid.is_none() {
                                 visited += 1;
+                                steps += 1;
+                                if steps > crate::store::CHAIN_MAX {
+                                    return Err(StoreError::Corrupt(format!(
+                                        "VID {vid}: version chain does not end (a cycle?)"
+                                    )));
+                                }
                                 let page =
                                     delta.get(&rid.lpn()).or_else(|| pages.get(&rid.lpn())).ok_or_else(|| {
                                         StoreError::Corrupt(format!(

@@ -127,6 +127,9 @@ pub(crate) fn vid_object(t: TableId) -> u64 {
 pub(crate) const L2P_OBJECT: u64 = u64::MAX;
 pub(crate) const META_OBJECT: u64 = u64::MAX - 1;
 
+/// Versions a chain may have before a walk calls it corrupt (a cycle).
+pub const CHAIN_MAX: usize = 1 << 24;
+
 /// Physical page of the root page (`ndpdb_format::meta::Root`); the rest of
 /// the first region stays unused so that regions keep their alignment.
 pub const ROOT_PPN: u64 = 0;
@@ -439,7 +442,7 @@ impl Store {
         let page = Arc::new(self.read_page(lpn, &mut self.qp.lock())?);
         let mut c = self.cache.lock();
         if c.len() >= self.opts.cache_pages {
-            // Pages are immutable once written, so any victim is fine.
+            // Written pages change only by GC, which evicts what it rewrites, so any victim is fine.
             if let Some(&victim) = c.keys().next() {
                 c.remove(&victim);
             }

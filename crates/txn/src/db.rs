@@ -111,8 +111,11 @@ impl Manager {
         }
     }
 
+    /// Whether `t` committed. Edges never name aborted transactions
+    /// (`forget` removes them), so one that is no longer tracked committed
+    /// long ago and was cleaned up.
     fn committed(&self, t: u64) -> bool {
-        self.ssi.get(&t).is_some_and(|s| s.committed.is_some())
+        self.ssi.get(&t).is_none_or(|s| s.committed.is_some())
     }
 
     /// A pivot `in -rw-> t -rw-> out` whose `out` side has committed.
@@ -126,10 +129,7 @@ impl Manager {
     /// whose T3 has committed.
     fn commit_unsafe(&self, t: u64) -> bool {
         self.dangerous_pivot(t)
-            || self
-                .ssi
-                .get(&t)
-                .is_some_and(|s| s.out_to.iter().any(|&p| p != t && !self.committed(p) && self.dangerous_pivot(p)))
+            || self.ssi.get(&t).is_some_and(|s| s.out_to.iter().any(|&p| p != t && self.dangerous_pivot(p)))
     }
 
     /// Forgets an aborted transaction's edges.
@@ -334,7 +334,7 @@ impl Txn<'_> {
         let _ = self.statement_snapshot()?;
         let data = table.layout.encode(values).map_err(|e| TxnError::InvalidInput(e.to_string()))?;
         let vid = self.db.store.new_vid(table);
-        self.db.mgr.lock().locks.insert((table.id, vid), self.id);
+        self.lock(table.id, vid)?;
         self.undo.push((table.clone(), vid, Head::NONE));
         let header =
             VersionHeader { create_ts: self.id, prev: RecordId::NONE, tombstone: false, data_len: data.len() as u16 };
@@ -465,16 +465,24 @@ impl Txn<'_> {
             if let Some(s) = m.ssi.get_mut(&self.id) {
                 s.reads.insert((table.id, vid));
             }
-            // The newest version was written by a concurrent transaction we
-            // cannot see: we read "before" it.
-            if !head.rid.is_none() && !snapshot.visible(head.create_ts) && m.concurrent(self.id, head.create_ts) {
-                m.rw_conflict(self.id, head.create_ts);
-            }
             drop(m);
         }
         let mut rid = head.rid;
+        let mut steps = 0usize;
         while !rid.is_none() {
+            steps += 1;
+            if steps > ndpdb_storage::CHAIN_MAX {
+                return Err(TxnError::Store(StoreError::Corrupt(format!("VID {vid}: version chain does not end"))));
+            }
             let (h, data) = self.db.store.read_version(table, rid)?;
+            if !snapshot.visible(h.create_ts) && self.isolation == Isolation::Serializable {
+                // A concurrent transaction wrote a version we cannot see: we
+                // read "before" it.
+                let mut m = self.db.mgr.lock();
+                if m.concurrent(self.id, h.create_ts) {
+                    m.rw_conflict(self.id, h.create_ts);
+                }
+            }
             if snapshot.visible(h.create_ts) {
                 if h.tombstone {
                     return Ok(None);

@@ -71,3 +71,32 @@ fn gc_keeps_what_open_snapshots_see_and_shortens_chains() {
     // A second collection finds nothing more.
     assert_eq!(db.gc().unwrap().versions_removed, 0);
 }
+
+#[test]
+fn gc_alongside_writers_keeps_their_pages() {
+    let dir = tempfile::tempdir().unwrap();
+    let db = db(dir.path());
+    let t = db
+        .create_table("t", vec![Column::new("k", ColumnType::Int32, false), Column::new("v", ColumnType::Int64, false)])
+        .unwrap();
+    std::thread::scope(|s| {
+        s.spawn(|| {
+            for batch in 0..40 {
+                let mut w = db.begin(Isolation::ReadCommitted);
+                for k in 0..100 {
+                    w.insert(&t, &[Value::Int(batch * 100 + k), Value::Int(1)]).unwrap();
+                }
+                w.commit().unwrap();
+            }
+        });
+        s.spawn(|| {
+            for _ in 0..40 {
+                db.gc().unwrap();
+            }
+        });
+    });
+    let mut r = db.begin(Isolation::RepeatableRead);
+    for mode in [ReadMode::Host { workers: 2 }, ReadMode::Ndp { pes: 4, freshness: Freshness::Ship }] {
+        assert_eq!(r.aggregate(&t, Aggregate::Sum, 1, None, mode).unwrap().value, Some(4000));
+    }
+}
