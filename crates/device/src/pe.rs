@@ -322,11 +322,21 @@ impl<'a> PeCtx<'a> {
     #[inline]
     fn charge_read(&mut self, addr: u64, len: u64) {
         match self.timing.medium {
-            MediumTiming::Nvm { channels, interleave_shift, transfer_bytes, read_latency_ps, occupancy_ps, .. } => {
-                let first = addr / transfer_bytes;
-                let last = (addr + len - 1) / transfer_bytes;
+            MediumTiming::Nvm {
+                channels,
+                channel_mask,
+                interleave_shift,
+                transfer_bytes,
+                transfer_shift,
+                read_latency_ps,
+                occupancy_ps,
+                ..
+            } => {
+                let first = addr >> transfer_shift;
+                let last = (addr + len - 1) >> transfer_shift;
                 for unit in first..=last {
-                    let ch = ((unit * transfer_bytes) >> interleave_shift) % channels;
+                    let stripe = (unit << transfer_shift) >> interleave_shift;
+                    let ch = if channel_mask != 0 || channels == 1 { stripe & channel_mask } else { stripe % channels };
                     self.acc.channel_ps[ch as usize] += occupancy_ps;
                 }
                 let n = last - first + 1;

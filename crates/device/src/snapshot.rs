@@ -36,6 +36,15 @@ use crate::pe::PeCtx;
 
 const L2P_CACHE: usize = 4096;
 
+/// Where a logical page lives during a call.
+#[derive(Debug, Clone, Copy)]
+enum Loc {
+    /// In the shipped delta-buffer pages (range 2), at this byte.
+    Delta(u64),
+    /// On the medium, at this physical page.
+    Medium(u64),
+}
+
 struct Scan<'c, 'a> {
     ctx: &'c mut PeCtx<'a>,
     call: NdpCall,
@@ -48,6 +57,13 @@ struct Scan<'c, 'a> {
     l2p_cache: Vec<(u64, u64)>,
     /// Flash: the last page read, by ppn.
     page_cache: Option<(u64, Vec<u8>)>,
+    /// Where the last logical page read lives (a record's slot, header and
+    /// columns are read one after the other from the same page).
+    last: Option<(u64, Loc)>,
+    /// The VID map page in use: (lpn, ppn). VID map pages are never in the delta buffer.
+    vid_page: Option<(u64, u64)>,
+    /// Position in the shipped VID delta.
+    vid_cursor: usize,
     /// Medium bytes read for anything but chain steps: VID-map and L2P
     /// entries, column values and null bitmaps.
     extra_bytes: u64,
@@ -78,6 +94,9 @@ pub(crate) fn run(ctx: &mut PeCtx<'_>) -> Result<(), DeviceError> {
         delta_index,
         l2p_cache: vec![(u64::MAX, 0); L2P_CACHE],
         page_cache: None,
+        last: None,
+        vid_page: None,
+        vid_cursor: 0,
         extra_bytes: 0,
         dram_visits: 0,
         ctx,
@@ -148,12 +167,21 @@ impl Scan<'_, '_> {
         if offset + buf.len() as u64 > self.page {
             return Err(self.fail(format!("read of {} bytes at {offset} crosses page {lpn}", buf.len())));
         }
-        if let Ok(i) = self.delta_index.binary_search_by_key(&lpn, |&(l, _)| l) {
-            let at = self.delta_index[i].1 as u64 * self.page + offset;
-            return self.ctx.range_read(2, at, buf);
+        let loc = match self.last {
+            Some((l, loc)) if l == lpn => loc,
+            _ => {
+                let loc = match self.delta_index.binary_search_by_key(&lpn, |&(l, _)| l) {
+                    Ok(i) => Loc::Delta(self.delta_index[i].1 as u64 * self.page),
+                    Err(_) => Loc::Medium(self.resolve(lpn)?),
+                };
+                self.last = Some((lpn, loc));
+                loc
+            }
+        };
+        match loc {
+            Loc::Delta(base) => self.ctx.range_read(2, base + offset, buf),
+            Loc::Medium(ppn) => self.read_physical(ppn, offset, buf),
         }
-        let ppn = self.resolve(lpn)?;
-        self.read_physical(ppn, offset, buf)
     }
 
     fn read_physical(&mut self, ppn: u64, offset: u64, buf: &mut [u8]) -> Result<(), DeviceError> {
@@ -171,24 +199,19 @@ impl Scan<'_, '_> {
         Ok(())
     }
 
-    fn read_u64(&mut self, lpn: u64, offset: u64) -> Result<u64, DeviceError> {
-        let mut b = [0u8; 8];
-        self.read(lpn, offset, &mut b)?;
-        Ok(u64::from_le_bytes(b))
-    }
-
     /// Logical to physical page: the shipped delta, else the L2P map pages.
     fn resolve(&mut self, lpn: u64) -> Result<u64, DeviceError> {
+        let slot = (lpn as usize) % L2P_CACHE;
+        if self.l2p_cache[slot].0 == lpn {
+            return Ok(self.l2p_cache[slot].1);
+        }
         if let Ok(i) = self.call.l2p_delta.binary_search_by_key(&lpn, |&(l, _)| l) {
             let ppn = self.call.l2p_delta[i].1;
             if ppn.checked_mul(self.page).is_none_or(|a| a >= self.ctx.capacity_bytes()) {
                 return Err(self.fail(format!("logical page {lpn} is not mapped (shipped entry {ppn})")));
             }
+            self.l2p_cache[slot] = (lpn, ppn);
             return Ok(ppn);
-        }
-        let slot = (lpn as usize) % L2P_CACHE;
-        if self.l2p_cache[slot].0 == lpn {
-            return Ok(self.l2p_cache[slot].1);
         }
         let idx = (lpn / self.per_page) as usize;
         let map_ppn =
@@ -205,15 +228,38 @@ impl Scan<'_, '_> {
         Ok(ppn)
     }
 
+    /// The head of `vid`. VIDs come in increasing order, so the shipped
+    /// VID delta is walked with a cursor, and the VID map page's location is
+    /// kept apart from the records' (they alternate).
     fn head(&mut self, vid: u64) -> Result<RecordId, DeviceError> {
-        if let Ok(i) = self.call.vid_delta.binary_search_by_key(&vid, |&(v, _)| v) {
-            return Ok(RecordId(self.call.vid_delta[i].1));
+        let d = &self.call.vid_delta;
+        if self.vid_cursor >= d.len()
+            || d[self.vid_cursor].0 > vid
+            || (self.vid_cursor > 0 && d[self.vid_cursor - 1].0 >= vid)
+        {
+            self.vid_cursor = d.partition_point(|&(v, _)| v < vid);
+        }
+        while self.vid_cursor < d.len() && d[self.vid_cursor].0 < vid {
+            self.vid_cursor += 1;
+        }
+        if self.vid_cursor < d.len() && d[self.vid_cursor].0 == vid {
+            return Ok(RecordId(d[self.vid_cursor].1));
         }
         let idx = (vid / self.per_page) as usize;
         let lpn = *self.call.vid_pages.get(idx).ok_or_else(|| self.fail(format!("VID {vid} has no VID map page")))?;
         let at = PAGE_HEADER_BYTES as u64 + 8 * (vid % self.per_page);
         self.extra_bytes += self.medium_bytes(at, 8);
-        Ok(RecordId(self.read_u64(lpn, at)?))
+        let ppn = match self.vid_page {
+            Some((l, p)) if l == lpn => p,
+            _ => {
+                let p = self.resolve(lpn)?;
+                self.vid_page = Some((lpn, p));
+                p
+            }
+        };
+        let mut b = [0u8; 8];
+        self.read_physical(ppn, at, &mut b)?;
+        Ok(RecordId(u64::from_le_bytes(b)))
     }
 
     /// Walks the chain of `vid` to the version the snapshot sees; returns

@@ -56,8 +56,11 @@ pub(crate) struct Timing {
 pub(crate) enum MediumTiming {
     Nvm {
         channels: u64,
+        /// `channels - 1` when `channels` is a power of two, else 0.
+        channel_mask: u64,
         interleave_shift: u32,
         transfer_bytes: u64,
+        transfer_shift: u32,
         read_latency_ps: u64,
         write_latency_ps: u64,
         occupancy_ps: u64,
@@ -77,8 +80,10 @@ impl Timing {
         let medium = match &p.medium {
             MediumProfile::Nvm(m) => MediumTiming::Nvm {
                 channels: u64::from(m.channels),
+                channel_mask: if m.channels.is_power_of_two() { u64::from(m.channels) - 1 } else { 0 },
                 interleave_shift: m.interleave_bytes.trailing_zeros(),
                 transfer_bytes: u64::from(m.transfer_bytes),
+                transfer_shift: m.transfer_bytes.trailing_zeros(),
                 read_latency_ps: ns_to_ps(m.read_latency_ns),
                 write_latency_ps: ns_to_ps(m.write_latency_ns),
                 occupancy_ps: ns_to_ps(m.access_occupancy_ns),
