@@ -232,6 +232,18 @@ impl Device {
         Snapshot { now_ps: self.now_ps(), counters: self.counters() }
     }
 
+    /// Host compute on the model's clock: on the virtual clock the host's time
+    /// advances by `cpu_ns` (measured host CPU time, not scaled); on the real
+    /// clock the time has passed already and nothing changes. Host-side
+    /// experiments call this for work that runs between device commands, so
+    /// that modelled times of host-only and NDP execution compare.
+    pub fn charge_host(&self, cpu_ns: u64) {
+        if self.inner.clock.kind() == ClockKind::Virtual {
+            let now = self.inner.clock.now_ps();
+            self.inner.clock.hold_until(now + cpu_ns * 1000);
+        }
+    }
+
     /// The host's time on the model's clock, in picoseconds.
     pub fn now_ps(&self) -> u64 {
         self.inner.clock.now_ps()

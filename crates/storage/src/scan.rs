@@ -328,7 +328,8 @@ impl Store {
 
     /// Walks every chain in the snapshot with `workers` threads; `visit` sees
     /// each visible, live version. Returns each worker's accumulator and the
-    /// versions it visited.
+    /// versions it visited. The walk's host CPU time (the slowest worker's)
+    /// is charged to the model's clock (`Device::charge_host`).
     fn walk<A: Default + Send>(
         &self,
         table: &Table,
@@ -351,7 +352,8 @@ impl Store {
                 .chunks(chunk)
                 .enumerate()
                 .map(|(i, part)| {
-                    s.spawn(move || -> Result<(A, u64)> {
+                    s.spawn(move || -> Result<(A, u64, u64)> {
+                        let cpu0 = ndpdb_device::thread_cpu_ns();
                         let mut acc = A::default();
                         let mut visited = 0u64;
                         for (j, &head) in part.iter().enumerate() {
@@ -383,11 +385,16 @@ impl Store {
                                 rid = h.prev;
                             }
                         }
-                        Ok((acc, visited))
+                        Ok((acc, visited, ndpdb_device::thread_cpu_ns().saturating_sub(cpu0)))
                     })
                 })
                 .collect();
-            handles.into_iter().map(|h| h.join().expect("chain walker panicked")).collect()
+            let done: Vec<(A, u64, u64)> =
+                handles.into_iter().map(|h| h.join().expect("chain walker panicked")).collect::<Result<_>>()?;
+            // The workers ran in parallel: the host was busy for the longest of them.
+            let cpu_ns = done.iter().map(|d| d.2).max().unwrap_or(0);
+            self.device().charge_host(cpu_ns);
+            Ok(done.into_iter().map(|(a, v, _)| (a, v)).collect())
         })
     }
 }
