@@ -162,8 +162,9 @@ impl Scan<'_, '_> {
         ((off + len).div_ceil(t) - off / t) * t
     }
 
-    /// Reads `buf.len()` bytes of logical page `lpn` at `offset`.
-    fn read(&mut self, lpn: u64, offset: u64, buf: &mut [u8]) -> Result<(), DeviceError> {
+    /// Reads `buf.len()` bytes of logical page `lpn` at `offset`; says where
+    /// the page was.
+    fn read(&mut self, lpn: u64, offset: u64, buf: &mut [u8]) -> Result<Loc, DeviceError> {
         if offset + buf.len() as u64 > self.page {
             return Err(self.fail(format!("read of {} bytes at {offset} crosses page {lpn}", buf.len())));
         }
@@ -179,9 +180,10 @@ impl Scan<'_, '_> {
             }
         };
         match loc {
-            Loc::Delta(base) => self.ctx.range_read(2, base + offset, buf),
-            Loc::Medium(ppn) => self.read_physical(ppn, offset, buf),
+            Loc::Delta(base) => self.ctx.range_read(2, base + offset, buf)?,
+            Loc::Medium(ppn) => self.read_physical(ppn, offset, buf)?,
         }
+        Ok(loc)
     }
 
     fn read_physical(&mut self, ppn: u64, offset: u64, buf: &mut [u8]) -> Result<(), DeviceError> {
@@ -271,14 +273,15 @@ impl Scan<'_, '_> {
         while !rid.is_none() {
             *visited += 1;
             steps += 1;
-            if self.delta_index.binary_search_by_key(&rid.lpn(), |&(l, _)| l).is_ok() {
-                self.dram_visits += 1;
-            }
             if steps > 1 << 32 {
                 return Err(self.fail(format!("VID {vid}: version chain does not end (a cycle?)")));
             }
             let mut raw = [0u8; 4];
-            self.read(rid.lpn(), (PAGE_HEADER_BYTES + SLOT_BYTES * usize::from(rid.slot())) as u64, &mut raw)?;
+            let loc =
+                self.read(rid.lpn(), (PAGE_HEADER_BYTES + SLOT_BYTES * usize::from(rid.slot())) as u64, &mut raw)?;
+            if matches!(loc, Loc::Delta(_)) {
+                self.dram_visits += 1;
+            }
             let raw = u32::from_le_bytes(raw);
             let (off, len) = ((raw & 0xffff) as u64, (raw >> 16) as usize);
             let min_off = (PAGE_HEADER_BYTES + SLOT_BYTES * (usize::from(rid.slot()) + 1)) as u64;
@@ -306,10 +309,10 @@ impl Scan<'_, '_> {
             return Err(self.fail(format!("record of {len} bytes has no bytes {at}..{}", at + buf.len())));
         }
         let off = u64::from(rec.slot()) + (HEADER_BYTES + at) as u64;
-        if self.delta_index.binary_search_by_key(&rec.lpn(), |&(l, _)| l).is_err() {
+        if let Loc::Medium(_) = self.read(rec.lpn(), off, buf)? {
             self.extra_bytes += self.medium_bytes(off, buf.len() as u64);
         }
-        self.read(rec.lpn(), off, buf)
+        Ok(())
     }
 
     fn is_null(&mut self, rec: RecordId, len: usize, column: u16) -> Result<bool, DeviceError> {
