@@ -3,7 +3,11 @@
 //! [`PgServer::start`] makes its own cluster in a temporary directory
 //! (`initdb`, trust authentication, a Unix socket in that directory, no TCP
 //! listener), starts it on a free port, and stops it and removes everything
-//! when dropped. When ndpdb runs as root, PostgreSQL (which refuses to run as
+//! when dropped. Durability settings are off (`fsync`, `synchronous_commit`,
+//! `full_page_writes`: ndpdb's experiments compare query execution, and
+//! ndpdb has no write-ahead log yet), and so is autovacuum (ndpdb runs no
+//! garbage collection during an experiment either, and a background vacuum
+//! would compete for the machine's cores while queries are timed). When ndpdb runs as root, PostgreSQL (which refuses to run as
 //! root) runs as the `postgres` user and the directory is handed to it.
 //!
 //! Sessions are `psql` processes driven over pipes ([`Session`]): a long-
@@ -100,7 +104,7 @@ impl PgServer {
         )?;
         let opts = format!(
             "-p {port} -k {sock} -c listen_addresses='' -c fsync=off -c synchronous_commit=off -c full_page_writes=off \
-             -c max_worker_processes=16 -c max_parallel_workers=16",
+             -c max_worker_processes=16 -c max_parallel_workers=16 -c autovacuum=off",
             sock = server.dir.path().display()
         );
         let log = server.dir.path().join("server.log").display().to_string();
