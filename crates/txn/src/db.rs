@@ -276,6 +276,12 @@ impl Database {
         self.mgr.lock().active.iter().copied().collect()
     }
 
+    /// Whether transaction `id` is waiting for a tuple lock (for tests and
+    /// diagnostics).
+    pub fn is_waiting(&self, id: u64) -> bool {
+        self.mgr.lock().waits_for.contains_key(&id)
+    }
+
     /// Locks held (for tests and diagnostics).
     pub fn locks_held(&self) -> usize {
         self.mgr.lock().locks.len()
@@ -564,6 +570,8 @@ impl Txn<'_> {
         m.active.remove(&self.id);
         m.xmin.remove(&self.id);
         m.locks.retain(|_, h| *h != self.id);
+        // Whoever waited for us waits no longer (until it finds another holder).
+        m.waits_for.retain(|_, h| *h != self.id);
         if let Some(s) = m.ssi.get_mut(&self.id) {
             s.committed = Some(seq);
         }
@@ -592,6 +600,7 @@ impl Txn<'_> {
         m.xmin.remove(&self.id);
         m.locks.retain(|_, h| *h != self.id);
         m.waits_for.remove(&self.id);
+        m.waits_for.retain(|_, h| *h != self.id);
         m.forget(self.id);
         m.cleanup();
         drop(m);

@@ -16,9 +16,10 @@
 //! S: commit | abort
 //! ```
 //!
-//! Each session runs on its own thread. A statement that has not finished
-//! after a while is reported as blocked; its result is printed when a later
-//! statement (a commit or abort that releases a lock) lets it finish.
+//! Each session runs on its own thread. A statement that waits for a tuple
+//! lock is reported as blocked (the runner asks the database, it does not
+//! guess from time); its result is printed when a later statement (a commit
+//! or abort that releases the lock) lets it finish.
 
 use std::collections::BTreeMap;
 use std::path::Path;
@@ -32,7 +33,22 @@ use ndpdb_format::schema::{Column, ColumnType, Value};
 use ndpdb_storage::{Freshness, Store, StoreOptions, Table};
 use ndpdb_txn::{Database, Isolation, ReadMode, Txn};
 
-const BLOCKED_AFTER: Duration = Duration::from_millis(400);
+/// A statement still running after this long without waiting for a lock is
+/// a bug in the engine, not a block.
+const STUCK_AFTER: Duration = Duration::from_secs(60);
+
+/// Waits for a session's statement to finish or to wait for a lock
+/// (`Database::is_waiting`), deterministically rather than by a timeout.
+fn finish_or_block(db: &Database, sess: &Session) -> Option<String> {
+    let t0 = std::time::Instant::now();
+    loop {
+        match sess.rx.recv_timeout(Duration::from_millis(2)) {
+            Ok(r) => return Some(r),
+            Err(_) if db.is_waiting(sess.id) => return None,
+            Err(_) => assert!(t0.elapsed() < STUCK_AFTER, "a statement neither finished nor waited for a lock"),
+        }
+    }
+}
 
 fn fmt_row(r: &[Value]) -> String {
     let cells: Vec<String> = r
@@ -128,6 +144,8 @@ fn statement(db: &Database, txn: &mut Option<Txn<'_>>, words: &[&str]) -> Result
 struct Session {
     tx: Sender<String>,
     rx: Receiver<String>,
+    /// The session's transaction id.
+    id: u64,
     pending: Option<String>,
 }
 
@@ -182,6 +200,7 @@ fn run_script(text: &str) -> String {
                     let (stx, rx) = channel::<String>();
                     scope.spawn(move || {
                         let mut txn = Some(db.begin(iso));
+                        let _ = stx.send(txn.as_ref().expect("begun").id().to_string());
                         for stmt in srx {
                             let words: Vec<&str> = stmt.split_whitespace().collect();
                             let r = statement(db, &mut txn, &words).unwrap_or_else(|e| format!("error: {e}"));
@@ -190,16 +209,17 @@ fn run_script(text: &str) -> String {
                             }
                         }
                     });
-                    sessions.insert(s.to_string(), Session { tx, rx, pending: None });
+                    let id = rx.recv().expect("session id").parse().expect("an id");
+                    sessions.insert(s.to_string(), Session { tx, rx, id, pending: None });
                     Ok(iso.name().to_string())
                 }
                 [s, rest @ ..] if s.ends_with(':') => {
                     let name = s.trim_end_matches(':');
                     let sess = sessions.get_mut(name).expect("unknown session");
                     sess.tx.send(rest.join(" ")).unwrap();
-                    match sess.rx.recv_timeout(BLOCKED_AFTER) {
-                        Ok(r) => Ok(r),
-                        Err(_) => {
+                    match finish_or_block(db, sess) {
+                        Some(r) => Ok(r),
+                        None => {
                             sess.pending = Some(line.to_string());
                             Ok("blocked".into())
                         }
@@ -210,7 +230,7 @@ fn run_script(text: &str) -> String {
             out.push_str(&format!("{line}\n  -> {}\n", result.unwrap_or_else(|e| format!("error: {e}"))));
             for (name, sess) in sessions.iter_mut() {
                 if sess.pending.is_some()
-                    && let Ok(r) = sess.rx.recv_timeout(BLOCKED_AFTER)
+                    && let Some(r) = finish_or_block(db, sess)
                 {
                     out.push_str(&format!("  {name} unblocked: {} -> {r}\n", sess.pending.take().unwrap()));
                 }
