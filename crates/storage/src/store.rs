@@ -321,9 +321,9 @@ impl Store {
                 return Ok(RecordId::new(p.lpn(), slot));
             }
             if s.delta.len() >= self.opts.delta_pages {
-                let full = std::mem::take(&mut s.delta);
+                self.write_delta(table, &mut s)?;
                 drop(s);
-                self.write_delta(table, full)?;
+                self.bound_map_deltas(table)?;
                 continue;
             }
             drop(s);
@@ -332,11 +332,22 @@ impl Store {
         }
     }
 
-    fn write_delta(&self, table: &Table, pages: Vec<HeapPage>) -> Result<()> {
-        for p in pages {
-            self.write_page(heap_object(table.id), p.lpn(), p.sealed())?;
-            table.state.lock().heap_pages.push(p.lpn());
+    /// Writes the delta buffer's pages, oldest first. Each page leaves the
+    /// buffer only once the L2P map points at its physical copy, and the
+    /// caller holds the table's state throughout, so a reader always finds a
+    /// record either in the buffer or on the device.
+    fn write_delta(&self, table: &Table, s: &mut TableState) -> Result<()> {
+        while let Some(p) = s.delta.first() {
+            let (lpn, bytes) = (p.lpn(), p.sealed());
+            self.write_page(heap_object(table.id), lpn, bytes)?;
+            s.heap_pages.push(lpn);
+            s.delta.remove(0);
         }
+        Ok(())
+    }
+
+    /// Writes dirty map pages when more entries wait than the policy allows.
+    fn bound_map_deltas(&self, table: &Table) -> Result<()> {
         if table.state.lock().vid_dirty.len() > self.opts.map_delta_max {
             self.flush_vid_map(table)?;
         }
@@ -349,8 +360,7 @@ impl Store {
     /// Writes the delta buffer, the dirty VID map pages and the dirty L2P map
     /// pages to the device, so that it holds the whole shared state.
     pub fn flush(&self, table: &Table) -> Result<()> {
-        let pages = std::mem::take(&mut table.state.lock().delta);
-        self.write_delta(table, pages)?;
+        self.write_delta(table, &mut table.state.lock())?;
         self.flush_vid_map(table)?;
         self.flush_l2p()
     }
