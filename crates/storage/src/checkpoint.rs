@@ -76,7 +76,7 @@ impl Store {
     }
 
     fn checkpoint_blob(&self, txn: &TxnMeta) -> Checkpoint {
-        let m = self.maps.lock();
+        // Lock order everywhere: a table's state before the maps.
         let tables = self
             .tables()
             .iter()
@@ -93,6 +93,7 @@ impl Store {
                 }
             })
             .collect();
+        let m = self.maps.lock();
         Checkpoint {
             next_lpn: m.next_lpn,
             next_txn: txn.next_txn,

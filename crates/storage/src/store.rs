@@ -100,6 +100,9 @@ impl Table {
     }
 }
 
+/// The L2P map and the allocator. Lock order: a table's state, then the
+/// maps, each released before a device command is waited for, except that
+/// reading a page (`read_page`) looks the map up while holding a queue pair.
 pub(crate) struct Maps {
     pub l2p: Vec<u64>,
     pub l2p_dirty: BTreeSet<u64>,
