@@ -7,10 +7,10 @@ use std::path::PathBuf;
 use anyhow::{Context, Result, bail};
 use clap::{Args, Subcommand};
 use ndpdb_bench::orderline;
+use ndpdb_bench::snapshot::{format_scaled, parse_predicate, scale};
 use ndpdb_device::{ClockKind, Device, DeviceOptions, Profile};
-use ndpdb_format::ndp::{Aggregate, CmpOp, Predicate};
-use ndpdb_format::schema::ColumnType;
-use ndpdb_storage::{Freshness, Store, StoreOptions, Table};
+use ndpdb_format::ndp::Aggregate;
+use ndpdb_storage::{Freshness, Store, StoreOptions};
 use ndpdb_txn::{Database, Isolation, ReadMode};
 
 #[derive(Args)]
@@ -224,57 +224,6 @@ fn parse_func(f: &str) -> Result<Aggregate> {
     })
 }
 
-fn scale(t: &Table, col: usize) -> u32 {
-    match t.columns[col].ty {
-        ColumnType::Decimal { scale, .. } => u32::from(scale),
-        _ => 0,
-    }
-}
-
-/// Parses `COLUMN OP VALUE`; decimal values are scaled to the column's scale.
-fn parse_predicate(t: &Table, s: &str) -> Result<Predicate> {
-    let ops =
-        [("<>", CmpOp::Ne), ("<=", CmpOp::Le), (">=", CmpOp::Ge), ("=", CmpOp::Eq), ("<", CmpOp::Lt), (">", CmpOp::Gt)];
-    let (at, sym, op) = ops
-        .iter()
-        .filter_map(|(sym, op)| s.find(sym).map(|i| (i, *sym, *op)))
-        .min_by_key(|(i, sym, _)| (*i, usize::MAX - sym.len()))
-        .with_context(|| format!("--where {s:?}: expected COLUMN OP VALUE with OP one of = <> < <= > >="))?;
-    let name = s[..at].trim();
-    let col = t.column_index(name).with_context(|| format!("--where: table {} has no column {name}", t.name))?;
-    let text = s[at + sym.len()..].trim();
-    let sc = scale(t, col);
-    let value = parse_scaled(text, sc)
-        .with_context(|| format!("--where: `{text}` is not a number with at most {sc} decimals"))?;
-    Ok(Predicate { column: col as u16, op, value })
-}
-
-fn parse_scaled(text: &str, scale: u32) -> Option<i64> {
-    let (neg, digits) = text.strip_prefix('-').map_or((false, text), |d| (true, d));
-    let (int, frac) = digits.split_once('.').unwrap_or((digits, ""));
-    if frac.len() > scale as usize || int.is_empty() && frac.is_empty() {
-        return None;
-    }
-    let v = int.parse::<i64>().ok()?.checked_mul(10i64.checked_pow(scale)?)?;
-    let f = if frac.is_empty() { 0 } else { frac.parse::<i64>().ok()? * 10i64.pow(scale - frac.len() as u32) };
-    let v = v.checked_add(f)?;
-    Some(if neg { -v } else { v })
-}
-
-fn format_scaled(v: i128, scale: u32) -> String {
-    if scale == 0 {
-        return v.to_string();
-    }
-    let d = 10i128.pow(scale);
-    format!(
-        "{}{}.{:0w$}",
-        if v < 0 { "-" } else { "" },
-        v.unsigned_abs() / d as u128,
-        v.unsigned_abs() % d as u128,
-        w = scale as usize
-    )
-}
-
 fn aggregate(a: AggregateArgs) -> Result<()> {
     let db = open(&a.common)?;
     let t = db.table(&a.table)?;
@@ -284,7 +233,7 @@ fn aggregate(a: AggregateArgs) -> Result<()> {
     } else {
         t.column_index(&a.column).with_context(|| format!("table {} has no column {}", t.name, a.column))?
     };
-    let predicate = a.predicate.as_deref().map(|p| parse_predicate(&t, p)).transpose()?;
+    let predicate = a.predicate.as_deref().map(|p| parse_predicate(&t, p).context("--where")).transpose()?;
     let mode = match a.mode.as_str() {
         "ndp" => ReadMode::Ndp { pes: a.pes, freshness: Freshness::Ship },
         "host" => ReadMode::Host { workers: a.workers },
@@ -322,19 +271,4 @@ fn aggregate(a: AggregateArgs) -> Result<()> {
         println!("{}", r.stats.counters.render());
     }
     close(db)
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn scaled_numbers() {
-        assert_eq!(parse_scaled("10.5", 2), Some(1050));
-        assert_eq!(parse_scaled("-3", 2), Some(-300));
-        assert_eq!(parse_scaled("1.234", 2), None);
-        assert_eq!(parse_scaled("x", 0), None);
-        assert_eq!(format_scaled(-1050, 2), "-10.50");
-        assert_eq!(format_scaled(7, 0), "7");
-    }
 }
