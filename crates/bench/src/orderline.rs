@@ -162,6 +162,7 @@ pub fn run(cfg: &Config, dir: &Path, mut progress: impl FnMut(&str, u64, u64)) -
     }
     let mut newest = db.begin(Isolation::RepeatableRead);
     newest.statement_snapshot()?;
+    db.store().sync_device()?;
     let column = table.column_index(AMOUNT).context("no ol_amount")? as u16;
     let mut out = Vec::new();
     for (name, txn) in [("newest", &mut newest), ("oldest", &mut oldest)] {

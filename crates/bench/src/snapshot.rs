@@ -320,6 +320,7 @@ fn run_ndpdb(
             }
         }
     }
+    db.store().sync_device()?;
     let mut rows = Vec::new();
     let sc = if matches!(func, Aggregate::CountStar | Aggregate::Count) { 0 } else { scale(&table, column) };
     let fmt = |r: &ndpdb_storage::AggregateResult| match func {

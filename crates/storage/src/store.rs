@@ -216,6 +216,14 @@ impl Store {
         &self.dev
     }
 
+    /// Makes the device's image durable (`Flush`). Experiments call it before
+    /// they time queries, so that the host's write-back of the emulated
+    /// medium does not run during the measurement.
+    pub fn sync_device(&self) -> Result<()> {
+        self.qp.lock().call(Command::Flush)?;
+        Ok(())
+    }
+
     pub fn page_bytes(&self) -> usize {
         self.page_bytes
     }
