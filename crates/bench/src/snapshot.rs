@@ -143,6 +143,16 @@ fn agree(op: &str, a: &Option<String>, b: &Option<String>) -> bool {
     }
 }
 
+/// Tuples a plan inserts, and versions its updates and deletes add.
+fn plan_sizes(plan: &[Action]) -> (u64, u64) {
+    plan.iter().fold((0, 0), |(i, c), a| match a {
+        Action::Insert { count, .. } => (i + count, c),
+        Action::Update(u) => (i, c + u.len() as u64),
+        Action::Delete(d) => (i, c + d.len() as u64),
+        Action::Marker { .. } => (i, c),
+    })
+}
+
 struct Marker<'db> {
     txn: Txn<'db>,
     label: String,
@@ -159,15 +169,7 @@ pub fn run(
 ) -> Result<(Vec<Row>, Notes)> {
     let plan =
         w.plan(cfg.seed).map_err(|e| anyhow::anyhow!("workload {}: step {}: {}", w.name, e.step + 1, e.message))?;
-    let inserted: u64 = plan.iter().map(|a| if let Action::Insert { count, .. } = a { *count } else { 0 }).sum();
-    let changes: u64 = plan
-        .iter()
-        .map(|a| match a {
-            Action::Update(u) => u.len() as u64,
-            Action::Delete(d) => d.len() as u64,
-            _ => 0,
-        })
-        .sum();
+    let (inserted, changes) = plan_sizes(&plan);
     let versions_per_tuple = if inserted == 0 { 0.0 } else { (inserted + changes) as f64 / inserted as f64 };
     let base = |engine, pes, workers, m: &str, rows| Row {
         scenario: scenario.to_string(),
@@ -242,15 +244,7 @@ fn run_ndpdb(
     base: &Base<'_>,
     progress: &mut dyn FnMut(&str, u64, u64),
 ) -> Result<Vec<Row>> {
-    let inserted: u64 = plan.iter().map(|a| if let Action::Insert { count, .. } = a { *count } else { 0 }).sum();
-    let changes: u64 = plan
-        .iter()
-        .map(|a| match a {
-            Action::Update(u) => u.len() as u64,
-            Action::Delete(d) => d.len() as u64,
-            _ => 0,
-        })
-        .sum();
+    let (inserted, changes) = plan_sizes(plan);
     let capacity = ((inserted + changes) * 140 + (64 << 20)).div_ceil(1 << 20) << 20;
     let dev = Device::create(dir, cfg.profile.clone(), Some(capacity), DeviceOptions::with_clock(cfg.clock))?;
     let db = Database::new(Store::new(dev, StoreOptions::default())?);
@@ -388,15 +382,7 @@ fn timestamp_text(us: i64) -> String {
     let secs = us.div_euclid(1_000_000);
     let micros = us.rem_euclid(1_000_000);
     let (days, rem) = (secs.div_euclid(86_400), secs.rem_euclid(86_400));
-    let z = days + 719_468;
-    let era = z.div_euclid(146_097);
-    let doe = z - era * 146_097;
-    let yoe = (doe - doe / 1460 + doe / 36_524 - doe / 146_096) / 365;
-    let doy = doe - (365 * yoe + yoe / 4 - yoe / 100);
-    let mp = (5 * doy + 2) / 153;
-    let d = doy - (153 * mp + 2) / 5 + 1;
-    let m = if mp < 10 { mp + 3 } else { mp - 9 };
-    let y = yoe + era * 400 + i64::from(m <= 2);
+    let (y, m, d) = crate::output::civil_from_days(days);
     format!("{y:04}-{m:02}-{d:02} {:02}:{:02}:{:02}.{micros:06}", rem / 3600, rem / 60 % 60, rem % 60)
 }
 
