@@ -83,6 +83,32 @@ struct ProfileArgs {
     json: bool,
 }
 
+/// How an experiment reports: table and JSON lines, and where its files go.
+#[derive(Args)]
+pub(crate) struct Report {
+    /// Print JSON lines on stdout (the table goes to stderr)
+    #[arg(long)]
+    pub(crate) json: bool,
+    /// Directory under which the run's results directory is made
+    #[arg(long, default_value = "results")]
+    pub(crate) out: PathBuf,
+}
+
+impl Report {
+    /// Prints the table, and the rows as JSON lines when asked to.
+    fn print<T: serde::Serialize>(&self, rows: &[T], table: &str) -> Result<()> {
+        if self.json {
+            for r in rows {
+                println!("{}", serde_json::to_string(r)?);
+            }
+            eprint!("{table}");
+        } else {
+            print!("{table}");
+        }
+        Ok(())
+    }
+}
+
 #[derive(Subcommand)]
 enum BenchCmd {
     /// In-situ 4-byte transfers per second against PEs, beside neoDBMS Table I
@@ -135,12 +161,8 @@ pub(crate) struct SnapshotArgs {
     pub(crate) no_postgres: bool,
     #[arg(long, default_value_t = 1)]
     pub(crate) seed: u64,
-    /// Print JSON lines on stdout (the table goes to stderr)
-    #[arg(long)]
-    pub(crate) json: bool,
-    /// Directory under which the run's results directory is made
-    #[arg(long, default_value = "results")]
-    pub(crate) out: PathBuf,
+    #[command(flatten)]
+    pub(crate) report: Report,
 }
 
 #[derive(Args)]
@@ -166,12 +188,8 @@ struct OrderlineArgs {
     /// Seed of the tuple and update generators
     #[arg(long, default_value_t = 1)]
     seed: u64,
-    /// Print JSON lines on stdout (the table goes to stderr)
-    #[arg(long)]
-    json: bool,
-    /// Directory under which the run's results directory is made
-    #[arg(long, default_value = "results")]
-    out: PathBuf,
+    #[command(flatten)]
+    report: Report,
 }
 
 #[derive(Args)]
@@ -194,12 +212,8 @@ struct ScalingArgs {
     /// Seed of the address generator
     #[arg(long, default_value_t = 1)]
     seed: u64,
-    /// Print JSON lines on stdout (the table goes to stderr)
-    #[arg(long)]
-    json: bool,
-    /// Directory under which the run's results directory is made
-    #[arg(long, default_value = "results")]
-    out: PathBuf,
+    #[command(flatten)]
+    report: Report,
 }
 
 #[derive(Subcommand)]
@@ -387,15 +401,8 @@ fn scaling_cmd(a: ScalingArgs) -> Result<()> {
     };
     let rows = run_scaling(&cfg)?;
     let table = device_scaling::table(&rows);
-    if a.json {
-        for r in &rows {
-            println!("{}", serde_json::to_string(r)?);
-        }
-        eprint!("{table}");
-    } else {
-        print!("{table}");
-    }
-    let dir = write_scaling(&rows, &table, &a.out)?;
+    a.report.print(&rows, &table)?;
+    let dir = write_scaling(&rows, &table, &a.report.out)?;
     eprintln!("results: {}", dir.display());
     Ok(())
 }
@@ -447,15 +454,8 @@ fn orderline_cmd(a: OrderlineArgs) -> Result<()> {
     })?;
     bar.finish_and_clear();
     let table = orderline::table(&rows);
-    if a.json {
-        for r in &rows {
-            println!("{}", serde_json::to_string(r)?);
-        }
-        eprint!("{table}");
-    } else {
-        print!("{table}");
-    }
-    let out = output::ResultsDir::create(&a.out, "orderline-sum")?;
+    a.report.print(&rows, &table)?;
+    let out = output::ResultsDir::create(&a.report.out, "orderline-sum")?;
     out.write_jsonl("results.jsonl", &rows)?;
     out.write_text("table.txt", &table)?;
     eprintln!("results: {}", out.path.display());
@@ -494,7 +494,7 @@ pub(crate) fn snapshot_cmd(a: SnapshotArgs) -> Result<PathBuf> {
             .map(|&n| Ok((n, snapshot::scenario(n, a.rows, a.rounds, &a.op)?)))
             .collect::<Result<_>>()?,
     };
-    let out = output::ResultsDir::create(&a.out, "snapshot")?;
+    let out = output::ResultsDir::create(&a.report.out, "snapshot")?;
     let bar = indicatif::ProgressBar::new(1);
     bar.set_style(
         indicatif::ProgressStyle::with_template("{prefix} {msg:>20} [{bar:30}] {pos}/{len}").expect("template"),
@@ -532,14 +532,7 @@ pub(crate) fn snapshot_cmd(a: SnapshotArgs) -> Result<PathBuf> {
     bar.finish_and_clear();
     let table = snapshot::table(&all);
     let rows: Vec<&snapshot::Row> = all.iter().map(|(_, r)| r).collect();
-    if a.json {
-        for r in &rows {
-            println!("{}", serde_json::to_string(r)?);
-        }
-        eprint!("{table}");
-    } else {
-        print!("{table}");
-    }
+    a.report.print(&rows, &table)?;
     for n in &notes {
         eprintln!("{n}");
     }
