@@ -103,7 +103,11 @@ pub struct AggregateArgs {
     pes: u32,
     #[arg(long, default_value_t = 2)]
     workers: usize,
-    /// Print one JSON object instead of text
+    /// Run the query this many times in one process and report each run:
+    /// the first run pays for mapping the image, later runs are warm
+    #[arg(long, default_value_t = 1, value_parser = clap::value_parser!(u32).range(1..))]
+    repeat: u32,
+    /// Print one JSON object per run instead of text
     #[arg(long)]
     json: bool,
 }
@@ -239,36 +243,41 @@ fn aggregate(a: AggregateArgs) -> Result<()> {
         "host" => ReadMode::Host { workers: a.workers },
         other => bail!("--mode {other}: use ndp or host"),
     };
-    let mut txn = match a.snapshot {
-        Some(id) => db.begin_at(id)?,
-        None => db.begin(Isolation::RepeatableRead),
-    };
-    let r = txn.aggregate(&t, func, col as u16, predicate, mode)?;
-    txn.commit()?;
-    let sc = if matches!(func, Aggregate::CountStar | Aggregate::Count) { 0 } else { scale(&t, col) };
-    let result = r.value.map(|v| format_scaled(v, sc));
-    let profile = db.store().device().profile().name.clone();
-    if a.json {
-        let v = serde_json::json!({
-            "table": t.name, "func": a.func, "column": a.column, "where": a.predicate, "snapshot": a.snapshot,
-            "mode": a.mode, "pes": (a.mode == "ndp").then_some(a.pes), "workers": (a.mode == "host").then_some(a.workers),
-            "profile": profile, "clock": a.common.clock.name(), "result": result,
-            "modelled_s": r.stats.modelled_s, "wall_s": r.stats.wall_s, "versions_visited": r.partial.visited,
-            "counters": r.stats.counters,
-        });
-        println!("{v}");
-    } else {
-        println!("{}({}) = {}", a.func, a.column, result.as_deref().unwrap_or("NULL"));
-        println!(
-            "{} on profile {}, {} clock: {:.6} s modelled, {:.6} s wall, {} versions visited",
-            a.mode,
-            profile,
-            a.common.clock.name(),
-            r.stats.modelled_s,
-            r.stats.wall_s,
-            r.partial.visited
-        );
-        println!("{}", r.stats.counters.render());
+    for run in 1..=a.repeat {
+        let mut txn = match a.snapshot {
+            Some(id) => db.begin_at(id)?,
+            None => db.begin(Isolation::RepeatableRead),
+        };
+        let r = txn.aggregate(&t, func, col as u16, predicate, mode)?;
+        txn.commit()?;
+        let sc = if matches!(func, Aggregate::CountStar | Aggregate::Count) { 0 } else { scale(&t, col) };
+        let result = r.value.map(|v| format_scaled(v, sc));
+        let profile = db.store().device().profile().name.clone();
+        if a.json {
+            let v = serde_json::json!({
+                "table": t.name, "func": a.func, "column": a.column, "where": a.predicate, "snapshot": a.snapshot,
+                "mode": a.mode, "pes": (a.mode == "ndp").then_some(a.pes), "workers": (a.mode == "host").then_some(a.workers),
+                "profile": profile, "clock": a.common.clock.name(), "run": run, "result": result,
+                "modelled_s": r.stats.modelled_s, "wall_s": r.stats.wall_s, "versions_visited": r.partial.visited,
+                "counters": r.stats.counters,
+            });
+            println!("{v}");
+        } else {
+            if a.repeat > 1 {
+                println!("run {run} of {}", a.repeat);
+            }
+            println!("{}({}) = {}", a.func, a.column, result.as_deref().unwrap_or("NULL"));
+            println!(
+                "{} on profile {}, {} clock: {:.6} s modelled, {:.6} s wall, {} versions visited",
+                a.mode,
+                profile,
+                a.common.clock.name(),
+                r.stats.modelled_s,
+                r.stats.wall_s,
+                r.partial.visited
+            );
+            println!("{}", r.stats.counters.render());
+        }
     }
     close(db)
 }

@@ -172,8 +172,34 @@ impl Medium {
         let _ = addr;
     }
 
+    /// Loads consecutive aligned words. The caller checked the range.
+    #[inline]
+    pub fn read_words(&self, addr: u64, out: &mut [u32]) {
+        debug_assert_eq!(addr % WORD, 0);
+        let first = addr / WORD;
+        for (i, o) in out.iter_mut().enumerate() {
+            *o = self.word(first + i as u64).load(Ordering::Relaxed);
+        }
+    }
+
     /// Copies medium bytes out. The caller checked the range.
     pub fn read(&self, addr: u64, buf: &mut [u8]) {
+        if addr.is_multiple_of(WORD) {
+            // Whole words first, then a partial tail.
+            let mut chunks = buf.chunks_exact_mut(WORD as usize);
+            let mut at = addr / WORD;
+            for c in &mut chunks {
+                c.copy_from_slice(&self.word(at).load(Ordering::Relaxed).to_le_bytes());
+                at += 1;
+            }
+            let tail = chunks.into_remainder();
+            if !tail.is_empty() {
+                let w = self.word(at).load(Ordering::Relaxed).to_le_bytes();
+                let n = tail.len();
+                tail.copy_from_slice(&w[..n]);
+            }
+            return;
+        }
         let mut at = addr;
         let mut out = 0;
         while out < buf.len() {

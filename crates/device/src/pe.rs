@@ -119,7 +119,25 @@ pub struct PeCtx<'a> {
     timing: &'a Timing,
     budget: &'a Arc<Budget>,
     page_bytes: u64,
+    capacity_bytes: u64,
+    /// The NVM charge in its common case, precomputed (None on flash).
+    nvm: Option<NvmCharge>,
     pub(crate) acc: PeAccount,
+}
+
+/// What [`PeCtx::read_words`] needs to charge an NVM read that stays in
+/// one interleave stripe of a power-of-two channel count.
+#[derive(Debug, Clone, Copy)]
+struct NvmCharge {
+    transfer_shift: u32,
+    interleave_shift: u32,
+    /// `interleave_bytes - 1`: two addresses are in one stripe when they
+    /// differ only in these bits.
+    stripe_low: u64,
+    channel_mask: u64,
+    transfer_bytes: u64,
+    read_latency_ps: u64,
+    occupancy_ps: u64,
 }
 
 impl<'a> PeCtx<'a> {
@@ -140,7 +158,29 @@ impl<'a> PeCtx<'a> {
             ..PeAccount::default()
         };
         let page_bytes = u64::from(medium.superblock().page_bytes);
-        PeCtx { pe, pes, program, params, ranges, medium, timing, budget, page_bytes, acc }
+        let nvm = match timing.medium {
+            MediumTiming::Nvm {
+                channels,
+                channel_mask,
+                interleave_shift,
+                transfer_bytes,
+                transfer_shift,
+                read_latency_ps,
+                occupancy_ps,
+                ..
+            } if channels.is_power_of_two() && interleave_shift >= transfer_shift => Some(NvmCharge {
+                transfer_shift,
+                interleave_shift,
+                stripe_low: (1u64 << interleave_shift) - 1,
+                channel_mask,
+                transfer_bytes,
+                read_latency_ps,
+                occupancy_ps,
+            }),
+            _ => None,
+        };
+        let capacity_bytes = medium.capacity_bytes();
+        PeCtx { pe, pes, program, params, ranges, medium, timing, budget, page_bytes, capacity_bytes, nvm, acc }
     }
 
     /// This PE's index in `0..pes()`.
@@ -200,6 +240,61 @@ impl<'a> PeCtx<'a> {
         self.charge_read(addr, buf.len() as u64);
         self.medium.read(addr, buf);
         Ok(())
+    }
+
+    /// Reads consecutive aligned little-endian u32s starting at `addr`:
+    /// charged exactly like [`PeCtx::read`] of the same bytes, without the
+    /// byte copying. The hot path of chain walks, so its common case (NVM,
+    /// one interleave stripe) is a handful of instructions.
+    #[inline(always)]
+    pub fn read_words(&mut self, addr: u64, out: &mut [u32]) -> Result<(), DeviceError> {
+        let bytes = 4 * out.len() as u64;
+        let end = addr.wrapping_add(bytes);
+        if let Some(c) = self.nvm
+            && addr & 3 == 0
+            && addr < end
+            && end <= self.capacity_bytes
+            && (addr ^ (end - 1)) <= c.stripe_low
+        {
+            let n = if c.transfer_shift == 2 {
+                out.len() as u64
+            } else {
+                ((end - 1) >> c.transfer_shift) - (addr >> c.transfer_shift) + 1
+            };
+            let ch = ((addr >> c.interleave_shift) & c.channel_mask) as usize;
+            self.acc.channel_ps[ch] += n * c.occupancy_ps;
+            self.acc.demand_ps += n * c.read_latency_ps;
+            self.acc.medium_reads += n;
+            self.acc.medium_bytes_read += n * c.transfer_bytes;
+            self.medium.read_words(addr, out);
+            return Ok(());
+        }
+        self.read_words_slow(addr, out)
+    }
+
+    #[cold]
+    #[inline(never)]
+    fn read_words_slow(&mut self, addr: u64, out: &mut [u32]) -> Result<(), DeviceError> {
+        if !addr.is_multiple_of(4) {
+            return Err(self.fail(format!("read_words at {addr} is not 4-byte aligned")));
+        }
+        self.medium.check_range(addr, 4 * out.len() as u64)?;
+        if out.is_empty() {
+            return Ok(());
+        }
+        self.charge_read(addr, 4 * out.len() as u64);
+        self.medium.read_words(addr, out);
+        Ok(())
+    }
+
+    /// Hints the host CPU to fetch the medium word at `addr` into its cache.
+    /// It stands for nothing on the device (no charge, no counter): programs
+    /// use it to overlap the emulation's own memory misses.
+    #[inline]
+    pub fn prefetch(&self, addr: u64) {
+        if addr < self.capacity_bytes {
+            self.medium.prefetch(addr & !3);
+        }
     }
 
     /// Reads one aligned little-endian u32: one transfer on NVM.
@@ -334,12 +429,21 @@ impl<'a> PeCtx<'a> {
             } => {
                 let first = addr >> transfer_shift;
                 let last = (addr + len - 1) >> transfer_shift;
-                for unit in first..=last {
-                    let stripe = (unit << transfer_shift) >> interleave_shift;
-                    let ch = if channel_mask != 0 || channels == 1 { stripe & channel_mask } else { stripe % channels };
-                    self.acc.channel_ps[ch as usize] += occupancy_ps;
-                }
                 let n = last - first + 1;
+                let channel = |unit: u64| {
+                    let stripe = (unit << transfer_shift) >> interleave_shift;
+                    (if channel_mask != 0 || channels == 1 { stripe & channel_mask } else { stripe % channels })
+                        as usize
+                };
+                let (c0, c1) = (channel(first), channel(last));
+                if c0 == c1 && n <= 1 << (interleave_shift.saturating_sub(transfer_shift)) {
+                    // The common case: the span lies in one interleave stripe.
+                    self.acc.channel_ps[c0] += n * occupancy_ps;
+                } else {
+                    for unit in first..=last {
+                        self.acc.channel_ps[channel(unit)] += occupancy_ps;
+                    }
+                }
                 self.acc.demand_ps += n * read_latency_ps;
                 self.acc.medium_reads += n;
                 self.acc.medium_bytes_read += n * transfer_bytes;

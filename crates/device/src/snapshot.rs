@@ -21,6 +21,14 @@
 //! visible tuple the columns the operation needs. On flash a PE reads whole
 //! pages and keeps the last one it read.
 //!
+//! A PE walks the chains of up to 64 consecutive VIDs side by side, one
+//! version per round (all slot entries, then all headers). The model charges
+//! every transfer exactly as a one-chain-at-a-time walk would; the batch only
+//! lets the emulation prefetch each chain's next read a pass ahead, so that
+//! the host CPU's cache misses overlap (3x faster on the oldest snapshot of
+//! 1M tuples x 5 versions). On flash the batch is one chain, so the page a
+//! PE keeps stays useful.
+//!
 //! Ranges: 0 call block, 1 layout descriptor, 2 delta-buffer pages (in the
 //! call's order), 3 output: 72-byte partial aggregates per PE, or for a rows
 //! call an equal share per PE holding `u64 bytes_used, u64 rows`, then rows
@@ -35,6 +43,7 @@ use crate::error::DeviceError;
 use crate::pe::PeCtx;
 
 const L2P_CACHE: usize = 4096;
+const HEADER_WORDS: usize = HEADER_BYTES / 4;
 
 /// Where a logical page lives during a call.
 #[derive(Debug, Clone, Copy)]
@@ -108,16 +117,23 @@ pub(crate) fn run(ctx: &mut PeCtx<'_>) -> Result<(), DeviceError> {
     match scan.call.op.clone() {
         Operation::Aggregate { func, column } => {
             let mut part = Partial::default();
-            for vid in first..end {
-                if let Some((rid, len)) = scan.visible_version(vid, &mut part.visited)?
-                    && scan.qualifies(rid, len)?
-                {
-                    let v = match func {
-                        Aggregate::CountStar => None,
-                        _ => scan.int_column(rid, len, column)?,
-                    };
-                    part.add_row(v);
+            let mut found = Vec::with_capacity(BATCH);
+            let mut at = first;
+            while at < end {
+                let to = (at + scan.batch()).min(end);
+                scan.visible_versions(at..to, &mut found, &mut part.visited)?;
+                let batch = std::mem::take(&mut found);
+                for rec in batch.iter().flatten() {
+                    if scan.qualifies(rec)? {
+                        let v = match func {
+                            Aggregate::CountStar => None,
+                            _ => scan.int_column(rec, column)?,
+                        };
+                        part.add_row(v);
+                    }
                 }
+                found = batch;
+                at = to;
             }
             part.extra_bytes = scan.extra_bytes;
             part.dram_visits = scan.dram_visits;
@@ -127,9 +143,34 @@ pub(crate) fn run(ctx: &mut PeCtx<'_>) -> Result<(), DeviceError> {
     }
 }
 
+/// Chains walked side by side on NVM. A PE's transfers are charged one by
+/// one whatever the order, so the batch changes nothing in the model; it
+/// lets the emulation overlap its own cache misses (prefetch every chain's
+/// next slot, then every header) instead of taking them one after another.
+const BATCH: usize = 64;
+
+/// The version of a tuple that a snapshot sees.
+#[derive(Debug, Clone, Copy)]
+struct Found {
+    /// Where its page is.
+    loc: Loc,
+    /// Its logical page.
+    lpn: u64,
+    /// Byte offset of the record in the page.
+    off: u64,
+    /// Record length (header included).
+    len: usize,
+}
+
 impl Scan<'_, '_> {
     fn fail(&self, m: String) -> DeviceError {
         self.ctx.fail(m)
+    }
+
+    /// Chains walked side by side: whole pages on flash are read one chain
+    /// at a time, so that the page kept from the last read stays useful.
+    fn batch(&self) -> u64 {
+        if self.flash { 1 } else { BATCH as u64 }
     }
 
     fn check_columns(&self) -> Result<(), DeviceError> {
@@ -162,28 +203,74 @@ impl Scan<'_, '_> {
         ((off + len).div_ceil(t) - off / t) * t
     }
 
-    /// Reads `buf.len()` bytes of logical page `lpn` at `offset`; says where
-    /// the page was.
-    fn read(&mut self, lpn: u64, offset: u64, buf: &mut [u8]) -> Result<Loc, DeviceError> {
+    /// Where logical page `lpn` is during this call.
+    #[inline(always)]
+    fn locate(&mut self, lpn: u64) -> Result<Loc, DeviceError> {
+        if let Some((l, loc)) = self.last
+            && l == lpn
+        {
+            return Ok(loc);
+        }
+        let loc = if self.delta_index.is_empty() {
+            Loc::Medium(self.resolve(lpn)?)
+        } else {
+            match self.delta_index.binary_search_by_key(&lpn, |&(l, _)| l) {
+                Ok(i) => Loc::Delta(self.delta_index[i].1 as u64 * self.page),
+                Err(_) => Loc::Medium(self.resolve(lpn)?),
+            }
+        };
+        self.last = Some((lpn, loc));
+        Ok(loc)
+    }
+
+    /// Hints the emulation's CPU cache at a page byte (no effect on the model).
+    #[inline]
+    fn prefetch(&self, loc: Loc, offset: u64) {
+        if let Loc::Medium(ppn) = loc
+            && !self.flash
+        {
+            self.ctx.prefetch(ppn * self.page + offset);
+        }
+    }
+
+    /// Reads `out.len()` little-endian words of page `lpn` (at `loc`) at the
+    /// 4-aligned `offset`.
+    #[inline(always)]
+    fn read_words(&mut self, loc: Loc, lpn: u64, offset: u64, out: &mut [u32]) -> Result<(), DeviceError> {
+        let len = 4 * out.len() as u64;
+        if offset + len > self.page || !offset.is_multiple_of(4) {
+            return Err(self.fail(format!("read of {len} bytes at {offset} crosses page {lpn} or is unaligned")));
+        }
+        match loc {
+            Loc::Medium(ppn) if !self.flash => self.ctx.read_words(ppn * self.page + offset, out),
+            _ => self.read_words_copied(loc, offset, out),
+        }
+    }
+
+    /// [`Scan::read_words`] from shipped pages or from the cached flash page.
+    #[inline(never)]
+    fn read_words_copied(&mut self, loc: Loc, offset: u64, out: &mut [u32]) -> Result<(), DeviceError> {
+        let mut b = [0u8; 4 * HEADER_WORDS];
+        let b = &mut b[..4 * out.len()];
+        match loc {
+            Loc::Delta(base) => self.ctx.range_read(2, base + offset, b)?,
+            Loc::Medium(ppn) => self.read_physical(ppn, offset, b)?,
+        }
+        for (o, c) in out.iter_mut().zip(b.chunks_exact(4)) {
+            *o = u32::from_le_bytes(c.try_into().expect("4 bytes"));
+        }
+        Ok(())
+    }
+
+    /// Reads `buf.len()` bytes of logical page `lpn` at `offset`.
+    fn read(&mut self, loc: Loc, lpn: u64, offset: u64, buf: &mut [u8]) -> Result<(), DeviceError> {
         if offset + buf.len() as u64 > self.page {
             return Err(self.fail(format!("read of {} bytes at {offset} crosses page {lpn}", buf.len())));
         }
-        let loc = match self.last {
-            Some((l, loc)) if l == lpn => loc,
-            _ => {
-                let loc = match self.delta_index.binary_search_by_key(&lpn, |&(l, _)| l) {
-                    Ok(i) => Loc::Delta(self.delta_index[i].1 as u64 * self.page),
-                    Err(_) => Loc::Medium(self.resolve(lpn)?),
-                };
-                self.last = Some((lpn, loc));
-                loc
-            }
-        };
         match loc {
-            Loc::Delta(base) => self.ctx.range_read(2, base + offset, buf)?,
-            Loc::Medium(ppn) => self.read_physical(ppn, offset, buf)?,
+            Loc::Delta(base) => self.ctx.range_read(2, base + offset, buf),
+            Loc::Medium(ppn) => self.read_physical(ppn, offset, buf),
         }
-        Ok(loc)
     }
 
     fn read_physical(&mut self, ppn: u64, offset: u64, buf: &mut [u8]) -> Result<(), DeviceError> {
@@ -259,107 +346,177 @@ impl Scan<'_, '_> {
                 p
             }
         };
-        let mut b = [0u8; 8];
-        self.read_physical(ppn, at, &mut b)?;
-        Ok(RecordId(u64::from_le_bytes(b)))
+        if self.flash {
+            let mut b = [0u8; 8];
+            self.read_physical(ppn, at, &mut b)?;
+            return Ok(RecordId(u64::from_le_bytes(b)));
+        }
+        let mut w = [0u32; 2];
+        self.ctx.read_words(ppn * self.page + at, &mut w)?;
+        Ok(RecordId(u64::from(w[0]) | u64::from(w[1]) << 32))
     }
 
-    /// Walks the chain of `vid` to the version the snapshot sees; returns
-    /// its record (RecordId and record length) unless the tuple is absent
-    /// or deleted in the snapshot.
-    fn visible_version(&mut self, vid: u64, visited: &mut u64) -> Result<Option<(RecordId, usize)>, DeviceError> {
-        let mut rid = self.head(vid)?;
-        let mut steps = 0u64;
-        while !rid.is_none() {
-            *visited += 1;
-            steps += 1;
-            if steps > 1 << 32 {
-                return Err(self.fail(format!("VID {vid}: version chain does not end (a cycle?)")));
-            }
-            let mut raw = [0u8; 4];
-            let loc =
-                self.read(rid.lpn(), (PAGE_HEADER_BYTES + SLOT_BYTES * usize::from(rid.slot())) as u64, &mut raw)?;
-            if matches!(loc, Loc::Delta(_)) {
-                self.dram_visits += 1;
-            }
-            let raw = u32::from_le_bytes(raw);
-            let (off, len) = ((raw & 0xffff) as u64, (raw >> 16) as usize);
-            let min_off = (PAGE_HEADER_BYTES + SLOT_BYTES * (usize::from(rid.slot()) + 1)) as u64;
-            if off < min_off || off % 4 != 0 || off + len as u64 > self.page || len < HEADER_BYTES {
-                return Err(self.fail(format!(
-                    "VID {vid}: slot {} of page {} is corrupt ({off}, {len})",
-                    rid.slot(),
-                    rid.lpn()
-                )));
-            }
-            let mut hb = [0u8; HEADER_BYTES];
-            self.read(rid.lpn(), off, &mut hb)?;
-            let h = VersionHeader::decode(&hb, len).map_err(|e| self.fail(format!("VID {vid}: {e}")))?;
-            if self.call.snapshot.visible(h.create_ts) {
-                return Ok(if h.tombstone { None } else { Some((RecordId(rid.lpn() << 16 | off), len)) });
-            }
-            rid = h.prev;
+    /// Walks the chains of `vids` to the versions the snapshot sees: `found`
+    /// gets, per VID in order, its visible record, or None when the tuple is
+    /// absent or deleted in the snapshot. The chains advance in lockstep,
+    /// one version per round: every chain's slot entry, then every chain's
+    /// header. Each read was prefetched one pass earlier (the slot when the
+    /// chain reached the version, the header when its slot was read), so the
+    /// emulation's cache misses overlap; the model is charged the same.
+    fn visible_versions(
+        &mut self,
+        vids: std::ops::Range<u64>,
+        found: &mut Vec<Option<Found>>,
+        visited: &mut u64,
+    ) -> Result<(), DeviceError> {
+        /// A chain being walked: VID index in the batch, the version's
+        /// RecordId and page, and (after the slot is read) its record.
+        #[derive(Clone, Copy)]
+        struct Walk {
+            i: usize,
+            rid: RecordId,
+            loc: Loc,
+            off: u64,
+            len: usize,
         }
-        Ok(None)
-    }
-
-    /// `rec` here packs the record's lpn and byte offset (not its slot).
-    fn field(&mut self, rec: RecordId, len: usize, at: usize, buf: &mut [u8]) -> Result<(), DeviceError> {
-        if HEADER_BYTES + at + buf.len() > len {
-            return Err(self.fail(format!("record of {len} bytes has no bytes {at}..{}", at + buf.len())));
+        const SLOT0: u64 = PAGE_HEADER_BYTES as u64;
+        found.clear();
+        debug_assert!(vids.end - vids.start <= BATCH as u64);
+        let mut walks = [Walk { i: 0, rid: RecordId::NONE, loc: Loc::Medium(0), off: 0, len: 0 }; BATCH];
+        let mut live = 0;
+        for (i, vid) in vids.clone().enumerate() {
+            found.push(None);
+            let rid = self.head(vid)?;
+            if !rid.is_none() {
+                let loc = self.locate(rid.lpn())?;
+                self.prefetch(loc, SLOT0 + SLOT_BYTES as u64 * u64::from(rid.slot()));
+                walks[live] = Walk { i, rid, loc, off: 0, len: 0 };
+                live += 1;
+            }
         }
-        let off = u64::from(rec.slot()) + (HEADER_BYTES + at) as u64;
-        if let Loc::Medium(_) = self.read(rec.lpn(), off, buf)? {
-            self.extra_bytes += self.medium_bytes(off, buf.len() as u64);
+        let mut rounds = 0u64;
+        while live > 0 {
+            rounds += 1;
+            if rounds > 1 << 32 {
+                return Err(self.fail(format!("VIDs {vids:?}: a version chain does not end (a cycle?)")));
+            }
+            *visited += live as u64;
+            // Read the slot entries; fetch the headers.
+            for w in &mut walks[..live] {
+                if matches!(w.loc, Loc::Delta(_)) {
+                    self.dram_visits += 1;
+                }
+                let mut raw = [0u32; 1];
+                let at = SLOT0 + SLOT_BYTES as u64 * u64::from(w.rid.slot());
+                self.read_words(w.loc, w.rid.lpn(), at, &mut raw)?;
+                let (off, len) = (u64::from(raw[0] & 0xffff), (raw[0] >> 16) as usize);
+                if off < at + SLOT_BYTES as u64 || off % 4 != 0 || off + len as u64 > self.page || len < HEADER_BYTES {
+                    let vid = vids.start + w.i as u64;
+                    return Err(self.fail(format!(
+                        "VID {vid}: slot {} of page {} is corrupt ({off}, {len})",
+                        w.rid.slot(),
+                        w.rid.lpn()
+                    )));
+                }
+                (w.off, w.len) = (off, len);
+                self.prefetch(w.loc, off);
+            }
+            // Read the headers: a visible version ends its chain, the others
+            // move to their previous version (and fetch its slot entry).
+            let mut still = 0;
+            for k in 0..live {
+                let w = walks[k];
+                let mut hw = [0u32; HEADER_WORDS];
+                self.read_words(w.loc, w.rid.lpn(), w.off, &mut hw)?;
+                let h = VersionHeader::from_words(&hw, w.len)
+                    .map_err(|e| self.fail(format!("VID {}: {e}", vids.start + w.i as u64)))?;
+                if self.call.snapshot.visible(h.create_ts) {
+                    if !h.tombstone {
+                        found[w.i] = Some(Found { loc: w.loc, lpn: w.rid.lpn(), off: w.off, len: w.len });
+                    }
+                } else if !h.prev.is_none() {
+                    let loc = self.locate(h.prev.lpn())?;
+                    self.prefetch(loc, SLOT0 + SLOT_BYTES as u64 * u64::from(h.prev.slot()));
+                    walks[still] = Walk { i: w.i, rid: h.prev, loc, off: 0, len: 0 };
+                    still += 1;
+                }
+                // else: the tuple did not exist in the snapshot.
+            }
+            live = still;
         }
         Ok(())
     }
 
-    fn is_null(&mut self, rec: RecordId, len: usize, column: u16) -> Result<bool, DeviceError> {
+    /// Reads bytes `at..at + buf.len()` of a record's data.
+    fn field(&mut self, rec: &Found, at: usize, buf: &mut [u8]) -> Result<(), DeviceError> {
+        if HEADER_BYTES + at + buf.len() > rec.len {
+            return Err(self.fail(format!("record of {} bytes has no bytes {at}..{}", rec.len, at + buf.len())));
+        }
+        let off = rec.off + (HEADER_BYTES + at) as u64;
+        if let Loc::Medium(_) = rec.loc {
+            self.extra_bytes += self.medium_bytes(off, buf.len() as u64);
+        }
+        self.read(rec.loc, rec.lpn, off, buf)
+    }
+
+    /// Reads the 4-aligned data words at `at` of a record.
+    fn field_words(&mut self, rec: &Found, at: usize, out: &mut [u32]) -> Result<(), DeviceError> {
+        let bytes = 4 * out.len();
+        if HEADER_BYTES + at + bytes > rec.len {
+            return Err(self.fail(format!("record of {} bytes has no bytes {at}..{}", rec.len, at + bytes)));
+        }
+        let off = rec.off + (HEADER_BYTES + at) as u64;
+        if let Loc::Medium(_) = rec.loc {
+            self.extra_bytes += self.medium_bytes(off, bytes as u64);
+        }
+        self.read_words(rec.loc, rec.lpn, off, out)
+    }
+
+    fn is_null(&mut self, rec: &Found, column: u16) -> Result<bool, DeviceError> {
         if !self.layout.slots[usize::from(column)].nullable {
             return Ok(false);
         }
         let at = usize::from(self.layout.null_bitmap_offset) + usize::from(column) / 8;
         let mut b = [0u8; 1];
-        self.field(rec, len, at, &mut b)?;
+        self.field(rec, at, &mut b)?;
         Ok(b[0] & (1 << (column % 8)) != 0)
     }
 
-    fn int_column(&mut self, rec: RecordId, len: usize, column: u16) -> Result<Option<i64>, DeviceError> {
-        if self.is_null(rec, len, column)? {
+    fn int_column(&mut self, rec: &Found, column: u16) -> Result<Option<i64>, DeviceError> {
+        if self.is_null(rec, column)? {
             return Ok(None);
         }
         let slot = self.layout.slots[usize::from(column)];
         let at = usize::from(slot.offset);
         Ok(Some(match slot.ty {
             ColumnType::Int32 => {
-                let mut b = [0u8; 4];
-                self.field(rec, len, at, &mut b)?;
-                i64::from(i32::from_le_bytes(b))
+                let mut w = [0u32; 1];
+                self.field_words(rec, at, &mut w)?;
+                i64::from(w[0] as i32)
             }
             _ => {
-                let mut b = [0u8; 8];
-                self.field(rec, len, at, &mut b)?;
-                i64::from_le_bytes(b)
+                let mut w = [0u32; 2];
+                self.field_words(rec, at, &mut w)?;
+                (u64::from(w[0]) | u64::from(w[1]) << 32) as i64
             }
         }))
     }
 
-    fn qualifies(&mut self, rec: RecordId, len: usize) -> Result<bool, DeviceError> {
+    fn qualifies(&mut self, rec: &Found) -> Result<bool, DeviceError> {
         let Some(p) = self.call.predicate else { return Ok(true) };
-        Ok(self.int_column(rec, len, p.column)?.is_some_and(|v| p.op.eval(v, p.value)))
+        Ok(self.int_column(rec, p.column)?.is_some_and(|v| p.op.eval(v, p.value)))
     }
 
-    fn column_value(&mut self, rec: RecordId, len: usize, column: u16) -> Result<Value, DeviceError> {
+    fn column_value(&mut self, rec: &Found, column: u16) -> Result<Value, DeviceError> {
         let slot = self.layout.slots[usize::from(column)];
         if slot.ty.is_numeric() {
-            return Ok(self.int_column(rec, len, column)?.map_or(Value::Null, Value::Int));
+            return Ok(self.int_column(rec, column)?.map_or(Value::Null, Value::Int));
         }
-        if self.is_null(rec, len, column)? {
+        if self.is_null(rec, column)? {
             return Ok(Value::Null);
         }
-        let mut data = vec![0u8; len - HEADER_BYTES];
-        self.field(rec, len, 0, &mut data)?;
+        let mut data = vec![0u8; rec.len - HEADER_BYTES];
+        self.field(rec, 0, &mut data)?;
         self.layout.column(&data, usize::from(column)).map_err(|e| self.fail(format!("{e}")))
     }
 
@@ -370,32 +527,41 @@ impl Scan<'_, '_> {
         let mut out: Vec<u8> = vec![0; 16];
         let mut rows = 0u64;
         let mut visited = 0u64;
-        for vid in first..end {
-            let Some((rec, len)) = self.visible_version(vid, &mut visited)? else { continue };
-            if !self.qualifies(rec, len)? {
-                continue;
-            }
-            out.extend_from_slice(&vid.to_le_bytes());
-            for &c in projection {
-                match self.column_value(rec, len, c)? {
-                    Value::Null => out.push(0),
-                    Value::Int(v) => {
-                        out.push(1);
-                        out.extend_from_slice(&v.to_le_bytes());
-                    }
-                    Value::Text(t) => {
-                        out.push(2);
-                        out.extend_from_slice(&(t.len() as u16).to_le_bytes());
-                        out.extend_from_slice(&t);
+        let mut found = Vec::with_capacity(BATCH);
+        let mut at = first;
+        while at < end {
+            let to = (at + self.batch()).min(end);
+            self.visible_versions(at..to, &mut found, &mut visited)?;
+            let batch = std::mem::take(&mut found);
+            for (vid, rec) in (at..to).zip(batch.iter()) {
+                let Some(rec) = rec else { continue };
+                if !self.qualifies(rec)? {
+                    continue;
+                }
+                out.extend_from_slice(&vid.to_le_bytes());
+                for &c in projection {
+                    match self.column_value(rec, c)? {
+                        Value::Null => out.push(0),
+                        Value::Int(v) => {
+                            out.push(1);
+                            out.extend_from_slice(&v.to_le_bytes());
+                        }
+                        Value::Text(t) => {
+                            out.push(2);
+                            out.extend_from_slice(&(t.len() as u16).to_le_bytes());
+                            out.extend_from_slice(&t);
+                        }
                     }
                 }
+                rows += 1;
+                if out.len() as u64 > share {
+                    return Err(self.fail(format!(
+                        "result buffer share of {share} bytes is full; give the call a larger output range"
+                    )));
+                }
             }
-            rows += 1;
-            if out.len() as u64 > share {
-                return Err(self.fail(format!(
-                    "result buffer share of {share} bytes is full; give the call a larger output range"
-                )));
-            }
+            found = batch;
+            at = to;
         }
         let used = out.len() as u64;
         out[0..8].copy_from_slice(&used.to_le_bytes());

@@ -16,8 +16,8 @@
 //! timestamp; it is invalidated by the existence of a successor (one-point
 //! invalidation), so creating a version never writes an older one.
 
+use crate::FormatError;
 use crate::page::RecordId;
-use crate::{FormatError, u64_at};
 
 pub const HEADER_BYTES: usize = 20;
 const TOMBSTONE: u8 = 1;
@@ -42,31 +42,31 @@ impl VersionHeader {
 
     /// Decodes a header; `record_len` (from the slot) bounds `data_len`.
     pub fn decode(b: &[u8], record_len: usize) -> Result<VersionHeader, FormatError> {
-        const S: &str = "version record";
         if b.len() < HEADER_BYTES {
-            return Err(FormatError::Truncated { structure: S, needed: HEADER_BYTES, found: b.len() });
+            return Err(FormatError::Truncated { structure: "version record", needed: HEADER_BYTES, found: b.len() });
         }
-        if b[16] & !TOMBSTONE != 0 || b[17] != 0 {
-            return Err(FormatError::InvalidField {
-                structure: S,
-                field: "flags",
-                reason: format!("{:#04x} {:#04x}", b[16], b[17]),
-            });
+        let w = std::array::from_fn(|i| u32::from_le_bytes(b[4 * i..4 * i + 4].try_into().expect("4 bytes")));
+        VersionHeader::from_words(&w, record_len)
+    }
+
+    /// Decodes a header from its five little-endian 32-bit words (how a PE
+    /// reads it from NVM); the same checks as [`VersionHeader::decode`].
+    #[inline]
+    pub fn from_words(w: &[u32; HEADER_BYTES / 4], record_len: usize) -> Result<VersionHeader, FormatError> {
+        let (flags, data_len) = (w[4] & 0xffff, (w[4] >> 16) as u16);
+        let tombstone = flags == u32::from(TOMBSTONE);
+        if flags & !u32::from(TOMBSTONE) != 0
+            || HEADER_BYTES + usize::from(data_len) > record_len
+            || (tombstone && data_len != 0)
+        {
+            return Err(header_error(flags, data_len, record_len));
         }
-        let h = VersionHeader {
-            create_ts: u64_at(b, 0),
-            prev: RecordId(u64_at(b, 8)),
-            tombstone: b[16] & TOMBSTONE != 0,
-            data_len: u16::from_le_bytes([b[18], b[19]]),
-        };
-        if HEADER_BYTES + usize::from(h.data_len) > record_len || (h.tombstone && h.data_len != 0) {
-            return Err(FormatError::InvalidField {
-                structure: S,
-                field: "data_len",
-                reason: format!("{} data bytes in a {record_len}-byte record (tombstone: {})", h.data_len, h.tombstone),
-            });
-        }
-        Ok(h)
+        Ok(VersionHeader {
+            create_ts: u64::from(w[0]) | u64::from(w[1]) << 32,
+            prev: RecordId(u64::from(w[2]) | u64::from(w[3]) << 32),
+            tombstone,
+            data_len,
+        })
     }
 
     /// A whole record: header then data.
@@ -75,6 +75,26 @@ impl VersionHeader {
         let mut r = self.encode().to_vec();
         r.extend_from_slice(data);
         r
+    }
+}
+
+#[cold]
+fn header_error(flags: u32, data_len: u16, record_len: usize) -> FormatError {
+    const S: &str = "version record";
+    if flags & !u32::from(TOMBSTONE) != 0 {
+        return FormatError::InvalidField {
+            structure: S,
+            field: "flags",
+            reason: format!("{:#04x} {:#04x}", flags & 0xff, flags >> 8),
+        };
+    }
+    FormatError::InvalidField {
+        structure: S,
+        field: "data_len",
+        reason: format!(
+            "{data_len} data bytes in a {record_len}-byte record (tombstone: {})",
+            flags == u32::from(TOMBSTONE)
+        ),
     }
 }
 
