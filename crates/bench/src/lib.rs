@@ -4,7 +4,9 @@
 //! so ordinary builds of the engine stay small.
 
 pub mod compose;
+pub mod crash;
 pub mod device_scaling;
+pub mod locks;
 pub mod orderline;
 pub mod output;
 pub mod snapshot;

@@ -111,7 +111,8 @@ const FONT_PATHS: &[&str] = &[
     "/usr/share/fonts/TTF/DejaVuSans.ttf",
 ];
 
-fn ensure_font() -> Result<()> {
+/// Registers DejaVu Sans as plotters' `sans-serif` (once); every plot calls it.
+pub fn ensure_font() -> Result<()> {
     static FONT: OnceLock<Result<(), String>> = OnceLock::new();
     FONT.get_or_init(|| {
         let path = FONT_PATHS.iter().find(|p| Path::new(p).exists()).ok_or_else(|| {

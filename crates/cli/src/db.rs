@@ -122,8 +122,65 @@ fn profile(c: &Common) -> Result<Profile> {
 
 fn open(c: &Common) -> Result<Database> {
     let dev = Device::open(&c.db, profile(c)?, DeviceOptions::with_clock(c.clock))?;
-    let (store, meta) = Store::open(dev, StoreOptions::default())?;
+    let (store, meta, rec) = Store::open_with_report(dev, StoreOptions::default())?;
+    report_recovery(&rec);
     Ok(Database::open(store, meta))
+}
+
+/// Says on stderr what recovery did, when it did anything.
+fn report_recovery(rec: &ndpdb_storage::Recovery) {
+    if rec.records > 0 {
+        eprintln!(
+            "recovery: replayed {} log records ({} commits, {} bytes) in {:.3} s",
+            rec.records, rec.commits, rec.log_bytes, rec.wall_s
+        );
+    }
+    if let Some(t) = &rec.truncated {
+        eprintln!("recovery: cut off the log's tail: {t}");
+    }
+    if let Some(n) = &rec.root_note {
+        eprintln!("recovery: {n}");
+    }
+}
+
+/// `ndpdb check DIR`: recovery, then the integrity check; fails when it
+/// finds anything wrong.
+pub fn check(dir: &std::path::Path, profile_name: Option<&str>, json: bool) -> Result<()> {
+    let c = Common { db: dir.to_path_buf(), profile: profile_name.map(str::to_string), clock: ClockKind::Virtual };
+    let dev = Device::open(&c.db, profile(&c)?, DeviceOptions::with_clock(c.clock))?;
+    let (store, _meta, rec) = Store::open_with_report(dev, StoreOptions::default())?;
+    report_recovery(&rec);
+    let t0 = std::time::Instant::now();
+    let r = store.check()?;
+    let wall_s = t0.elapsed().as_secs_f64();
+    if json {
+        let v = serde_json::json!({
+            "db": dir.display().to_string(), "tables": r.tables, "pages": r.pages, "vids": r.vids,
+            "versions": r.versions, "integrity_errors": r.error_count(), "errors": r.errors,
+            "log_records_replayed": rec.records, "log_truncated": rec.truncated, "wall_s": wall_s,
+        });
+        println!("{v}");
+    } else {
+        for e in &r.errors {
+            println!("error: {e}");
+        }
+        if r.more_errors > 0 {
+            println!("... and {} more errors", r.more_errors);
+        }
+        println!(
+            "checked {} tables, {} pages, {} VIDs, {} versions in {:.3} s: {} errors",
+            r.tables,
+            r.pages,
+            r.vids,
+            r.versions,
+            wall_s,
+            r.error_count()
+        );
+    }
+    if r.error_count() > 0 {
+        bail!("{} integrity errors in {}", r.error_count(), dir.display());
+    }
+    Ok(())
 }
 
 fn close(db: Database) -> Result<()> {
@@ -146,7 +203,7 @@ pub fn run(cmd: DbCmd) -> Result<()> {
             let p = Profile::load(common.profile.as_deref().unwrap_or(ndpdb_device::profile::DEFAULT_PROFILE))?;
             let capacity = capacity_mib.map(|m| m.saturating_mul(1 << 20));
             let dev = Device::create(&common.db, p, capacity, DeviceOptions::with_clock(common.clock))?;
-            let db = Database::new(Store::new(dev, StoreOptions::default())?);
+            let db = Database::create(Store::new(dev, StoreOptions::default())?)?;
             close(db)?;
             println!("created database {}", common.db.display());
             Ok(())

@@ -39,6 +39,18 @@ enum Cmd {
         #[command(subcommand)]
         command: db::DbCmd,
     },
+    /// Recover a database if it crashed, then check its integrity: every page decoded, every version
+    /// chain and VID map entry walked; exits non-zero when anything is wrong
+    Check {
+        /// Database directory
+        dir: PathBuf,
+        /// Profile name or .toml path (default: the profile the image was created with)
+        #[arg(long)]
+        profile: Option<String>,
+        /// Print one JSON object instead of text
+        #[arg(long)]
+        json: bool,
+    },
     /// Create or inspect a device image in a database directory
     Device {
         #[command(subcommand)]
@@ -119,6 +131,95 @@ enum BenchCmd {
     /// The neoDBMS demonstration: scenarios 1-3 (or your composer file) on ndpdb NDP,
     /// ndpdb host-only and PostgreSQL, with answers checked to agree
     Snapshot(SnapshotArgs),
+    /// The shared lock table paper's experiments (ccSLT, EDBT'22): lock latency on host and device
+    /// under contention, coherent vs PCIe transfers, and ndpdb's table vs a PostgreSQL-style lock manager
+    Locks(LocksArgs),
+    /// The crash harness: a mixed workload (host writes, update-NDP, aborts) in a child process,
+    /// crashed at random points (SIGKILL, failed commands, torn page writes), then recovered,
+    /// checked, and every acknowledged commit verified
+    Crash(CrashArgs),
+    /// The crash harness's worker (run by `ndpdb bench crash`)
+    #[command(hide = true)]
+    CrashWorker(CrashWorkerArgs),
+}
+
+#[derive(Args)]
+struct CrashArgs {
+    /// Crash points
+    #[arg(long, default_value_t = 200)]
+    points: u32,
+    /// Tuples in the table before the first point
+    #[arg(long, default_value_t = 2000)]
+    rows: u64,
+    /// Profile with a [coherent] section (the workload runs update-NDP)
+    #[arg(long, default_value = "u280-nvm")]
+    profile: String,
+    #[arg(long, default_value_t = 1)]
+    seed: u64,
+    #[command(flatten)]
+    report: Report,
+}
+
+#[derive(Args)]
+struct CrashWorkerArgs {
+    #[arg(long)]
+    db: PathBuf,
+    #[arg(long)]
+    profile: String,
+    #[arg(long)]
+    seed: u64,
+    /// Fail this command (0-based, counted from opening) and every later one
+    #[arg(long)]
+    fail_from: Option<u64>,
+    /// Tear this command if it is a page write (and fail it and every later one)
+    #[arg(long)]
+    torn_at: Option<u64>,
+    /// Sectors of the torn write that reach the medium
+    #[arg(long, default_value_t = 1)]
+    torn_sectors: u32,
+}
+
+#[derive(Args)]
+#[command(
+    after_help = "Exp. 1 (Fig. 4): host and device lock+unlock latency while c% of the measured side's requests \
+go to keys the other side is requesting at the same time. Exp. 2 (Fig. 5): 64 B and 8 KiB over the coherent \
+interconnect (modelled from the profile) and over PCIe (a MemoryRead on the device's virtual clock). Exp. 3 \
+(Fig. 6): --requests lock+unlock pairs, sequential and random keys, on ndpdb's table and on the conventional \
+lock manager. See docs/locks-bench.md."
+)]
+struct LocksArgs {
+    /// Experiments to run, comma separated (1: latency under contention, 2: coherent vs PCIe, 3: vs conventional)
+    #[arg(long, value_delimiter = ',', default_value = "1,2,3")]
+    experiments: Vec<u32>,
+    /// Exp. 1: percentages of the measured side's requests on keys the other side requests, comma separated
+    #[arg(long, value_delimiter = ',', default_value = "0,25,50,75,100")]
+    contention: Vec<u32>,
+    /// Exp. 1's device: a profile with a [coherent] section (u280-nvm, ideal) or a path to a .toml file
+    #[arg(long, default_value = "u280-nvm")]
+    profile: String,
+    /// Exp. 2's profiles, comma separated [default: every shipped profile]
+    #[arg(long, value_delimiter = ',')]
+    profiles: Vec<String>,
+    /// Lock+unlock pairs per measurement (Exp. 1: per side and contention level; Exp. 3: per table and access)
+    #[arg(long, default_value_t = 1_000_000)]
+    requests: u64,
+    /// Host threads (Exp. 1: measuring or loading the host side; Exp. 3: measuring)
+    #[arg(long, default_value_t = 1)]
+    threads: usize,
+    /// Exp. 1: PEs on the device side (each PE is a host thread: keep --threads + --pes within your cores)
+    #[arg(long, default_value_t = 1)]
+    pes: u32,
+    /// Exp. 1: keys in each side's window (fewer keys: more waits for the other side's locks)
+    #[arg(long, default_value_t = 64)]
+    keys: u64,
+    /// Bytes of ndpdb's lock table, a power of two (the default: neoDBMS's "few megabytes", 65,536 buckets)
+    #[arg(long, default_value_t = ndpdb_bench::locks::DEFAULT_TABLE_BYTES)]
+    table_bytes: usize,
+    /// Seed of the key generators
+    #[arg(long, default_value_t = 1)]
+    seed: u64,
+    #[command(flatten)]
+    report: Report,
 }
 
 #[derive(Args)]
@@ -280,6 +381,14 @@ fn run(cli: Cli) -> Result<()> {
         Cmd::Bench { command: BenchCmd::DeviceScaling(a) } => scaling_cmd(a),
         Cmd::Bench { command: BenchCmd::OrderlineSum(a) } => orderline_cmd(a),
         Cmd::Bench { command: BenchCmd::Snapshot(a) } => snapshot_cmd(a).map(|_| ()),
+        Cmd::Bench { command: BenchCmd::Locks(a) } => locks_cmd(a),
+        Cmd::Bench { command: BenchCmd::Crash(a) } => crash_cmd(a),
+        Cmd::Bench { command: BenchCmd::CrashWorker(a) } => {
+            let faults =
+                ndpdb_device::Faults { fail_from: a.fail_from, torn_write: a.torn_at.map(|n| (n, a.torn_sectors)) };
+            ndpdb_bench::crash::worker(&a.db, &a.profile, a.seed, faults)
+        }
+        Cmd::Check { dir, profile, json } => db::check(&dir, profile.as_deref(), json),
         Cmd::Device { command: DeviceCmd::Create(a) } => {
             let profile = Profile::load(&a.profile)?;
             let capacity =
@@ -422,6 +531,132 @@ pub(crate) fn write_scaling(rows: &[device_scaling::Row], table: &str, out: &Pat
     dir.write_jsonl("results.jsonl", rows)?;
     dir.write_text("table.txt", table)?;
     if let Err(e) = device_scaling::plot(rows, &dir.path) {
+        eprintln!("no plot: {e:#}");
+    }
+    Ok(dir.path)
+}
+
+fn locks_cmd(a: LocksArgs) -> Result<()> {
+    use ndpdb_bench::locks;
+    let profiles = if a.profiles.is_empty() {
+        ndpdb_device::profile::BUILTIN.iter().map(|(name, _)| Profile::load(name)).collect::<Result<Vec<_>, _>>()?
+    } else {
+        a.profiles.iter().map(|p| Profile::load(p)).collect::<Result<Vec<_>, _>>()?
+    };
+    let cfg = locks::Config {
+        experiments: a.experiments,
+        contention_pct: a.contention,
+        profile: Profile::load(&a.profile)?,
+        profiles,
+        requests: a.requests,
+        threads: a.threads,
+        pes: a.pes,
+        keys: a.keys,
+        table_bytes: a.table_bytes,
+        seed: a.seed,
+    };
+    cfg.validate()?;
+    for w in cfg.warnings() {
+        eprintln!("warning: {w}");
+    }
+    let rows = run_locks(&cfg)?;
+    let table = locks::table(&rows);
+    a.report.print(&rows, &table)?;
+    let dir = write_locks(&rows, &table, &a.report.out)?;
+    eprintln!("results: {}", dir.display());
+    Ok(())
+}
+
+fn crash_cmd(a: CrashArgs) -> Result<()> {
+    use ndpdb_bench::crash;
+    let scratch = scratch()?;
+    let cfg = crash::Config {
+        points: a.points,
+        seed: a.seed,
+        profile: a.profile.clone(),
+        rows: a.rows,
+        exe: std::env::current_exe().context("finding the ndpdb binary for the workers")?,
+        dir: scratch.path().join("db"),
+    };
+    let bar = indicatif::ProgressBar::new(u64::from(a.points));
+    bar.set_style(
+        indicatif::ProgressStyle::with_template("crash points [{bar:30}] {pos}/{len} ({msg})").expect("template"),
+    );
+    let mut points = Vec::new();
+    let summary = crash::run(&cfg, |p| {
+        bar.inc(1);
+        bar.set_message(format!(
+            "{} acknowledged commits so far",
+            points.iter().map(|p: &crash::Point| p.acknowledged_commits).sum::<u64>() + p.acknowledged_commits
+        ));
+        if p.lost_commits > 0 || p.integrity_errors > 0 {
+            bar.println(format!(
+                "crash point {} ({} at {}): {} lost commits, {} integrity errors",
+                p.point, p.crash, p.at, p.lost_commits, p.integrity_errors
+            ));
+        }
+        points.push(p.clone());
+    })?;
+    bar.finish_and_clear();
+    let dir = output::ResultsDir::create(&a.report.out, "crash")?;
+    dir.write_jsonl("points.jsonl", &points)?;
+    dir.write_jsonl("summary.jsonl", std::slice::from_ref(&summary))?;
+    let rows: Vec<Vec<String>> = vec![vec![
+        summary.crash_points.to_string(),
+        format!("{}/{}/{}", summary.sigkill, summary.fail, summary.torn),
+        summary.acknowledged_commits.to_string(),
+        summary.lost_commits.to_string(),
+        summary.integrity_errors.to_string(),
+        summary.log_truncations.to_string(),
+        format!("{:.3}", summary.recovery_s_mean),
+        format!("{:.3}", summary.recovery_s_max),
+    ]];
+    let table = output::table(
+        &[
+            "crash points",
+            "sigkill/fail/torn",
+            "acknowledged",
+            "lost",
+            "integrity errors",
+            "log tails cut",
+            "recovery s mean",
+            "recovery s max",
+        ],
+        &rows,
+    );
+    if a.report.json {
+        for p in &points {
+            println!("{}", serde_json::to_string(p)?);
+        }
+        println!("{}", serde_json::to_string(&summary)?);
+        eprint!("{table}");
+    } else {
+        print!("{table}");
+    }
+    eprintln!("results: {}", dir.path.display());
+    if summary.lost_commits > 0 || summary.integrity_errors > 0 {
+        bail!("{} lost commits and {} integrity errors", summary.lost_commits, summary.integrity_errors);
+    }
+    Ok(())
+}
+
+pub(crate) fn run_locks(cfg: &ndpdb_bench::locks::Config) -> Result<Vec<ndpdb_bench::locks::Row>> {
+    let dir = scratch()?;
+    let bar = indicatif::ProgressBar::new(cfg.steps() as u64);
+    bar.set_style(indicatif::ProgressStyle::with_template("{msg:<40} [{bar:30}] {pos}/{len} steps").expect("template"));
+    let rows = ndpdb_bench::locks::run(cfg, dir.path(), |done, _, label| {
+        bar.set_position(done as u64);
+        bar.set_message(label.to_string());
+    })?;
+    bar.finish_and_clear();
+    Ok(rows)
+}
+
+pub(crate) fn write_locks(rows: &[ndpdb_bench::locks::Row], table: &str, out: &Path) -> Result<PathBuf> {
+    let dir = output::ResultsDir::create(out, "locks")?;
+    dir.write_jsonl("results.jsonl", rows)?;
+    dir.write_text("table.txt", table)?;
+    if let Err(e) = ndpdb_bench::locks::plot(rows, &dir.path) {
         eprintln!("no plot: {e:#}");
     }
     Ok(dir.path)

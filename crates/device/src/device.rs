@@ -52,6 +52,22 @@ pub struct DeviceOptions {
     /// Host threads that PEs are spread over during an execution.
     pub pe_threads: usize,
     pub programs: ProgramLibrary,
+    /// Faults to inject (crash testing); none by default.
+    pub faults: Faults,
+}
+
+/// Faults the device injects, counted in commands since it was opened
+/// (every command counts, reads included). After the first injected fault
+/// every later command fails too, as after a power loss: what reached the
+/// medium until then is the crash image.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct Faults {
+    /// Command number `n` (0-based) and every command after it fail.
+    pub fail_from: Option<u64>,
+    /// If command number `n` is a page write, only its first `sectors`
+    /// 512-byte sectors reach the medium (a torn write), and it and every
+    /// later command fail. Any other command there just fails.
+    pub torn_write: Option<(u64, u32)>,
 }
 
 impl Default for DeviceOptions {
@@ -62,6 +78,7 @@ impl Default for DeviceOptions {
             command_workers: 1,
             pe_threads: cores,
             programs: ProgramLibrary::builtin(),
+            faults: Faults::default(),
         }
     }
 }
@@ -99,6 +116,12 @@ struct Inner {
     cells: Cells,
     pe_threads: usize,
     next_id: AtomicU64,
+    /// The host's lock table, shared through coherent memory.
+    lock_table: parking_lot::RwLock<Option<Arc<ndpdb_locktable::LockTable>>>,
+    faults: Faults,
+    /// Commands seen (for `faults`), and whether a fault has struck.
+    commands_seen: AtomicU64,
+    crashed: std::sync::atomic::AtomicBool,
 }
 
 struct Work {
@@ -187,6 +210,10 @@ impl Device {
             cells: Cells { pe_busy_ps: Mutex::new(vec![0; pes]), ..Cells::default() },
             pe_threads: opts.pe_threads.max(1),
             next_id: AtomicU64::new(1),
+            lock_table: parking_lot::RwLock::new(None),
+            faults: opts.faults,
+            commands_seen: AtomicU64::new(0),
+            crashed: std::sync::atomic::AtomicBool::new(false),
             timing,
             profile,
         });
@@ -251,6 +278,27 @@ impl Device {
 
     pub fn profile(&self) -> &Profile {
         &self.inner.profile
+    }
+
+    /// Shares the host's lock table with the device's PEs through coherent
+    /// memory (ccSLT). Needs a profile with a `[coherent]` interconnect.
+    pub fn attach_lock_table(&self, table: Arc<ndpdb_locktable::LockTable>) -> Result<(), DeviceError> {
+        if self.inner.profile.coherent.is_none() {
+            return Err(DeviceError::Unsupported {
+                what: format!(
+                    "profile {} has no coherent interconnect (no [coherent] section), so the device cannot share \
+                     the host's lock table; use a profile with one (u280-nvm, ideal) or add the section",
+                    self.inner.profile.name
+                ),
+            });
+        }
+        *self.inner.lock_table.write() = Some(table);
+        Ok(())
+    }
+
+    /// The lock table attached with [`Device::attach_lock_table`].
+    pub fn lock_table(&self) -> Option<Arc<ndpdb_locktable::LockTable>> {
+        self.inner.lock_table.read().clone()
     }
 
     pub fn clock(&self) -> ClockKind {
@@ -368,7 +416,11 @@ impl QueuePair {
 impl Inner {
     fn process(&self, id: u64, cmd: Command, submitted_ps: u64) -> Completion {
         let kind = cmd.kind();
-        let (result, completed_ps) = match self.run(cmd, submitted_ps) {
+        let outcome = match self.inject(&cmd) {
+            Some(e) => Err(e),
+            None => self.run(cmd, submitted_ps),
+        };
+        let (result, completed_ps) = match outcome {
             Ok((reply, end_ps)) => (Ok(reply), end_ps + self.timing.link_latency_ps),
             Err(e) => (Err(e), submitted_ps + self.timing.link_latency_ps),
         };
@@ -379,6 +431,35 @@ impl Inner {
             Cells::add(&self.cells.late_completions, 1);
         }
         Completion { id, kind, result, submitted_ps, completed_ps, late }
+    }
+
+    /// The fault `faults` injects into this command, if any (a torn write
+    /// has written its sectors when this returns).
+    fn inject(&self, cmd: &Command) -> Option<DeviceError> {
+        if self.faults == Faults::default() {
+            return None;
+        }
+        let n = self.commands_seen.fetch_add(1, Ordering::SeqCst);
+        if self.crashed.load(Ordering::SeqCst) {
+            return Some(DeviceError::InjectedFault { command: n });
+        }
+        if let Some((at, sectors)) = self.faults.torn_write
+            && n == at
+        {
+            self.crashed.store(true, Ordering::SeqCst);
+            if let Command::PageWrite { ppn, data } = cmd
+                && let Ok(addr) = self.page_addr(*ppn)
+            {
+                let keep = (sectors as usize * SECTOR_BYTES as usize).min(data.len());
+                self.medium.write(addr, &data[..keep]);
+            }
+            return Some(DeviceError::InjectedFault { command: n });
+        }
+        if self.faults.fail_from.is_some_and(|f| n >= f) {
+            self.crashed.store(true, Ordering::SeqCst);
+            return Some(DeviceError::InjectedFault { command: n });
+        }
+        None
     }
 
     /// Executes one command: the real work, and its end on the model's clock
@@ -615,6 +696,7 @@ impl Inner {
     ) -> Vec<PeOutcome> {
         let next = AtomicU64::new(0);
         let results: Mutex<Vec<Option<PeOutcome>>> = Mutex::new((0..pes).map(|_| None).collect());
+        let lock_table = self.lock_table.read().clone();
         let threads = (pes as usize).min(self.pe_threads);
         std::thread::scope(|scope| {
             for _ in 0..threads {
@@ -624,8 +706,17 @@ impl Inner {
                         if pe >= pes {
                             break;
                         }
-                        let mut ctx =
-                            PeCtx::new(pe, pes, program.name, params, ranges, &self.medium, &self.timing, &self.budget);
+                        let mut ctx = PeCtx::new(
+                            pe,
+                            pes,
+                            program.name,
+                            params,
+                            ranges,
+                            &self.medium,
+                            &self.timing,
+                            &self.budget,
+                            lock_table.as_deref(),
+                        );
                         let outcome = std::panic::catch_unwind(AssertUnwindSafe(|| (program.run)(&mut ctx)));
                         let failure = match outcome {
                             Ok(Ok(())) => None,
@@ -637,6 +728,7 @@ impl Inner {
                             }),
                         };
                         // What the PE did before a failure happened all the same.
+                        ctx.settle_coherent();
                         results.lock()[pe as usize] = Some((ctx.acc, failure));
                     }
                 });

@@ -37,6 +37,10 @@ pub enum DeviceError {
     OutOfRange { what: String },
     #[error("invalid command: {what}")]
     InvalidCommand { what: String },
+    #[error("not supported: {what}")]
+    Unsupported { what: String },
+    #[error("injected fault at command {command}: the device has stopped (crash testing)")]
+    InjectedFault { command: u64 },
     #[error(
         "device DRAM exhausted: {requested} bytes requested with {in_use} of {budget} bytes in use; \
          the profile's [dram] ndp_mib bounds what NDP programs and memory ranges may hold: \

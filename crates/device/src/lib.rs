@@ -60,6 +60,7 @@
 //! `docs/device-model.md` walks through the model with the papers' numbers.
 
 mod clock;
+mod coherent;
 mod command;
 mod counters;
 mod device;
@@ -71,18 +72,21 @@ pub mod profile;
 pub mod programs;
 mod snapshot;
 mod timing;
+mod update;
 
 pub use clock::ClockKind;
+pub use coherent::DeviceWords;
 pub use command::{
     Command, Completion, DeviceInfo, ExecuteReport, PARAMS_BYTES_MAX, PROGRAM_SLOTS, RangeId, Reply, SECTOR_BYTES,
     Snapshot,
 };
 pub use counters::{CQE_BYTES, Counters, SQE_BYTES};
-pub use device::{DEFAULT_CAPACITY_MAX, Device, DeviceOptions, IMAGE_FILE, QueuePair};
+pub use device::{DEFAULT_CAPACITY_MAX, Device, DeviceOptions, Faults, IMAGE_FILE, QueuePair};
 pub use error::DeviceError;
 pub use memory::RANGES_MAX;
 pub use pe::{PeCtx, Program, ProgramFn, ProgramLibrary, Scratch, thread_cpu_ns};
 pub use profile::{Profile, ProfileError};
+pub use update::{UPDATE_ENTRY_BYTES, UPDATE_HEADER_BYTES, tuple_lock_key};
 
 /// Packs u64 parameters for [`Command::Execute`] (little-endian).
 pub fn params(values: &[u64]) -> Vec<u8> {

@@ -23,6 +23,9 @@
 
 use std::sync::Arc;
 
+use ndpdb_locktable::LockTable;
+
+use crate::coherent::DeviceWords;
 use crate::error::DeviceError;
 use crate::medium::Medium;
 use crate::memory::{Budget, Range, Reservation, check_span};
@@ -86,6 +89,8 @@ pub(crate) struct PeAccount {
     pub medium_bytes_read: u64,
     pub medium_writes: u64,
     pub medium_bytes_written: u64,
+    pub coherent_local_hits: u64,
+    pub coherent_remote: u64,
 }
 
 /// Scratch memory in device DRAM, reserved against the profile's budget.
@@ -120,6 +125,8 @@ pub struct PeCtx<'a> {
     budget: &'a Arc<Budget>,
     page_bytes: u64,
     capacity_bytes: u64,
+    /// The host's lock table in coherent shared memory, if one is attached.
+    coherent: Option<DeviceWords<'a>>,
     /// The NVM charge in its common case, precomputed (None on flash).
     nvm: Option<NvmCharge>,
     pub(crate) acc: PeAccount,
@@ -151,6 +158,7 @@ impl<'a> PeCtx<'a> {
         medium: &'a Medium,
         timing: &'a Timing,
         budget: &'a Arc<Budget>,
+        lock_table: Option<&'a LockTable>,
     ) -> PeCtx<'a> {
         let acc = PeAccount {
             channel_ps: vec![0; timing.channels()],
@@ -180,7 +188,22 @@ impl<'a> PeCtx<'a> {
             _ => None,
         };
         let capacity_bytes = medium.capacity_bytes();
-        PeCtx { pe, pes, program, params, ranges, medium, timing, budget, page_bytes, capacity_bytes, nvm, acc }
+        let coherent = lock_table.map(|t| DeviceWords::new(t, timing.coherent_local_ps, timing.coherent_remote_ps));
+        PeCtx {
+            pe,
+            pes,
+            program,
+            params,
+            ranges,
+            medium,
+            timing,
+            budget,
+            page_bytes,
+            capacity_bytes,
+            coherent,
+            nvm,
+            acc,
+        }
     }
 
     /// This PE's index in `0..pes()`.
@@ -465,6 +488,29 @@ impl<'a> PeCtx<'a> {
                 }
             }
         }
+    }
+
+    /// The host's lock table in coherent shared memory, reached through this
+    /// PE's coherence agent (`coherent.rs`: every access is charged). Fails
+    /// when the host attached none.
+    pub fn coherent(&self) -> Result<&DeviceWords<'a>, DeviceError> {
+        self.coherent.as_ref().ok_or_else(|| {
+            self.fail(
+                "no lock table is attached in coherent memory: the host attaches one with \
+                 Device::attach_lock_table (the profile needs a [coherent] section)",
+            )
+        })
+    }
+
+    /// Moves the coherent accesses made since the last call into this PE's
+    /// account; returns their modelled time in picoseconds.
+    pub fn settle_coherent(&mut self) -> u64 {
+        let Some(w) = &self.coherent else { return 0 };
+        let (ps, local, remote) = w.take_charges();
+        self.acc.demand_ps += ps;
+        self.acc.coherent_local_hits += local;
+        self.acc.coherent_remote += remote;
+        ps
     }
 
     /// Reserves device DRAM for the rest of the execution (or until dropped).

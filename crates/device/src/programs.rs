@@ -13,6 +13,16 @@ pub const BUILTIN: &[Program] = &[
         run: crate::snapshot::run,
     },
     Program {
+        name: "ndp.update",
+        description: "update-NDP: UPDATE .. SET col = expr WHERE .. with locks in the coherent lock table (ccSLT); see update.rs",
+        run: crate::snapshot::run_update,
+    },
+    Program {
+        name: "bench.lock-latency",
+        description: "lock + unlock pairs in the coherent lock table; params: requests per PE, keys, seed, first ts, random (0/1); out: range 0, per request its modelled ps",
+        run: lock_latency,
+    },
+    Program {
         name: "bench.insitu-transfers",
         description: "random in-situ medium transfers; params: transfers per PE, span bytes, seed, base address",
         run: insitu_transfers,
@@ -179,4 +189,49 @@ pub fn compute_kernel(iterations: u64) -> f64 {
         b = b * 0.999_999_9 - a * 1e-9;
     }
     std::hint::black_box(a + b)
+}
+
+/// ccSLT Exp. 1 and 3 on the device: each PE locks and unlocks `requests`
+/// keys of `0..keys` (in order, or drawn at random), as transaction
+/// `first_ts + pe`, and writes each pair's modelled latency (ps) to range 0
+/// at `8 * (pe * requests + i)`. A queued request polls until it holds the
+/// lock; that wait is part of its latency.
+fn lock_latency(ctx: &mut PeCtx<'_>) -> Result<(), DeviceError> {
+    use ndpdb_locktable::{Attempt, LockKey, Poll};
+    let (requests, keys, seed, first_ts, random) =
+        (ctx.param_u64(0)?, ctx.param_u64(1)?.max(1), ctx.param_u64(2)?, ctx.param_u64(3)?, ctx.param_u64(4)? != 0);
+    let pe = u64::from(ctx.pe());
+    let ts = first_ts + pe;
+    let mut rng = SplitMix64::new(seed ^ (pe + 1).wrapping_mul(0x9E37_79B9_7F4A_7C15));
+    let mut out = Vec::with_capacity(requests as usize * 8);
+    for i in 0..requests {
+        let k = if random { rng.next_u64() % keys } else { (pe * requests + i) % keys };
+        let key = LockKey::new(k, 1);
+        let mut ps = 0;
+        'acquire: loop {
+            let w = ctx.coherent()?;
+            let attempt = w.table().try_acquire_with(w, key, ts).map_err(|e| ctx.fail(e.to_string()))?;
+            ps += ctx.settle_coherent();
+            match attempt {
+                Attempt::Acquired => break,
+                Attempt::AlreadyHeld => return Err(ctx.fail(format!("transaction {ts} already holds key {k}"))),
+                Attempt::Full => std::thread::yield_now(),
+                Attempt::Queued { .. } => loop {
+                    let w = ctx.coherent()?;
+                    let poll = w.table().poll_with(w, key, ts).map_err(|e| ctx.fail(e.to_string()))?;
+                    ps += ctx.settle_coherent();
+                    match poll {
+                        Poll::Head => break 'acquire,
+                        Poll::Waiting { .. } => std::hint::spin_loop(),
+                        Poll::Absent => return Err(ctx.fail(format!("request of {ts} for key {k} vanished"))),
+                    }
+                },
+            }
+        }
+        let w = ctx.coherent()?;
+        w.table().release_with(w, key, ts).map_err(|e| ctx.fail(e.to_string()))?;
+        ps += ctx.settle_coherent();
+        out.extend_from_slice(&ps.to_le_bytes());
+    }
+    ctx.range_write(0, pe * requests * 8, &out)
 }

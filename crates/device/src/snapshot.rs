@@ -54,11 +54,11 @@ enum Loc {
     Medium(u64),
 }
 
-struct Scan<'c, 'a> {
-    ctx: &'c mut PeCtx<'a>,
-    call: NdpCall,
-    layout: Layout,
-    page: u64,
+pub(crate) struct Scan<'c, 'a> {
+    pub(crate) ctx: &'c mut PeCtx<'a>,
+    pub(crate) call: NdpCall,
+    pub(crate) layout: Layout,
+    pub(crate) page: u64,
     per_page: u64,
     flash: bool,
     /// Delta-buffer pages by lpn: (lpn, index in range 2), sorted.
@@ -81,9 +81,25 @@ struct Scan<'c, 'a> {
 }
 
 pub(crate) fn run(ctx: &mut PeCtx<'_>) -> Result<(), DeviceError> {
+    run_op(ctx, false)
+}
+
+/// `ndp.update` (update.rs): the same walk, for calls with an update.
+pub(crate) fn run_update(ctx: &mut PeCtx<'_>) -> Result<(), DeviceError> {
+    run_op(ctx, true)
+}
+
+fn run_op(ctx: &mut PeCtx<'_>, update: bool) -> Result<(), DeviceError> {
     let mut block = vec![0u8; ctx.range_len(0)? as usize];
     ctx.range_read(0, 0, &mut block)?;
     let call = NdpCall::decode(&block).map_err(|e| ctx.fail(format!("call block: {e}")))?;
+    if update != matches!(call.op, Operation::Update { .. }) {
+        return Err(ctx.fail(if update {
+            "ndp.update runs update calls only (op 3); reads go to ndp.snapshot"
+        } else {
+            "ndp.snapshot only reads; update calls (op 3) go to ndp.update"
+        }));
+    }
     let mut desc = vec![0u8; ctx.range_len(1)? as usize];
     ctx.range_read(1, 0, &mut desc)?;
     let layout = LayoutDescriptor::decode(&desc).map_err(|e| ctx.fail(format!("layout: {e}")))?;
@@ -140,6 +156,7 @@ pub(crate) fn run(ctx: &mut PeCtx<'_>) -> Result<(), DeviceError> {
             scan.ctx.range_write(3, pe * PARTIAL_BYTES as u64, &part.encode())
         }
         Operation::Rows { projection } => scan.rows(first, end, &projection),
+        Operation::Update { column, expr } => scan.update(first, end, column, expr),
     }
 }
 
@@ -147,29 +164,33 @@ pub(crate) fn run(ctx: &mut PeCtx<'_>) -> Result<(), DeviceError> {
 /// one whatever the order, so the batch changes nothing in the model; it
 /// lets the emulation overlap its own cache misses (prefetch every chain's
 /// next slot, then every header) instead of taking them one after another.
-const BATCH: usize = 64;
+pub(crate) const BATCH: usize = 64;
 
 /// The version of a tuple that a snapshot sees.
 #[derive(Debug, Clone, Copy)]
-struct Found {
+pub(crate) struct Found {
     /// Where its page is.
     loc: Loc,
     /// Its logical page.
-    lpn: u64,
+    pub(crate) lpn: u64,
+    /// Its slot in the page (its RecordId is `lpn, slot`).
+    pub(crate) slot: u16,
     /// Byte offset of the record in the page.
     off: u64,
     /// Record length (header included).
-    len: usize,
+    pub(crate) len: usize,
+    /// The transaction that created it.
+    pub(crate) create_ts: u64,
 }
 
 impl Scan<'_, '_> {
-    fn fail(&self, m: String) -> DeviceError {
+    pub(crate) fn fail(&self, m: String) -> DeviceError {
         self.ctx.fail(m)
     }
 
     /// Chains walked side by side: whole pages on flash are read one chain
     /// at a time, so that the page kept from the last read stays useful.
-    fn batch(&self) -> u64 {
+    pub(crate) fn batch(&self) -> u64 {
         if self.flash { 1 } else { BATCH as u64 }
     }
 
@@ -180,6 +201,7 @@ impl Scan<'_, '_> {
             Operation::Aggregate { func: Aggregate::CountStar, .. } => {}
             Operation::Aggregate { column, .. } => cols.push((*column, true)),
             Operation::Rows { projection } => cols.extend(projection.iter().map(|&c| (c, false))),
+            Operation::Update { column, .. } => cols.push((*column, true)),
         }
         if let Some(p) = self.call.predicate {
             cols.push((p.column, true));
@@ -363,7 +385,7 @@ impl Scan<'_, '_> {
     /// header. Each read was prefetched one pass earlier (the slot when the
     /// chain reached the version, the header when its slot was read), so the
     /// emulation's cache misses overlap; the model is charged the same.
-    fn visible_versions(
+    pub(crate) fn visible_versions(
         &mut self,
         vids: std::ops::Range<u64>,
         found: &mut Vec<Option<Found>>,
@@ -432,7 +454,14 @@ impl Scan<'_, '_> {
                     .map_err(|e| self.fail(format!("VID {}: {e}", vids.start + w.i as u64)))?;
                 if self.call.snapshot.visible(h.create_ts) {
                     if !h.tombstone {
-                        found[w.i] = Some(Found { loc: w.loc, lpn: w.rid.lpn(), off: w.off, len: w.len });
+                        found[w.i] = Some(Found {
+                            loc: w.loc,
+                            lpn: w.rid.lpn(),
+                            slot: w.rid.slot(),
+                            off: w.off,
+                            len: w.len,
+                            create_ts: h.create_ts,
+                        });
                     }
                 } else if !h.prev.is_none() {
                     let loc = self.locate(h.prev.lpn())?;
@@ -448,7 +477,7 @@ impl Scan<'_, '_> {
     }
 
     /// Reads bytes `at..at + buf.len()` of a record's data.
-    fn field(&mut self, rec: &Found, at: usize, buf: &mut [u8]) -> Result<(), DeviceError> {
+    pub(crate) fn field(&mut self, rec: &Found, at: usize, buf: &mut [u8]) -> Result<(), DeviceError> {
         if HEADER_BYTES + at + buf.len() > rec.len {
             return Err(self.fail(format!("record of {} bytes has no bytes {at}..{}", rec.len, at + buf.len())));
         }
@@ -502,7 +531,7 @@ impl Scan<'_, '_> {
         }))
     }
 
-    fn qualifies(&mut self, rec: &Found) -> Result<bool, DeviceError> {
+    pub(crate) fn qualifies(&mut self, rec: &Found) -> Result<bool, DeviceError> {
         let Some(p) = self.call.predicate else { return Ok(true) };
         Ok(self.int_column(rec, p.column)?.is_some_and(|v| p.op.eval(v, p.value)))
     }

@@ -50,6 +50,10 @@ pub(crate) struct Timing {
     pub pe_slowdown: f64,
     pub pe_ps_per_cycle: f64,
     pub memcpy_ps_per_byte: f64,
+    /// Coherent shared memory (0 when the profile has none: then no lock
+    /// table can be attached).
+    pub coherent_local_ps: u64,
+    pub coherent_remote_ps: u64,
 }
 
 #[derive(Debug, Clone)]
@@ -104,6 +108,8 @@ impl Timing {
             pe_slowdown: p.pe.slowdown,
             pe_ps_per_cycle: if p.pe.clock_mhz.is_infinite() { 0.0 } else { 1e6 / p.pe.clock_mhz },
             memcpy_ps_per_byte: ps_per_byte(p.pe.memcpy_bandwidth_mb_s),
+            coherent_local_ps: p.coherent.as_ref().map_or(0, |c| ns_to_ps(c.local_hit_ns)),
+            coherent_remote_ps: p.coherent.as_ref().map_or(0, |c| ns_to_ps(c.remote_atomic_ns)),
         }
     }
 

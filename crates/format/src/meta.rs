@@ -1,17 +1,23 @@
 //! The checkpoint: what the host needs to reopen a database, written on a
 //! clean close. (Crash recovery comes with the write-ahead log.)
 //!
-//! Physical page 0 is the **root page**; it never moves:
+//! Physical pages 0 and 1 are the two **root slots**; they never move. A
+//! checkpoint writes the slot its generation selects (`generation % 2`), so
+//! a torn root write leaves the other slot, the previous checkpoint, intact;
+//! opening takes the valid slot with the higher generation.
 //!
 //! ```text
 //! offset size field
 //!      0    4 magic          b"NDPR"
-//!      4    4 version        u32 LE, 1
+//!      4    4 version        u32 LE, 2
 //!      8    8 blob_bytes     u64 LE: length of the checkpoint blob
 //!     16    4 blob_crc       CRC-32 of the blob
 //!     20    4 index_pages    u32 LE: pages listing the blob's pages
 //!     24    8 generation     u64 LE: checkpoints written so far
-//!     32    . index page ppns, u64 LE each, then zero
+//!     32    8 log_start      u64 LE: first physical page of the write-ahead log
+//!     40    8 log_pages      u64 LE: pages of the log (a ring)
+//!     48    8 log_lsn        u64 LE: log position the checkpoint reflects; recovery replays from here
+//!     56    . index page ppns, u64 LE each, then zero
 //!   P-4     4 crc32          CRC-32 of bytes 0..P-4
 //! ```
 //!
@@ -37,14 +43,17 @@ use crate::{FormatError, u32_at, u64_at};
 
 const ROOT_MAGIC: [u8; 4] = *b"NDPR";
 const BLOB_MAGIC: [u8; 4] = *b"NDPM";
-pub const VERSION: u32 = 1;
-const ROOT_HEADER: usize = 32;
+pub const VERSION: u32 = 2;
+const ROOT_HEADER: usize = 56;
 
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Root {
     pub blob_bytes: u64,
     pub blob_crc: u32,
     pub generation: u64,
+    pub log_start: u64,
+    pub log_pages: u64,
+    pub log_lsn: u64,
     pub index_pages: Vec<u64>,
 }
 
@@ -63,6 +72,9 @@ impl Root {
         b[16..20].copy_from_slice(&self.blob_crc.to_le_bytes());
         b[20..24].copy_from_slice(&(self.index_pages.len() as u32).to_le_bytes());
         b[24..32].copy_from_slice(&self.generation.to_le_bytes());
+        b[32..40].copy_from_slice(&self.log_start.to_le_bytes());
+        b[40..48].copy_from_slice(&self.log_pages.to_le_bytes());
+        b[48..56].copy_from_slice(&self.log_lsn.to_le_bytes());
         for (i, p) in self.index_pages.iter().enumerate() {
             b[ROOT_HEADER + 8 * i..ROOT_HEADER + 8 * i + 8].copy_from_slice(&p.to_le_bytes());
         }
@@ -104,6 +116,9 @@ impl Root {
             blob_bytes: u64_at(b, 8),
             blob_crc: u32_at(b, 16),
             generation: u64_at(b, 24),
+            log_start: u64_at(b, 32),
+            log_pages: u64_at(b, 40),
+            log_lsn: u64_at(b, 48),
             index_pages: (0..n).map(|i| u64_at(b, ROOT_HEADER + 8 * i)).collect(),
         }))
     }
@@ -355,7 +370,15 @@ mod tests {
     fn roundtrips() {
         let c = sample();
         assert_eq!(Checkpoint::decode(&c.encode()).unwrap(), c);
-        let root = Root { blob_bytes: 100, blob_crc: 7, generation: 3, index_pages: vec![4, 5] };
+        let root = Root {
+            blob_bytes: 100,
+            blob_crc: 7,
+            generation: 3,
+            log_start: 64,
+            log_pages: 128,
+            log_lsn: 4096,
+            index_pages: vec![4, 5],
+        };
         assert_eq!(Root::decode(&root.encode(8192)).unwrap(), Some(root));
         assert_eq!(Root::decode(&[0u8; 8192]).unwrap(), None);
     }
@@ -369,7 +392,7 @@ mod tests {
             let i = at % good.len();
             good[i] ^= x;
             let _ = Checkpoint::decode(&good);
-            let mut r = Root { blob_bytes: 1, blob_crc: 2, generation: 3, index_pages: vec![9] }.encode(512);
+            let mut r = Root { blob_bytes: 1, blob_crc: 2, generation: 3, log_start: 1, log_pages: 2, log_lsn: 3, index_pages: vec![9] }.encode(512);
             r[at % 512] ^= x;
             let _ = Root::decode(&r);
         }

@@ -12,15 +12,17 @@
 //! offset size field
 //!      0    4 magic            b"NDPC"
 //!      4    2 version          1
-//!      6    1 op               1 aggregate, 2 rows
-//!      7    1 aggregate        0 count(*), 1 count(col), 2 sum, 3 min, 4 max, 5 avg
+//!      6    1 op               1 aggregate, 2 rows, 3 update
+//!      7    1 aggregate        0 count(*), 1 count(col), 2 sum, 3 min, 4 max, 5 avg;
+//!                              update: the expression, 0 `col = v`, 1 `col = col + v`, 2 `col = col * v`
 //!      8    8 xmax             snapshot: ids >= xmax are invisible
 //!     16    8 own              snapshot: the reading transaction's id (its own writes are visible), 0 none
-//!     24    2 agg_column       column of the aggregate (ignored for count(*))
+//!     24    2 agg_column       column of the aggregate (ignored for count(*)), or the updated column
 //!     26    1 has_predicate    0 or 1
 //!     27    1 predicate_op     1 =, 2 <>, 3 <, 4 <=, 5 >, 6 >=
 //!     28    2 predicate_column
-//!     30    2 projection_count columns of a rows call, then that many u16 column indexes (below)
+//!     30    2 projection_count columns of a rows call, then that many u16 column indexes (below);
+//!                              update: 4, and the four u16s are the expression's i64 `v`
 //!     32    8 predicate_value  i64
 //!     40    8 vids             tuples of the table (VID map length)
 //!     48    4 active_count     in-progress transaction ids (sorted u64s)
@@ -99,8 +101,49 @@ pub struct Predicate {
 
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum Operation {
-    Aggregate { func: Aggregate, column: u16 },
-    Rows { projection: Vec<u16> },
+    Aggregate {
+        func: Aggregate,
+        column: u16,
+    },
+    Rows {
+        projection: Vec<u16>,
+    },
+    /// `UPDATE .. SET column = expr WHERE predicate` in the call's snapshot
+    /// (update-NDP); the writing transaction is the snapshot's `own`.
+    Update {
+        column: u16,
+        expr: UpdateExpr,
+    },
+}
+
+/// The new value of an updated numeric column.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum UpdateExpr {
+    /// `column = v`
+    Set(i64),
+    /// `column = column + v`
+    Add(i64),
+    /// `column = column * v`
+    Mul(i64),
+}
+
+impl UpdateExpr {
+    /// The new value, or None when it overflows an i64.
+    pub fn apply(self, old: i64) -> Option<i64> {
+        match self {
+            UpdateExpr::Set(v) => Some(v),
+            UpdateExpr::Add(v) => old.checked_add(v),
+            UpdateExpr::Mul(v) => old.checked_mul(v),
+        }
+    }
+
+    fn code(self) -> (u8, i64) {
+        match self {
+            UpdateExpr::Set(v) => (0, v),
+            UpdateExpr::Add(v) => (1, v),
+            UpdateExpr::Mul(v) => (2, v),
+        }
+    }
 }
 
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -129,6 +172,7 @@ impl NdpCall {
         let mut b = vec![0u8; FIXED];
         b[0..4].copy_from_slice(&MAGIC);
         b[4..6].copy_from_slice(&1u16.to_le_bytes());
+        let update_words: [u16; 4];
         let projection: &[u16] = match &self.op {
             Operation::Aggregate { func, column } => {
                 b[6] = 1;
@@ -139,6 +183,15 @@ impl NdpCall {
             Operation::Rows { projection } => {
                 b[6] = 2;
                 projection
+            }
+            Operation::Update { column, expr } => {
+                let (code, v) = expr.code();
+                b[6] = 3;
+                b[7] = code;
+                b[24..26].copy_from_slice(&column.to_le_bytes());
+                let vb = v.to_le_bytes();
+                update_words = std::array::from_fn(|i| u16::from_le_bytes([vb[2 * i], vb[2 * i + 1]]));
+                &update_words
             }
         };
         b[8..16].copy_from_slice(&self.snapshot.xmax.to_le_bytes());
@@ -218,6 +271,23 @@ impl NdpCall {
                 Operation::Aggregate { func, column: u16_at(24) }
             }
             (2, _) => Operation::Rows { projection },
+            (3, code) => {
+                if projection.len() != 4 {
+                    return Err(invalid("projection_count", format!("{} for an update (must be 4)", projection.len())));
+                }
+                let mut vb = [0u8; 8];
+                for (i, w) in projection.iter().enumerate() {
+                    vb[2 * i..2 * i + 2].copy_from_slice(&w.to_le_bytes());
+                }
+                let v = i64::from_le_bytes(vb);
+                let expr = match code {
+                    0 => UpdateExpr::Set(v),
+                    1 => UpdateExpr::Add(v),
+                    2 => UpdateExpr::Mul(v),
+                    other => return Err(invalid("update expression", format!("code {other}"))),
+                };
+                Operation::Update { column: u16_at(24), expr }
+            }
             (other, _) => return Err(invalid("op", format!("code {other}"))),
         };
         let predicate = match b[26] {
@@ -408,6 +478,11 @@ mod tests {
         assert_eq!(NdpCall::decode(&c.encode()).unwrap(), c);
         let agg = NdpCall { op: Operation::Aggregate { func: Aggregate::Avg, column: 4 }, predicate: None, ..sample() };
         assert_eq!(NdpCall::decode(&agg.encode()).unwrap(), agg);
+        for expr in [UpdateExpr::Set(-7), UpdateExpr::Add(i64::MIN), UpdateExpr::Mul(i64::MAX)] {
+            let up = NdpCall { op: Operation::Update { column: 5, expr }, ..sample() };
+            assert_eq!(NdpCall::decode(&up.encode()).unwrap(), up);
+        }
+        assert_eq!(UpdateExpr::Add(i64::MAX).apply(1), None);
         let s = &c.snapshot;
         assert!(s.visible(1) && s.visible(7) && !s.visible(3) && !s.visible(100) && !s.visible(99));
     }

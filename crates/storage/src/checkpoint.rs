@@ -8,8 +8,10 @@
 //! Device memory does not survive a restart, so opening also writes each
 //! table's layout descriptor to the device again.
 //!
-//! A crash between checkpoints loses what came after the last one; the
-//! write-ahead log (a later issue) closes that gap.
+//! The root has two slots (pages 0 and 1, `generation % 2`), so a torn root
+//! write leaves the previous checkpoint readable. A checkpoint records the
+//! log position it reflects; opening replays the write-ahead log from there
+//! (`wal.rs`), so a crash between checkpoints loses no committed transaction.
 
 use std::collections::{BTreeSet, HashMap};
 use std::sync::Arc;
@@ -20,9 +22,28 @@ use ndpdb_format::page::RecordId;
 use ndpdb_format::schema::{Column, LayoutDescriptor};
 use parking_lot::Mutex;
 
-use crate::store::{Allocator, Head, META_OBJECT, Maps, ROOT_PPN, Store, StoreError, StoreOptions, Table, TableState};
+use crate::store::{
+    Allocator, Head, META_OBJECT, Maps, OpKind, ROOT_PPN, Store, StoreError, StoreOptions, Table, TableState,
+};
+use crate::wal::{self, LogGeometry, RecordKind, Wal};
+use ndpdb_format::record::VersionHeader;
 
 type Result<T> = std::result::Result<T, StoreError>;
+
+/// What opening a database found in its log.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct Recovery {
+    /// Log records replayed after the checkpoint (commits, tables, snapshots).
+    pub records: u64,
+    pub commits: u64,
+    /// Log bytes read.
+    pub log_bytes: u64,
+    /// A torn or corrupt tail that was cut off, and why.
+    pub truncated: Option<String>,
+    /// A root slot that could not be read (the other one was used).
+    pub root_note: Option<String>,
+    pub wall_s: f64,
+}
 
 /// What the transaction layer keeps in a checkpoint.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
@@ -39,13 +60,30 @@ impl Store {
             self.flush(&t)?;
         }
         self.flush_l2p()?;
-        let blob = self.checkpoint_blob(txn).encode();
         let page = self.page_bytes;
+        // The blob's own pages must be allocated before the blob records the
+        // allocator, or the next run would hand them out again and overwrite
+        // this checkpoint while it is still the one to recover from. More
+        // pages change the cursors' values, not the blob's length (except a
+        // first cursor for META_OBJECT), so this settles in two rounds.
+        let mut reserved: Vec<u64> = Vec::new();
+        let blob = loop {
+            let blob = self.checkpoint_blob(txn).encode();
+            let blob_pages = blob.len().div_ceil(page);
+            let need = blob_pages + blob_pages.div_ceil(page / 8);
+            if reserved.len() >= need {
+                break blob;
+            }
+            while reserved.len() < need {
+                reserved.push(self.maps.lock().alloc.allocate(META_OBJECT)?);
+            }
+        };
+        let mut free = reserved.into_iter();
         let mut blob_ppns = Vec::new();
         for chunk in blob.chunks(page) {
             let mut data = chunk.to_vec();
             data.resize(page, 0);
-            let ppn = self.maps.lock().alloc.allocate(META_OBJECT)?;
+            let ppn = free.next().expect("reserved above");
             self.qp.lock().call(Command::PageWrite { ppn, data })?;
             blob_ppns.push(ppn);
         }
@@ -55,7 +93,7 @@ impl Store {
             for (i, p) in chunk.iter().enumerate() {
                 data[8 * i..8 * i + 8].copy_from_slice(&p.to_le_bytes());
             }
-            let ppn = self.maps.lock().alloc.allocate(META_OBJECT)?;
+            let ppn = free.next().expect("reserved above");
             self.qp.lock().call(Command::PageWrite { ppn, data })?;
             index_pages.push(ppn);
         }
@@ -66,12 +104,25 @@ impl Store {
             )));
         }
         let generation = self.generation.lock().wrapping_add(1);
-        let root = Root { blob_bytes: blob.len() as u64, blob_crc: crc32fast::hash(&blob), generation, index_pages };
+        // Every commit so far is in the blob (the caller holds off new ones).
+        let log_lsn = self.wal.end();
+        self.wal.flush_to(log_lsn, &self.qp)?;
+        let root = Root {
+            blob_bytes: blob.len() as u64,
+            blob_crc: crc32fast::hash(&blob),
+            generation,
+            log_start: self.wal.geo.start,
+            log_pages: self.wal.geo.pages,
+            log_lsn,
+            index_pages,
+        };
         let mut qp = self.qp.lock();
         qp.call(Command::Flush)?;
-        qp.call(Command::PageWrite { ppn: ROOT_PPN, data: root.encode(page) })?;
+        qp.call(Command::PageWrite { ppn: ROOT_PPN + generation % 2, data: root.encode(page) })?;
         qp.call(Command::Flush)?;
+        drop(qp);
         *self.generation.lock() = generation;
+        self.wal.set_checkpoint(log_lsn);
         Ok(())
     }
 
@@ -106,18 +157,44 @@ impl Store {
         }
     }
 
-    /// Opens the store of an existing image from its last checkpoint.
+    /// Opens the store of an existing image from its last checkpoint and
+    /// replays the write-ahead log after it.
     pub fn open(dev: Device, opts: StoreOptions) -> Result<(Store, TxnMeta)> {
+        Store::open_with_report(dev, opts).map(|(s, m, _)| (s, m))
+    }
+
+    /// [`Store::open`], saying what recovery did.
+    pub fn open_with_report(dev: Device, opts: StoreOptions) -> Result<(Store, TxnMeta, Recovery)> {
+        let t0 = std::time::Instant::now();
         let store = Store::new(dev, opts)?;
         let page = store.page_bytes;
         let corrupt = |what: &str, e: &dyn std::fmt::Display| StoreError::Corrupt(format!("{what}: {e}"));
-        let root_bytes = store.qp.lock().call(Command::PageRead { ppn: ROOT_PPN })?.into_data();
-        let root =
-            Root::decode(&root_bytes).map_err(|e| corrupt("root page (physical page 0)", &e))?.ok_or_else(|| {
+        let mut slots = Vec::new();
+        let mut notes = Vec::new();
+        for ppn in [ROOT_PPN, ROOT_PPN + 1] {
+            let bytes = store.qp.lock().call(Command::PageRead { ppn })?.into_data();
+            match Root::decode(&bytes) {
+                Ok(Some(r)) => slots.push(r),
+                Ok(None) => {}
+                Err(ndpdb_format::FormatError::UnsupportedVersion { found, supported, .. }) => {
+                    return Err(StoreError::InvalidInput(format!(
+                        "the database was written in format version {found}; this build reads version {supported}: \
+                         open it with a matching ndpdb build"
+                    )));
+                }
+                Err(e) => notes.push(format!("root slot {ppn} is unreadable ({e}); the other slot was used")),
+            }
+        }
+        let root = slots.into_iter().max_by_key(|r| r.generation).ok_or_else(|| {
+            if notes.is_empty() {
                 StoreError::InvalidInput(
-                    "the image holds no database (no checkpoint in page 0): create one with `ndpdb db create`".into(),
+                    "the image holds no database (no checkpoint in pages 0 and 1): create one with `ndpdb db create`"
+                        .into(),
                 )
-            })?;
+            } else {
+                StoreError::Corrupt(format!("both root slots are unreadable: {}", notes.join("; ")))
+            }
+        })?;
         let mut blob = Vec::with_capacity(root.blob_bytes as usize);
         let pages_needed = (root.blob_bytes as usize).div_ceil(page);
         'index: for &ip in &root.index_pages {
@@ -152,7 +229,127 @@ impl Store {
             )));
         }
         let cp = Checkpoint::decode(&blob).map_err(|e| corrupt("checkpoint", &e))?;
-        store.restore(cp, root.generation)
+        let total = store.maps.lock().alloc.total_pages;
+        if root.log_pages == 0 || root.log_start.checked_add(root.log_pages).is_none_or(|e| e > total) {
+            return Err(StoreError::Corrupt(format!(
+                "root: log pages {}..+{} outside the device's {total}",
+                root.log_start, root.log_pages
+            )));
+        }
+        let (mut store, mut meta) = store.restore(cp, root.generation)?;
+        let geo = LogGeometry { start: root.log_start, pages: root.log_pages, page_bytes: page as u64 };
+        let scan = wal::scan(geo, root.log_lsn, &store.qp)?;
+        let mut rec = Recovery {
+            records: scan.records.len() as u64,
+            log_bytes: scan.end - root.log_lsn,
+            truncated: scan.truncated.clone(),
+            root_note: (!notes.is_empty()).then(|| notes.join("; ")),
+            ..Recovery::default()
+        };
+        for r in &scan.records {
+            store.replay(r, &mut meta, &mut rec).map_err(|e| match e {
+                StoreError::Corrupt(m) => StoreError::Corrupt(format!("log record at LSN {}: {m}", r.lsn)),
+                other => other,
+            })?;
+        }
+        store.wal = Wal::new(geo, scan.end, root.log_lsn, scan.tail_page);
+        rec.wall_s = t0.elapsed().as_secs_f64();
+        Ok((store, meta, rec))
+    }
+
+    /// Applies one log record to the state restored from the checkpoint.
+    fn replay(&self, r: &wal::LogRecord, meta: &mut TxnMeta, rec: &mut Recovery) -> Result<()> {
+        let b = &r.payload;
+        let bad = |what: &str| StoreError::Corrupt(what.to_string());
+        let mut at = 0usize;
+        let mut take = |n: usize| -> Result<&[u8]> {
+            let s = b.get(at..at + n).ok_or_else(|| bad("the record is shorter than its contents"))?;
+            at += n;
+            Ok(s)
+        };
+        let u64_of = |s: &[u8]| u64::from_le_bytes(s.try_into().expect("8 bytes"));
+        let u32_of = |s: &[u8]| u32::from_le_bytes(s.try_into().expect("4 bytes"));
+        let u16_of = |s: &[u8]| u16::from_le_bytes(s.try_into().expect("2 bytes"));
+        match r.kind {
+            RecordKind::Commit => {
+                let txn = u64_of(take(8)?);
+                let n = u32_of(take(4)?);
+                for _ in 0..n {
+                    let kind = take(1)?[0];
+                    let table_id = u32_of(take(4)?);
+                    let vid = u64_of(take(8)?);
+                    let len = u32_of(take(4)?) as usize;
+                    let data = take(len)?.to_vec();
+                    let kind = match kind {
+                        1 => OpKind::Insert,
+                        2 => OpKind::Update,
+                        3 => OpKind::Delete,
+                        k => return Err(bad(&format!("operation kind {k}"))),
+                    };
+                    let table = self
+                        .tables()
+                        .into_iter()
+                        .find(|t| t.id == table_id)
+                        .ok_or_else(|| bad(&format!("table {table_id} does not exist")))?;
+                    if vid > 1 << 40 {
+                        return Err(bad(&format!("VID {vid} is implausible")));
+                    }
+                    while table.vids() <= vid {
+                        self.new_vid(&table);
+                    }
+                    let head = table.head(vid).expect("extended above");
+                    let tombstone = kind == OpKind::Delete;
+                    let header =
+                        VersionHeader { create_ts: txn, prev: head.rid, tombstone, data_len: data.len() as u16 };
+                    let rid = self.append_version(&table, header, &data)?;
+                    self.set_head(&table, vid, Head { rid, create_ts: txn, tombstone });
+                }
+                meta.next_txn = meta.next_txn.max(txn + 1);
+                rec.commits += 1;
+            }
+            RecordKind::CreateTable => {
+                let id = u32_of(take(4)?);
+                let nlen = usize::from(u16_of(take(2)?));
+                let name = String::from_utf8(take(nlen)?.to_vec()).map_err(|_| bad("table name is not UTF-8"))?;
+                let dlen = u32_of(take(4)?) as usize;
+                let layout = LayoutDescriptor::decode(take(dlen)?).map_err(|e| bad(&format!("table {name}: {e}")))?;
+                let ncols = usize::from(u16_of(take(2)?));
+                let mut names = Vec::with_capacity(ncols);
+                for _ in 0..ncols {
+                    let l = usize::from(u16_of(take(2)?));
+                    names.push(String::from_utf8(take(l)?.to_vec()).map_err(|_| bad("column name is not UTF-8"))?);
+                }
+                if names.len() != layout.slots.len() {
+                    return Err(bad(&format!(
+                        "table {name}: {} names for {} columns",
+                        names.len(),
+                        layout.slots.len()
+                    )));
+                }
+                let columns: Vec<Column> = names
+                    .into_iter()
+                    .zip(&layout.slots)
+                    .map(|(n, s)| Column { name: n, ty: s.ty, nullable: s.nullable })
+                    .collect();
+                if self.table(&name).is_none() {
+                    let t = self.create_table_unlogged(&name, columns)?;
+                    if t.id != id {
+                        return Err(bad(&format!("table {name} was created as {id}, replayed as {}", t.id)));
+                    }
+                }
+            }
+            RecordKind::PinSnapshot | RecordKind::DropSnapshot => {
+                let id = u64_of(take(8)?);
+                let xmax = u64_of(take(8)?);
+                meta.snapshots.retain(|&(i, _)| i != id);
+                if r.kind == RecordKind::PinSnapshot {
+                    meta.snapshots.push((id, xmax));
+                    meta.snapshots.sort_unstable();
+                    meta.next_txn = meta.next_txn.max(xmax);
+                }
+            }
+        }
+        Ok(())
     }
 
     fn restore(self, cp: Checkpoint, generation: u64) -> Result<(Store, TxnMeta)> {

@@ -36,12 +36,19 @@
 //! The storage manager does not know transactions: it stores versions and
 //! heads that the transaction layer (`ndpdb-txn`) decides on.
 
+mod check;
 mod checkpoint;
 mod gc;
 mod scan;
 mod store;
+mod update;
+mod wal;
 
-pub use checkpoint::TxnMeta;
+pub use check::{CheckReport, ERRORS_MAX};
+pub use checkpoint::{Recovery, TxnMeta};
 pub use gc::GcStats;
+pub use ndpdb_device::tuple_lock_key;
 pub use scan::{AggregateResult, Freshness, RowsResult, ScanStats};
-pub use store::{CHAIN_MAX, Head, ROOT_PPN, Store, StoreError, StoreOptions, Table, TableId};
+pub use store::{CHAIN_MAX, Head, LogOp, OpKind, ROOT_PPN, Store, StoreError, StoreOptions, Table, TableId};
+pub use update::{DEFAULT_POLL_LIMIT, NdpUpdate, UpdatedTuple};
+pub use wal::WalStats;

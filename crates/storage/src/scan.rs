@@ -63,18 +63,18 @@ pub struct RowsResult {
     pub stats: ScanStats,
 }
 
-struct Measure {
+pub(crate) struct Measure {
     before: Counters,
     t0_ps: u64,
     wall: Instant,
 }
 
 impl Store {
-    fn measure(&self) -> Measure {
+    pub(crate) fn measure(&self) -> Measure {
         Measure { before: self.device().counters(), t0_ps: self.device().now_ps(), wall: Instant::now() }
     }
 
-    fn stats(&self, m: Measure, visited: u64) -> ScanStats {
+    pub(crate) fn stats(&self, m: Measure, visited: u64) -> ScanStats {
         ScanStats {
             counters: self.device().counters().since(&m.before),
             modelled_s: (self.device().now_ps() - m.t0_ps) as f64 / 1e12,
@@ -83,7 +83,7 @@ impl Store {
         }
     }
 
-    fn check_columns(&self, table: &Table, op: &Operation, predicate: Option<Predicate>) -> Result<()> {
+    pub(crate) fn check_columns(&self, table: &Table, op: &Operation, predicate: Option<Predicate>) -> Result<()> {
         let n = table.columns.len();
         let numeric = |c: u16, what: &str| -> Result<()> {
             let col = table
@@ -107,6 +107,7 @@ impl Store {
                     return Err(StoreError::InvalidInput(format!("projection: column {c} of {n}")));
                 }
             }
+            Operation::Update { column, .. } => numeric(*column, "update")?,
         }
         if let Some(p) = predicate {
             numeric(p.column, "predicate")?;
@@ -181,6 +182,22 @@ impl Store {
         freshness: Freshness,
         out_bytes: u64,
     ) -> Result<Vec<u8>> {
+        self.ndp_call_with(table, snapshot, op, predicate, pes, freshness, out_bytes, None)
+    }
+
+    /// An NDP call; `update` carries `ndp.update`'s parameters and its range 4.
+    #[allow(clippy::too_many_arguments)]
+    pub(crate) fn ndp_call_with(
+        &self,
+        table: &Table,
+        snapshot: &Snapshot,
+        op: Operation,
+        predicate: Option<Predicate>,
+        pes: u32,
+        freshness: Freshness,
+        out_bytes: u64,
+        update: Option<(Vec<u64>, Vec<u8>)>,
+    ) -> Result<Vec<u8>> {
         self.check_columns(table, &op, predicate)?;
         if freshness == Freshness::Flush {
             self.flush(table)?;
@@ -216,20 +233,30 @@ impl Store {
         let call_range = range(block.len() as u64)?;
         let delta_range = range(delta_bytes.len() as u64)?;
         let out_range = range(out_bytes)?;
+        let (slot, params, extra) = match update {
+            Some((params, pages)) => {
+                (self.update_slot, params.iter().flat_map(|p| p.to_le_bytes()).collect(), Some(pages))
+            }
+            None => (self.snapshot_slot, vec![], None),
+        };
+        let extra_range = match &extra {
+            Some(pages) => Some(range(pages.len() as u64)?),
+            None => None,
+        };
         let result = (|| {
             qp.call(Command::MemoryWrite { range: call_range, offset: 0, data: block })?;
             if !delta_bytes.is_empty() {
                 qp.call(Command::MemoryWrite { range: delta_range, offset: 0, data: delta_bytes })?;
             }
-            qp.call(Command::Execute {
-                slot: self.snapshot_slot,
-                pes,
-                params: vec![],
-                ranges: vec![call_range, table.layout_range, delta_range, out_range],
-            })?;
+            let mut ranges = vec![call_range, table.layout_range, delta_range, out_range];
+            if let (Some(r), Some(pages)) = (extra_range, extra) {
+                qp.call(Command::MemoryWrite { range: r, offset: 0, data: pages })?;
+                ranges.push(r);
+            }
+            qp.call(Command::Execute { slot, pes, params, ranges })?;
             Ok(qp.call(Command::MemoryRead { range: out_range, offset: 0, len: out_bytes })?.into_data())
         })();
-        for r in [call_range, delta_range, out_range] {
+        for r in [call_range, delta_range, out_range].into_iter().chain(extra_range) {
             qp.call(Command::MemoryRangeDelete { range: r })?;
         }
         result

@@ -9,6 +9,9 @@ use ndpdb_format::FormatError;
 use ndpdb_format::page::{self, HeapPage, PageKind, RecordId, map_entries_per_page};
 use ndpdb_format::record::{HEADER_BYTES, VersionHeader};
 use ndpdb_format::schema::{Column, Layout, LayoutDescriptor, Value};
+use ndpdb_locktable::LockTable;
+
+use crate::wal::{LogGeometry, RecordKind, Wal, WalStats};
 use parking_lot::Mutex;
 
 pub type TableId = u32;
@@ -23,6 +26,11 @@ pub enum StoreError {
     InvalidInput(String),
     #[error("the device is full: no free physical pages left of {pages}; create the database with a larger capacity")]
     DeviceFull { pages: u64 },
+    #[error(
+        "the write-ahead log is full ({used} of {bytes} bytes since the last checkpoint, {needed} more needed): \
+         end open transactions so that a checkpoint can run, or create the database with a larger log"
+    )]
+    LogFull { bytes: u64, needed: u64, used: u64 },
 }
 
 impl StoreError {
@@ -31,7 +39,7 @@ impl StoreError {
     }
 }
 
-type Result<T> = std::result::Result<T, StoreError>;
+pub(crate) type Result<T> = std::result::Result<T, StoreError>;
 
 #[derive(Debug, Clone)]
 pub struct StoreOptions {
@@ -44,11 +52,24 @@ pub struct StoreOptions {
     /// memory; beyond this, writing the delta buffer also writes the dirty
     /// map pages, which bounds what an NDP call must ship.
     pub map_delta_max: usize,
+    /// Bytes of the tuple lock table shared with the device (ccSLT): a
+    /// power of two, 64-byte buckets.
+    pub lock_table_bytes: usize,
+    /// Bytes of the write-ahead log's ring, for a new database (0: an
+    /// eighth of the device, at most 256 MiB). An opened database keeps the
+    /// size it was created with.
+    pub log_bytes: u64,
 }
 
 impl Default for StoreOptions {
     fn default() -> Self {
-        StoreOptions { delta_pages: 32, cache_pages: 4096, map_delta_max: 8192 }
+        StoreOptions {
+            delta_pages: 32,
+            cache_pages: 4096,
+            map_delta_max: 8192,
+            lock_table_bytes: ndpdb_locktable::DEFAULT_TABLE_BYTES,
+            log_bytes: 0,
+        }
     }
 }
 
@@ -168,6 +189,13 @@ pub struct Store {
     opts: StoreOptions,
     /// Program slot holding `ndp.snapshot`.
     pub(crate) snapshot_slot: u32,
+    /// Program slot holding `ndp.update`.
+    pub(crate) update_slot: u32,
+    /// The tuple lock table, in memory the device reaches coherently when
+    /// its profile has a coherent interconnect.
+    lock_table: Arc<LockTable>,
+    /// The write-ahead log (`wal.rs`).
+    pub(crate) wal: Wal,
 }
 
 impl Store {
@@ -177,26 +205,42 @@ impl Store {
         let page_bytes = info.page_bytes as usize;
         let region_pages = u64::from(info.channels) * u64::from(info.chips_per_channel) * 4;
         let mut qp = dev.queue_pair();
-        let snapshot_slot = 0;
+        let (snapshot_slot, update_slot) = (0, 1);
         if info.pes > 0 {
-            qp.call(Command::ProgramLoad { slot: snapshot_slot, name: "ndp.snapshot".into() })?;
-            qp.call(Command::ProgramActivate { slot: snapshot_slot, active: true })?;
+            for (slot, name) in [(snapshot_slot, "ndp.snapshot"), (update_slot, "ndp.update")] {
+                qp.call(Command::ProgramLoad { slot, name: name.into() })?;
+                qp.call(Command::ProgramActivate { slot, active: true })?;
+            }
         }
+        let lock_table = Arc::new(
+            LockTable::with_bytes(opts.lock_table_bytes)
+                .map_err(|e| StoreError::InvalidInput(format!("lock table size: {e}")))?,
+        );
+        if dev.profile().coherent.is_some() {
+            dev.attach_lock_table(lock_table.clone())?;
+        }
+        let total_pages = info.capacity_bytes / page_bytes as u64;
+        // Region 0 holds the root slots; the log's ring follows it.
+        let log_bytes = match opts.log_bytes {
+            0 => (info.capacity_bytes / 8).min(256 << 20),
+            b => b,
+        };
+        let log_pages = log_bytes.div_ceil(page_bytes as u64).max(2).div_ceil(region_pages) * region_pages;
+        let geo = LogGeometry { start: region_pages, pages: log_pages, page_bytes: page_bytes as u64 };
         let maps = Maps {
             l2p: Vec::new(),
             l2p_dirty: BTreeSet::new(),
             l2p_pages: Vec::new(),
             next_lpn: 0,
             alloc: Allocator {
-                // Region 0 holds the root page.
-                next_region: region_pages,
+                next_region: region_pages + log_pages,
                 region_pages,
-                total_pages: info.capacity_bytes / page_bytes as u64,
+                total_pages,
                 cursors: HashMap::new(),
             },
         };
-        if region_pages >= maps.alloc.total_pages {
-            return Err(StoreError::DeviceFull { pages: maps.alloc.total_pages });
+        if region_pages + log_pages + region_pages >= total_pages {
+            return Err(StoreError::DeviceFull { pages: total_pages });
         }
         Ok(Store {
             dev,
@@ -209,11 +253,19 @@ impl Store {
             cache: Mutex::new(HashMap::new()),
             opts,
             snapshot_slot,
+            update_slot,
+            lock_table,
+            wal: Wal::new(geo, 0, 0, Vec::new()),
         })
     }
 
     pub fn device(&self) -> &Device {
         &self.dev
+    }
+
+    /// The tuple lock table host transactions and device programs share.
+    pub fn lock_table(&self) -> &Arc<LockTable> {
+        &self.lock_table
     }
 
     /// Makes the device's image durable (`Flush`). Experiments call it before
@@ -229,6 +281,15 @@ impl Store {
     }
 
     pub fn create_table(&self, name: &str, columns: Vec<Column>) -> Result<Arc<Table>> {
+        let table = self.create_table_unlogged(name, columns)?;
+        let mut payload = Vec::new();
+        encode_table_record(&mut payload, table.id, name, &table.layout, &table.columns);
+        let end = self.wal.append(RecordKind::CreateTable, &payload)?;
+        self.wal.flush_to(end, &self.qp)?;
+        Ok(table)
+    }
+
+    pub(crate) fn create_table_unlogged(&self, name: &str, columns: Vec<Column>) -> Result<Arc<Table>> {
         let layout = Layout::new(&columns).map_err(|e| StoreError::InvalidInput(e.to_string()))?;
         let mut tables = self.tables.lock();
         if tables.iter().any(|t| t.name == name) {
@@ -253,6 +314,47 @@ impl Store {
         Ok(table)
     }
 
+    /// Makes a committed transaction's writes durable in the log; returns
+    /// once they are on the medium (group commit, `wal.rs`).
+    pub fn log_commit(&self, txn: u64, ops: &[LogOp]) -> Result<()> {
+        let mut payload = Vec::with_capacity(12 + ops.iter().map(|o| 17 + o.data.len()).sum::<usize>());
+        payload.extend_from_slice(&txn.to_le_bytes());
+        payload.extend_from_slice(&(ops.len() as u32).to_le_bytes());
+        for o in ops {
+            payload.push(o.kind as u8);
+            payload.extend_from_slice(&o.table.to_le_bytes());
+            payload.extend_from_slice(&o.vid.to_le_bytes());
+            payload.extend_from_slice(&(o.data.len() as u32).to_le_bytes());
+            payload.extend_from_slice(&o.data);
+        }
+        let end = self.wal.append(RecordKind::Commit, &payload)?;
+        self.wal.flush_to(end, &self.qp)
+    }
+
+    /// Logs a pinned snapshot (`drop`: its removal), durably.
+    pub fn log_snapshot(&self, id: u64, xmax: u64, drop: bool) -> Result<()> {
+        let mut payload = id.to_le_bytes().to_vec();
+        payload.extend_from_slice(&xmax.to_le_bytes());
+        let kind = if drop { RecordKind::DropSnapshot } else { RecordKind::PinSnapshot };
+        let end = self.wal.append(kind, &payload)?;
+        self.wal.flush_to(end, &self.qp)
+    }
+
+    /// The physical page behind logical page `lpn`, if it is mapped.
+    pub fn physical_page(&self, lpn: u64) -> Option<u64> {
+        self.maps.lock().l2p.get(lpn as usize).copied().filter(|&p| p != u64::MAX)
+    }
+
+    /// Log traffic since the store was opened.
+    pub fn wal_stats(&self) -> WalStats {
+        self.wal.stats()
+    }
+
+    /// Bytes of the log since the last checkpoint, and the ring's size.
+    pub fn wal_usage(&self) -> (u64, u64) {
+        (self.wal.used(), self.wal.geo.capacity())
+    }
+
     pub fn table(&self, name: &str) -> Option<Arc<Table>> {
         self.tables.lock().iter().find(|t| t.name == name).cloned()
     }
@@ -261,7 +363,7 @@ impl Store {
         self.tables.lock().clone()
     }
 
-    fn new_lpn(&self) -> Result<u64> {
+    pub(crate) fn new_lpn(&self) -> Result<u64> {
         let mut m = self.maps.lock();
         let lpn = m.next_lpn;
         if lpn > RecordId::LPN_MAX {
@@ -497,4 +599,38 @@ impl Store {
 fn decode_record(rec: &[u8], rid: RecordId) -> Result<(VersionHeader, Vec<u8>)> {
     let h = VersionHeader::decode(rec, rec.len()).map_err(|e| StoreError::corrupt(format!("record {rid:?}"), e))?;
     Ok((h, rec[HEADER_BYTES..HEADER_BYTES + usize::from(h.data_len)].to_vec()))
+}
+
+/// What a transaction did to one tuple, as the log records it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum OpKind {
+    Insert = 1,
+    Update = 2,
+    Delete = 3,
+}
+
+/// One write of a committed transaction, in the order it was made.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct LogOp {
+    pub kind: OpKind,
+    pub table: TableId,
+    pub vid: u64,
+    /// The new tuple (empty for a delete).
+    pub data: Vec<u8>,
+}
+
+/// A create-table record: `id u32, name (u16 len + UTF-8), layout
+/// descriptor (u32 len + bytes), column names (u16 count, u16 len + UTF-8 each)`.
+pub(crate) fn encode_table_record(out: &mut Vec<u8>, id: TableId, name: &str, layout: &Layout, columns: &[Column]) {
+    out.extend_from_slice(&id.to_le_bytes());
+    out.extend_from_slice(&(name.len() as u16).to_le_bytes());
+    out.extend_from_slice(name.as_bytes());
+    let desc = LayoutDescriptor::encode(layout);
+    out.extend_from_slice(&(desc.len() as u32).to_le_bytes());
+    out.extend_from_slice(&desc);
+    out.extend_from_slice(&(columns.len() as u16).to_le_bytes());
+    for c in columns {
+        out.extend_from_slice(&(c.name.len() as u16).to_le_bytes());
+        out.extend_from_slice(c.name.as_bytes());
+    }
 }

@@ -3,12 +3,17 @@
 use std::collections::{BTreeSet, HashMap, HashSet};
 use std::sync::Arc;
 
-use ndpdb_format::ndp::{Aggregate, Predicate, Snapshot};
+use ndpdb_format::ndp::{Aggregate, Predicate, Snapshot, UpdateExpr};
 use ndpdb_format::page::RecordId;
 use ndpdb_format::record::VersionHeader;
 use ndpdb_format::schema::{Column, Value};
-use ndpdb_storage::{AggregateResult, Freshness, Head, RowsResult, Store, StoreError, Table, TableId, TxnMeta};
-use parking_lot::{Condvar, Mutex};
+use ndpdb_locktable::protocol::{self, TS_MASK, Tally};
+use ndpdb_locktable::{Attempt, CancelOutcome, Grant, LockError, LockKey};
+use ndpdb_storage::{
+    AggregateResult, DEFAULT_POLL_LIMIT, Freshness, Head, LogOp, OpKind, RowsResult, Store, StoreError, Table, TableId,
+    TxnMeta, tuple_lock_key,
+};
+use parking_lot::Mutex;
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 pub enum Isolation {
@@ -80,8 +85,11 @@ struct Manager {
     /// Per active transaction, the smallest id it may not see: the oldest
     /// transaction active when it began (or itself).
     xmin: HashMap<u64, u64>,
-    locks: HashMap<Key, u64>,
-    waits_for: HashMap<u64, u64>,
+    /// Host transactions queued for a tuple lock, and the transactions
+    /// ahead of them in its bucket (the deadlock detector's graph). Device
+    /// transactions never appear as waiters: a PE that cannot get a lock
+    /// gives up after a bounded number of polls.
+    waits_for: HashMap<u64, Vec<u64>>,
     /// Serializable transactions, active ones and committed ones that
     /// overlapped a still active one.
     ssi: HashMap<u64, Ssi>,
@@ -151,13 +159,20 @@ impl Manager {
 pub struct Database {
     store: Store,
     mgr: Mutex<Manager>,
-    released: Condvar,
 }
 
 impl Database {
     /// A database on a new store.
     pub fn new(store: Store) -> Database {
         Database::open(store, TxnMeta { next_txn: 1, snapshots: vec![] })
+    }
+
+    /// A new database that survives a crash from its first commit on: it
+    /// writes the first checkpoint (recovery starts from a checkpoint).
+    pub fn create(store: Store) -> Result<Database> {
+        let db = Database::new(store);
+        db.checkpoint()?;
+        Ok(db)
     }
 
     /// A database on a reopened store (`Store::open`).
@@ -167,10 +182,12 @@ impl Database {
             pinned: meta.snapshots.into_iter().collect(),
             ..Manager::default()
         };
-        Database { store, mgr: Mutex::new(mgr), released: Condvar::new() }
+        Database { store, mgr: Mutex::new(mgr) }
     }
 
-    /// Writes a checkpoint; no transaction may be open.
+    /// Writes a checkpoint; no transaction may be open. It holds the
+    /// manager throughout, so no transaction begins or commits meanwhile:
+    /// the checkpoint reflects exactly the log up to its position.
     pub fn checkpoint(&self) -> Result<()> {
         let m = self.mgr.lock();
         if !m.active.is_empty() {
@@ -180,8 +197,22 @@ impl Database {
             )));
         }
         let meta = TxnMeta { next_txn: m.next_id, snapshots: m.pinned.iter().map(|(&i, &x)| (i, x)).collect() };
+        self.store.checkpoint(&meta)?;
         drop(m);
-        Ok(self.store.checkpoint(&meta)?)
+        Ok(())
+    }
+
+    /// Checkpoints when the log since the last one fills more than half its
+    /// ring and no transaction is open (after commits).
+    fn maybe_checkpoint(&self) -> Result<()> {
+        let (used, capacity) = self.store.wal_usage();
+        if used * 2 < capacity || !self.mgr.lock().active.is_empty() {
+            return Ok(());
+        }
+        match self.checkpoint() {
+            Err(TxnError::InvalidInput(_)) => Ok(()), // a transaction began meanwhile
+            other => other,
+        }
     }
 
     /// Pins the current snapshot under an id that later runs can read at
@@ -194,6 +225,7 @@ impl Database {
         }
         let id = m.pinned.keys().next_back().map_or(1, |k| k + 1);
         let xmax = m.next_id;
+        self.store.log_snapshot(id, xmax, false)?;
         m.pinned.insert(id, xmax);
         Ok(id)
     }
@@ -203,12 +235,11 @@ impl Database {
     }
 
     pub fn drop_snapshot(&self, id: u64) -> Result<()> {
-        self.mgr
-            .lock()
-            .pinned
-            .remove(&id)
-            .map(|_| ())
-            .ok_or_else(|| TxnError::InvalidInput(format!("no pinned snapshot {id}")))
+        let mut m = self.mgr.lock();
+        let xmax = *m.pinned.get(&id).ok_or_else(|| TxnError::InvalidInput(format!("no pinned snapshot {id}")))?;
+        self.store.log_snapshot(id, xmax, true)?;
+        m.pinned.remove(&id);
+        Ok(())
     }
 
     /// A repeatable-read transaction that reads at pinned snapshot `id`.
@@ -246,7 +277,17 @@ impl Database {
         if isolation == Isolation::Serializable {
             m.ssi.insert(id, Ssi::default());
         }
-        Txn { db: self, id, isolation, snapshot: None, undo: Vec::new(), ended: false }
+        Txn {
+            db: self,
+            id,
+            isolation,
+            snapshot: None,
+            undo: Vec::new(),
+            redo: Vec::new(),
+            held: Vec::new(),
+            device_locks: false,
+            ended: false,
+        }
     }
 
     /// Versions created by transactions below this id are visible to every
@@ -282,9 +323,10 @@ impl Database {
         self.mgr.lock().waits_for.contains_key(&id)
     }
 
-    /// Locks held (for tests and diagnostics).
+    /// Lock-table buckets whose lock is held (for tests and diagnostics;
+    /// reads the whole table).
     pub fn locks_held(&self) -> usize {
-        self.mgr.lock().locks.len()
+        self.store.lock_table().buckets().iter().filter(|b| b.words()[0] & TS_MASK != 0).count()
     }
 }
 
@@ -295,6 +337,13 @@ pub struct Txn<'db> {
     snapshot: Option<Snapshot>,
     /// (table, vid, head before our first write), in write order.
     undo: Vec<(Arc<Table>, u64, Head)>,
+    /// Its writes in order, for the commit's log record.
+    redo: Vec<LogOp>,
+    /// Tuple locks this transaction took in the shared lock table.
+    held: Vec<LockKey>,
+    /// Whether device PEs took locks for it (update-NDP): then the end of
+    /// the transaction sweeps the whole lock table for its id.
+    device_locks: bool,
     ended: bool,
 }
 
@@ -340,7 +389,7 @@ impl Txn<'_> {
         let _ = self.statement_snapshot()?;
         let data = table.layout.encode(values).map_err(|e| TxnError::InvalidInput(e.to_string()))?;
         let vid = self.db.store.new_vid(table);
-        self.lock(table.id, vid)?;
+        self.lock(table, vid)?;
         self.undo.push((table.clone(), vid, Head::NONE));
         let header =
             VersionHeader { create_ts: self.id, prev: RecordId::NONE, tombstone: false, data_len: data.len() as u16 };
@@ -348,6 +397,8 @@ impl Txn<'_> {
             Ok(rid) => {
                 self.db.store.set_head(table, vid, Head { rid, create_ts: self.id, tombstone: false });
                 self.note_write(table, vid);
+                self.note_insert_conflicts(table);
+                self.redo.push(LogOp { kind: OpKind::Insert, table: table.id, vid, data });
                 Ok(vid)
             }
             Err(e) => self.fail(e.into()),
@@ -368,7 +419,7 @@ impl Txn<'_> {
         if vid >= table.vids() {
             return Err(TxnError::NotFound { table: table.name.clone(), vid });
         }
-        let newly_locked = self.lock(table.id, vid)?;
+        let newly_locked = self.lock(table, vid)?;
         let head = table.head(vid).expect("vid checked");
         let mine = head.create_ts == self.id;
         if !mine && !head.rid.is_none() && !snapshot.visible(head.create_ts) {
@@ -380,9 +431,9 @@ impl Txn<'_> {
         }
         if head.rid.is_none() || head.tombstone {
             // Nothing to write: do not keep a lock we took for nothing.
-            if newly_locked {
-                self.db.mgr.lock().locks.remove(&(table.id, vid));
-                self.db.released.notify_all();
+            if let Some(key) = newly_locked {
+                self.held.retain(|k| *k != key);
+                let _ = self.db.store.lock_table().release(key, self.id);
             }
             return Err(TxnError::NotFound { table: table.name.clone(), vid });
         }
@@ -414,9 +465,28 @@ impl Txn<'_> {
             Ok(rid) => {
                 self.db.store.set_head(table, vid, Head { rid, create_ts: self.id, tombstone: data.is_none() });
                 self.note_write(table, vid);
+                let kind = if data.is_some() { OpKind::Update } else { OpKind::Delete };
+                self.redo.push(LogOp { kind, table: table.id, vid, data: data.unwrap_or_default() });
                 Ok(())
             }
             Err(e) => self.fail(e.into()),
+        }
+    }
+
+    /// A new tuple is a write "after" every concurrent serializable scan of
+    /// its table (the scan's predicate might have matched it): record
+    /// `scanner -rw-> us`, as PostgreSQL's predicate locks do (G2).
+    fn note_insert_conflicts(&self, table: &Table) {
+        if self.isolation != Isolation::Serializable {
+            return;
+        }
+        let mut m = self.db.mgr.lock();
+        let scanners: Vec<u64> =
+            m.ssi.iter().filter(|(_, s)| s.table_reads.contains(&table.id)).map(|(t, _)| *t).collect();
+        for r in scanners {
+            if m.concurrent(self.id, r) {
+                m.rw_conflict(r, self.id);
+            }
         }
     }
 
@@ -430,36 +500,187 @@ impl Txn<'_> {
         }
     }
 
-    /// Takes the tuple lock, waiting for its holder to end; whether this
-    /// call took it (false: we held it already).
-    fn lock(&mut self, table: TableId, vid: u64) -> Result<bool> {
-        let mut m = self.db.mgr.lock();
+    /// Takes the tuple's lock in the shared lock table, waiting (asleep)
+    /// for the transactions ahead of it; returns the key if this call took
+    /// it (None: we hold it already, or we wrote the newest version).
+    ///
+    /// The key is (table, VID, version) with the version a new one would be
+    /// based on: the newest committed one, i.e. the head's creator, or the
+    /// one before the head while its creator is still in progress (that
+    /// creator holds this very key). Once granted, the head is looked at
+    /// again: if it moved on meanwhile (the writer ahead committed), the
+    /// lock is on a stale version, so it is given back and the newer one is
+    /// locked; the caller's isolation check then decides.
+    fn lock(&mut self, table: &Arc<Table>, vid: u64) -> Result<Option<LockKey>> {
+        let lt = self.db.store.lock_table().clone();
         loop {
-            match m.locks.get(&(table, vid)).copied() {
-                None => {
-                    m.locks.insert((table, vid), self.id);
-                    m.waits_for.remove(&self.id);
-                    return Ok(true);
-                }
-                Some(h) if h == self.id => return Ok(false),
-                Some(holder) => {
-                    // Would waiting close a cycle?
-                    let mut t = holder;
-                    let mut hops = 0;
-                    while let Some(&next) = m.waits_for.get(&t) {
-                        if next == self.id || hops > 10_000 {
-                            m.waits_for.remove(&self.id);
-                            drop(m);
-                            return self.fail(TxnError::Deadlock);
+            let head = table.head(vid).unwrap_or(Head::NONE);
+            if head.create_ts == self.id && !head.rid.is_none() {
+                return Ok(None);
+            }
+            let version = self.base_version(table, head)?;
+            let key = tuple_lock_key(table.id, vid, version);
+            let granted = loop {
+                match lt.try_acquire(key, self.id).map_err(lock_error)? {
+                    Attempt::Acquired => break Grant::Acquired,
+                    Attempt::AlreadyHeld => break Grant::AlreadyHeld,
+                    Attempt::Full => lt.wait_for_slot(key, self.id, None).map_err(lock_error)?,
+                    Attempt::Queued { position } => {
+                        let words = lt.bucket_words(key);
+                        let ahead: Vec<u64> = words[..position.min(words.len())]
+                            .iter()
+                            .map(|w| w & TS_MASK)
+                            .filter(|&t| t != 0 && t != self.id)
+                            .collect();
+                        if self.would_deadlock(&ahead) {
+                            match lt.cancel(key, self.id).map_err(lock_error)? {
+                                CancelOutcome::Granted => break Grant::Acquired,
+                                _ => return self.fail(TxnError::Deadlock),
+                            }
                         }
-                        t = next;
-                        hops += 1;
+                        let waited = lt.wait_for_head(key, self.id, None);
+                        self.db.mgr.lock().waits_for.remove(&self.id);
+                        break waited.map_err(lock_error)?;
                     }
-                    m.waits_for.insert(self.id, holder);
-                    self.db.released.wait(&mut m);
+                }
+            };
+            let acquired = granted == Grant::Acquired;
+            if acquired {
+                self.held.push(key);
+            }
+            let now = table.head(vid).unwrap_or(Head::NONE);
+            if now == head || self.base_version(table, now)? == version {
+                return Ok(acquired.then_some(key));
+            }
+            if acquired {
+                self.held.retain(|k| *k != key);
+                lt.release(key, self.id).map_err(lock_error)?;
+            }
+        }
+    }
+
+    /// The version a write of a tuple whose newest version is `head` is
+    /// based on (see [`Txn::lock`]): 0 for a tuple with no committed version.
+    fn base_version(&self, table: &Table, head: Head) -> Result<u64> {
+        if head.rid.is_none() {
+            return Ok(0);
+        }
+        let creator_active = head.create_ts != self.id && self.db.mgr.lock().active.contains(&head.create_ts);
+        if !creator_active {
+            return Ok(head.create_ts);
+        }
+        let (h, _) = self.db.store.read_version(table, head.rid)?;
+        if h.prev.is_none() {
+            return Ok(0);
+        }
+        Ok(self.db.store.read_version(table, h.prev)?.0.create_ts)
+    }
+
+    /// Records that we wait for `ahead`, unless that closes a cycle in the
+    /// waits-for graph (then: true, and nothing is recorded).
+    fn would_deadlock(&self, ahead: &[u64]) -> bool {
+        let mut m = self.db.mgr.lock();
+        let mut stack: Vec<u64> = ahead.to_vec();
+        let mut seen = HashSet::new();
+        while let Some(t) = stack.pop() {
+            if t == self.id {
+                return true;
+            }
+            if seen.insert(t)
+                && let Some(next) = m.waits_for.get(&t)
+            {
+                stack.extend(next.iter().copied());
+            }
+        }
+        m.waits_for.insert(self.id, ahead.to_vec());
+        false
+    }
+
+    /// Gives back every lock this transaction holds or waits for.
+    fn release_locks(&mut self) {
+        let lt = self.db.store.lock_table().clone();
+        for key in self.held.drain(..) {
+            let _ = lt.release(key, self.id);
+        }
+        if std::mem::take(&mut self.device_locks) {
+            // The device's locks are not known key by key (a PE may have
+            // failed half-way): sweep every bucket for our id.
+            let words = lt.host_words();
+            let mut tally = Tally::default();
+            for (i, b) in lt.buckets().iter().enumerate() {
+                let w = b.words();
+                if w[0] & TS_MASK == self.id {
+                    protocol::release(&words, i, self.id, &mut tally);
+                    lt.notify(i);
+                } else if w[1..].iter().any(|&x| x & TS_MASK == self.id) {
+                    protocol::cancel(&words, i, self.id, &mut tally);
+                    lt.notify(i);
                 }
             }
         }
+    }
+
+    /// `UPDATE table SET column = expr WHERE predicate` on the device's PEs
+    /// (update-NDP, ccSLT): the PEs lock and write the new versions, the host
+    /// installs them if no other writer got there first; returns the number
+    /// of tuples updated. A tuple another transaction changed since the
+    /// statement's snapshot fails the transaction with a serialization error
+    /// at every isolation level (update-NDP does not re-evaluate rows the way
+    /// PostgreSQL's read committed does). The value of `expr` is in the
+    /// column's stored units (a decimal's value times 10^scale).
+    pub fn ndp_update(
+        &mut self,
+        table: &Arc<Table>,
+        column: u16,
+        expr: UpdateExpr,
+        predicate: Option<Predicate>,
+        pes: u32,
+    ) -> Result<u64> {
+        let snapshot = self.statement_snapshot()?;
+        self.note_scan(table)?;
+        self.device_locks = true;
+        let up = match self.db.store.ndp_update(table, &snapshot, column, expr, predicate, pes, DEFAULT_POLL_LIMIT) {
+            Ok(u) => u,
+            Err(e) => return self.fail(e.into()),
+        };
+        let old = match self.db.store.install_update(table, &up, self.id) {
+            Ok(Ok(old)) => old,
+            Ok(Err(_vid)) => return self.fail(TxnError::Serialization("concurrent update")),
+            Err(e) => return self.fail(e.into()),
+        };
+        for &(vid, head) in &old {
+            if head.create_ts != self.id {
+                self.undo.push((table.clone(), vid, head));
+            }
+        }
+        // The log needs the new tuples; the device wrote them, so read them back.
+        for t in &up.tuples {
+            match self.db.store.read_version(table, t.new) {
+                Ok((_, data)) => self.redo.push(LogOp { kind: OpKind::Update, table: table.id, vid: t.vid, data }),
+                Err(e) => return self.fail(e.into()),
+            }
+        }
+        if self.isolation == Isolation::Serializable {
+            let mut m = self.db.mgr.lock();
+            let readers: Vec<u64> = m
+                .ssi
+                .iter()
+                .filter(|(_, s)| {
+                    s.table_reads.contains(&table.id) || old.iter().any(|(v, _)| s.reads.contains(&(table.id, *v)))
+                })
+                .map(|(t, _)| *t)
+                .collect();
+            for r in readers {
+                if m.concurrent(self.id, r) {
+                    m.rw_conflict(r, self.id);
+                }
+            }
+            if let Some(s) = m.ssi.get_mut(&self.id) {
+                s.writes.extend(old.iter().map(|(v, _)| (table.id, *v)));
+                s.tables_written.insert(table.id);
+            }
+        }
+        Ok(old.len() as u64)
     }
 
     /// Reads one tuple as the statement's snapshot sees it.
@@ -564,21 +785,33 @@ impl Txn<'_> {
         if self.isolation == Isolation::Serializable && self.db.mgr.lock().commit_unsafe(self.id) {
             return self.fail(TxnError::Serialization("read/write dependencies among transactions"));
         }
+        // Durable before visible: the log record first.
+        if !self.redo.is_empty() {
+            let redo = std::mem::take(&mut self.redo);
+            if let Err(e) = self.db.store.log_commit(self.id, &redo) {
+                return self.fail(e.into());
+            }
+        }
         let mut m = self.db.mgr.lock();
         let seq = m.next_id;
         m.next_id += 1;
         m.active.remove(&self.id);
         m.xmin.remove(&self.id);
-        m.locks.retain(|_, h| *h != self.id);
-        // Whoever waited for us waits no longer (until it finds another holder).
-        m.waits_for.retain(|_, h| *h != self.id);
+        // Whoever waited for us waits no longer for us (the graph keeps
+        // the others ahead of it).
+        for ahead in m.waits_for.values_mut() {
+            ahead.retain(|&t| t != self.id);
+        }
         if let Some(s) = m.ssi.get_mut(&self.id) {
             s.committed = Some(seq);
         }
         m.cleanup();
         self.ended = true;
         drop(m);
-        self.db.released.notify_all();
+        self.release_locks();
+        // The commit stands whatever the checkpoint does; if it cannot run,
+        // a later commit reports the full log (StoreError::LogFull).
+        let _ = self.db.maybe_checkpoint();
         Ok(())
     }
 
@@ -598,13 +831,19 @@ impl Txn<'_> {
         let mut m = self.db.mgr.lock();
         m.active.remove(&self.id);
         m.xmin.remove(&self.id);
-        m.locks.retain(|_, h| *h != self.id);
         m.waits_for.remove(&self.id);
-        m.waits_for.retain(|_, h| *h != self.id);
+        for ahead in m.waits_for.values_mut() {
+            ahead.retain(|&t| t != self.id);
+        }
         m.forget(self.id);
         m.cleanup();
         drop(m);
-        self.db.released.notify_all();
+        self.release_locks();
         Ok(())
     }
+}
+
+/// A lock-table failure: the caller misused it (a bug) or was cancelled.
+fn lock_error(e: LockError) -> TxnError {
+    TxnError::InvalidInput(format!("tuple lock: {e}"))
 }

@@ -123,7 +123,9 @@ fn run(profile: &str, initial: usize, ops: &[Op]) -> Result<(), TestCaseError> {
     let p = Profile::load(profile).unwrap();
     let pes_max = p.pe.count;
     let dev = Device::create(dir.path(), p, Some(32 << 20), DeviceOptions::with_clock(ClockKind::Virtual)).unwrap();
-    let store = Store::new(dev, StoreOptions { delta_pages: 2, cache_pages: 8, map_delta_max: 64 }).unwrap();
+    let store =
+        Store::new(dev, StoreOptions { delta_pages: 2, cache_pages: 8, map_delta_max: 64, ..StoreOptions::default() })
+            .unwrap();
     let db = Database::new(store);
     let t = db.create_table("t", columns()).unwrap();
     let mut model = Model::default();

@@ -14,7 +14,13 @@ fn db(dir: &std::path::Path) -> Database {
         DeviceOptions::with_clock(ClockKind::Virtual),
     )
     .unwrap();
-    Database::new(Store::new(dev, StoreOptions { delta_pages: 4, cache_pages: 64, map_delta_max: 256 }).unwrap())
+    Database::new(
+        Store::new(
+            dev,
+            StoreOptions { delta_pages: 4, cache_pages: 64, map_delta_max: 256, ..StoreOptions::default() },
+        )
+        .unwrap(),
+    )
 }
 
 #[test]

@@ -27,7 +27,7 @@ fn sum(db: &Database, t: &std::sync::Arc<ndpdb_storage::Table>, at: Option<u64>)
 #[test]
 fn close_and_reopen() {
     let dir = tempfile::tempdir().unwrap();
-    let opts = StoreOptions { delta_pages: 3, cache_pages: 16, map_delta_max: 100 };
+    let opts = StoreOptions { delta_pages: 3, cache_pages: 16, map_delta_max: 100, ..StoreOptions::default() };
     let pin;
     {
         let db = Database::new(Store::new(device(dir.path(), true), opts.clone()).unwrap());
@@ -68,15 +68,34 @@ fn close_and_reopen() {
     assert!(db.gc().unwrap().versions_removed > 0);
     db.checkpoint().unwrap();
     drop(db);
-    // A damaged root page is reported, and the image is not rewritten.
-    let dev = device(dir.path(), false);
-    let mut qp = dev.queue_pair();
-    let mut root = qp.call(Command::PageRead { ppn: ROOT_PPN }).unwrap().into_data();
-    root[9] ^= 1;
-    qp.call(Command::PageWrite { ppn: ROOT_PPN, data: root }).unwrap();
-    drop(qp);
-    let err = Store::open(dev, opts.clone()).err().unwrap().to_string();
-    assert!(err.contains("root page") && err.contains("checksum"), "{err}");
+    // A damaged root slot is reported; the other slot (the checkpoint
+    // before) and the log after it give back the same database.
+    let damage = |ppn: u64| {
+        let dev = device(dir.path(), false);
+        let mut qp = dev.queue_pair();
+        let mut root = qp.call(Command::PageRead { ppn }).unwrap().into_data();
+        root[9] ^= 1;
+        qp.call(Command::PageWrite { ppn, data: root }).unwrap();
+    };
+    let newest = (0..2u64)
+        .max_by_key(|&p| {
+            let dev = device(dir.path(), false);
+            let b = dev.queue_pair().call(Command::PageRead { ppn: ROOT_PPN + p }).unwrap().into_data();
+            u64::from_le_bytes(b[24..32].try_into().unwrap())
+        })
+        .unwrap();
+    damage(ROOT_PPN + newest);
+    let (store, meta, rec) = Store::open_with_report(device(dir.path(), false), opts.clone()).unwrap();
+    assert!(rec.root_note.as_deref().is_some_and(|n| n.contains("checksum")), "{rec:?}");
+    assert!(rec.commits > 0, "commits after the older checkpoint were replayed from the log: {rec:?}");
+    let db = Database::open(store, meta);
+    let t = db.table("t").unwrap();
+    assert_eq!(sum(&db, &t, None).0, Some(3 * 699 + 10 + 2 * 799));
+    drop(db);
+    // Both slots damaged: refused, and the image is not rewritten.
+    damage(ROOT_PPN + (1 - newest));
+    let err = Store::open(device(dir.path(), false), opts.clone()).err().unwrap().to_string();
+    assert!(err.contains("both root slots") && err.contains("checksum"), "{err}");
 }
 
 #[test]

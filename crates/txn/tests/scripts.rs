@@ -11,7 +11,7 @@
 //! begin S LEVEL                          a session: rc, rr or serializable
 //! S: get NAME VID
 //! S: sum NAME COL | count NAME           on the device's PEs and on the host; both must agree
-//! S: rows NAME
+//! S: rows NAME [where COL OP V]          OP: = != < <= > >= (a predicate read); "no rows" if none
 //! S: insert NAME V V ... | update NAME VID V V ... | delete NAME VID
 //! S: commit | abort
 //! ```
@@ -28,7 +28,7 @@ use std::sync::mpsc::{Receiver, Sender, channel};
 use std::time::Duration;
 
 use ndpdb_device::{ClockKind, Device, DeviceOptions, Profile};
-use ndpdb_format::ndp::Aggregate;
+use ndpdb_format::ndp::{Aggregate, CmpOp, Predicate};
 use ndpdb_format::schema::{Column, ColumnType, Value};
 use ndpdb_storage::{Freshness, Store, StoreOptions, Table};
 use ndpdb_txn::{Database, Isolation, ReadMode, Txn};
@@ -75,6 +75,39 @@ fn table(db: &Database, name: &str) -> Result<Arc<Table>, String> {
     db.table(name).map_err(|e| e.to_string())
 }
 
+/// `COL OP V` of a `rows ... where` line.
+fn predicate(tb: &Table, col: &str, op: &str, v: &str) -> Result<Predicate, String> {
+    let op = match op {
+        "=" => CmpOp::Eq,
+        "!=" => CmpOp::Ne,
+        "<" => CmpOp::Lt,
+        "<=" => CmpOp::Le,
+        ">" => CmpOp::Gt,
+        ">=" => CmpOp::Ge,
+        _ => return Err(format!("bad operator {op}")),
+    };
+    let column = tb.column_index(col).ok_or("no such column")? as u16;
+    Ok(Predicate { column, op, value: v.parse().map_err(|_| format!("bad value {v}"))? })
+}
+
+/// `rows NAME [where ...]`, on the device's PEs and on the host; both must agree.
+fn rows(db: &Database, t: &mut Txn<'_>, name: &str, pred: Option<Predicate>) -> Result<String, String> {
+    let tb = table(db, name)?;
+    let proj: Vec<u16> = (0..tb.columns.len() as u16).collect();
+    let err = |e: ndpdb_txn::TxnError| e.to_string();
+    let ndp = t.rows(&tb, &proj, pred, ReadMode::Ndp { pes: 3, freshness: Freshness::Flush }).map_err(err)?;
+    let host = t.rows(&tb, &proj, pred, ReadMode::Host { workers: 1 }).map_err(err)?;
+    let mut n = ndp.rows;
+    n.sort_by_key(|r| r.0);
+    if n != host.rows {
+        return Ok("MISMATCH between ndp and host rows".into());
+    }
+    if n.is_empty() {
+        return Ok("no rows".into());
+    }
+    Ok(n.iter().map(|(v, r)| format!("{v}:{}", fmt_row(r))).collect::<Vec<_>>().join(" "))
+}
+
 /// Runs one session statement; the text after the arrow.
 fn statement(db: &Database, txn: &mut Option<Txn<'_>>, words: &[&str]) -> Result<String, String> {
     let t = txn.as_mut().ok_or("the session has ended")?;
@@ -103,17 +136,10 @@ fn statement(db: &Database, txn: &mut Option<Txn<'_>>, words: &[&str]) -> Result
             Ok(ndp.value.map_or("null".into(), |v| v.to_string()))
         }
         ["count", name] => statement(db, txn, &["count", name, "-"]),
-        ["rows", name] => {
-            let tb = table(db, name)?;
-            let proj: Vec<u16> = (0..tb.columns.len() as u16).collect();
-            let ndp = t.rows(&tb, &proj, None, ReadMode::Ndp { pes: 3, freshness: Freshness::Flush }).map_err(err)?;
-            let host = t.rows(&tb, &proj, None, ReadMode::Host { workers: 1 }).map_err(err)?;
-            let mut n = ndp.rows;
-            n.sort_by_key(|r| r.0);
-            if n != host.rows {
-                return Ok("MISMATCH between ndp and host rows".into());
-            }
-            Ok(n.iter().map(|(v, r)| format!("{v}:{}", fmt_row(r))).collect::<Vec<_>>().join(" "))
+        ["rows", name] => rows(db, t, name, None),
+        ["rows", name, "where", col, op, v] => {
+            let pred = predicate(&*table(db, name)?, col, op, v)?;
+            rows(db, t, name, Some(pred))
         }
         ["insert", name, rest @ ..] => {
             let tb = table(db, name)?;
@@ -149,7 +175,8 @@ struct Session {
     pending: Option<String>,
 }
 
-fn run_script(text: &str) -> String {
+/// Runs a script; returns its transcript (what the `.golden` file holds).
+pub(crate) fn run_script(text: &str) -> String {
     let dir = tempfile::tempdir().unwrap();
     let dev = Device::create(
         dir.path(),
@@ -158,8 +185,10 @@ fn run_script(text: &str) -> String {
         DeviceOptions::with_clock(ClockKind::Virtual),
     )
     .unwrap();
-    let db =
-        Database::new(Store::new(dev, StoreOptions { delta_pages: 2, cache_pages: 16, map_delta_max: 64 }).unwrap());
+    let db = Database::new(
+        Store::new(dev, StoreOptions { delta_pages: 2, cache_pages: 16, map_delta_max: 64, ..StoreOptions::default() })
+            .unwrap(),
+    );
     let mut out = String::new();
     std::thread::scope(|scope| {
         let mut sessions: BTreeMap<String, Session> = BTreeMap::new();
@@ -243,6 +272,11 @@ fn run_script(text: &str) -> String {
 
 #[test]
 fn isolation_scripts() {
+    // `anomalies_vs_postgres.rs` includes this file as a module for
+    // `run_script`; the golden comparison belongs to this test binary only.
+    if module_path!() != "scripts" {
+        return;
+    }
     let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/scripts");
     let mut names: Vec<_> = std::fs::read_dir(&dir)
         .unwrap()

@@ -1,0 +1,1038 @@
+//! `ndpdb bench locks`: the three experiments of ccSLT (Bernhardt et al.,
+//! EDBT'22, section 4, Figs. 4-6) on ndpdb's shared lock table
+//! (`ndpdb_locktable`). `docs/locks-bench.md` is the user's guide; this is
+//! the design.
+//!
+//! **Exp. 1 (Fig. 4), lock latency under contention from the other side.**
+//! The host and the device's PEs lock and unlock keys `(k, 1)` of one shared
+//! table, as `bench.lock-latency` does on the device. Each side draws its
+//! keys uniformly from a window of `keys` VIDs; at contention `c` the host's
+//! window is shifted so that `c`% of it is the device's window:
+//!
+//! ```text
+//!   VID      0                 keys               2 keys
+//!   device   [=================)                            always [0, keys)
+//!   host c=0                   [==================)
+//!   host c=50         [==================)                  half of it shared
+//!   host c=100 [=================)                          the same window
+//! ```
+//!
+//! So `c` is the share of the measured side's requests that go to keys the
+//! other side is requesting during the measurement (exactly `c`% of the
+//! window; `c`% of the requests in expectation, which host rows verify in
+//! `shared_requests_pct`). The other side's load is the same at every `c`:
+//! only where it lands moves. `2 * keys` consecutive VIDs of one version
+//! never share a bucket, so sharing happens through keys only, never through
+//! collisions. Each level runs two phases:
+//!
+//! - host side: host threads time `requests` lock+unlock pairs (real clock)
+//!   while the device repeats executions of `bench.lock-latency` on its
+//!   window until they are done;
+//! - device side: one execution of `requests` pairs on the PEs, whose
+//!   modelled latencies (virtual clock, the profile's `[coherent]` charges)
+//!   are the samples, while host threads lock and unlock their window until
+//!   it ends.
+//!
+//! Each phase waits until the loading side has begun before it measures.
+//!
+//! **Exp. 2 (Fig. 5), 64 B and 8 KiB over the coherent path and over PCIe.**
+//! Coherent: the profile's model, one `remote_atomic_ns` per 64-byte line
+//! (and `local_hit_ns` per line when all lines are cached in the device's
+//! agent). PCIe: a `MemoryRead` of that many bytes from a device memory range,
+//! its completion time on the device's virtual clock, from a run.
+//!
+//! **Exp. 3 (Fig. 6), one million lock requests.** `bench_host` on the
+//! shared table and on the conventional (PostgreSQL-style) lock manager,
+//! sequential and random keys, without contention; percentiles and a
+//! histogram over log-scale buckets.
+//!
+//! Every run ends by checking that its table is empty again; a lock left
+//! behind fails the experiment. Host threads and PEs are all host threads:
+//! more of them than cores measures the scheduler (a holder preempted), not
+//! the table ([`Config::warnings`]).
+
+use std::ops::Range;
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use std::time::{Duration, Instant};
+
+use anyhow::{Context, Result, anyhow, bail, ensure};
+use ndpdb_device::programs::SplitMix64;
+use ndpdb_device::{ClockKind, Command, Device, DeviceOptions, Profile, QueuePair, RangeId, Reply, params};
+use ndpdb_locktable::bench::{Access, HostBench, LatencySummary, bench_host, summarize, timer_overhead_ns};
+use ndpdb_locktable::{ConventionalLockTable, Grant, LockCounters, LockKey, LockTable};
+use serde::Serialize;
+
+/// The default size of ndpdb's table in these experiments: the table's own default.
+pub use ndpdb_locktable::DEFAULT_TABLE_BYTES;
+
+/// The version of every Exp. 1 key: `bench.lock-latency` locks `(k, 1)`.
+const KEY_VERSION: u64 = 1;
+/// The device's first transaction timestamp (PE p is `DEVICE_FIRST_TS + p`);
+/// host threads are `1..=threads`.
+const DEVICE_FIRST_TS: u64 = 1 << 32;
+/// A host request waiting this long fails the run: a lost wake-up or a
+/// wedged bucket, not a latency.
+const LOCK_TIMEOUT: Duration = Duration::from_secs(10);
+/// How long a phase waits for its loading side to begin.
+const START_TIMEOUT: Duration = Duration::from_secs(10);
+/// Pairs per PE in each execution of the device's background load: long
+/// enough that the gaps between executions (starting PE threads) are short.
+const BACKGROUND_PAIRS_PER_PE: u64 = 20_000;
+/// Each Exp. 3 thread's key range (the `bench_host` default).
+const EXP3_KEYS_PER_THREAD: u64 = 1 << 20;
+/// Exp. 3 warms each table with this share of the requests (at most
+/// [`WARMUP_MAX`]) before it measures.
+const WARMUP_DIVISOR: u64 = 10;
+const WARMUP_MAX: u64 = 100_000;
+/// Histogram buckets per decade of latency (Exp. 3).
+const BINS_PER_DECADE: f64 = 20.0;
+/// Transfer sizes of Exp. 2: a cache line (one lock bucket) and a page.
+pub const TRANSFER_BYTES: [u64; 2] = [64, 8192];
+const LINE_BYTES: u64 = 64;
+/// PCIe reads per size in Exp. 2 (the virtual clock makes them equal; the
+/// median guards against a reservation left by earlier commands).
+const PCIE_READS: usize = 5;
+/// Limits on the configuration: samples take 8 bytes each on both sides.
+pub const REQUESTS_MAX: u64 = 20_000_000;
+pub const THREADS_MAX: usize = 64;
+
+#[derive(Debug, Clone)]
+pub struct Config {
+    /// Which of the experiments 1, 2, 3 to run.
+    pub experiments: Vec<u32>,
+    /// Exp. 1's contention levels, percent.
+    pub contention_pct: Vec<u32>,
+    /// Exp. 1's device (it needs a `[coherent]` section).
+    pub profile: Profile,
+    /// Exp. 2's profiles.
+    pub profiles: Vec<Profile>,
+    /// Lock+unlock pairs per measurement (Exp. 1: per side and level).
+    pub requests: u64,
+    /// Host threads (Exp. 1: measuring or loading; Exp. 3: measuring).
+    pub threads: usize,
+    /// Exp. 1's PEs.
+    pub pes: u32,
+    /// Exp. 1's window of keys per side.
+    pub keys: u64,
+    /// Bytes of ndpdb's table (a power of two; `ndpdb_locktable::DEFAULT_TABLE_BYTES` is neoDBMS's "few megabytes").
+    pub table_bytes: usize,
+    pub seed: u64,
+}
+
+impl Config {
+    pub fn validate(&self) -> Result<()> {
+        if let Some(e) = self.experiments.iter().find(|e| !(1..=3).contains(*e)) {
+            bail!("--experiments {e}: the experiments are 1, 2 and 3");
+        }
+        ensure!(!self.experiments.is_empty(), "--experiments: name at least one of 1, 2, 3");
+        if let Some(c) = self.contention_pct.iter().find(|c| **c > 100) {
+            bail!("--contention {c}: a percentage, 0..=100");
+        }
+        ensure!((1..=REQUESTS_MAX).contains(&self.requests), "--requests {}: choose 1..={REQUESTS_MAX}", self.requests);
+        ensure!((1..=THREADS_MAX).contains(&self.threads), "--threads {}: choose 1..={THREADS_MAX}", self.threads);
+        ensure!(self.keys >= 1, "--keys must be at least 1");
+        let buckets =
+            ndpdb_locktable::bucket::bucket_count(self.table_bytes).map_err(|e| anyhow!("--table-bytes: {e}"))? as u64;
+        ensure!(
+            2 * self.keys <= buckets,
+            "--keys {}: the two windows must fit the table's {buckets} buckets (at most {}, or a larger --table-bytes)",
+            self.keys,
+            buckets / 2
+        );
+        if self.experiments.contains(&1) {
+            let count = self.profile.pe.count;
+            ensure!(!self.contention_pct.is_empty(), "--contention: name at least one level for Exp. 1");
+            ensure!(
+                self.profile.coherent.is_some(),
+                "Exp. 1 needs a device that shares the lock table over a coherent interconnect, and profile `{}` \
+                 has no [coherent] section; choose --profile u280-nvm or ideal, or leave Exp. 1 out (--experiments 2,3)",
+                self.profile.name
+            );
+            ensure!(
+                (1..=count).contains(&self.pes),
+                "--pes {}: profile `{}` has 1..={count} PEs",
+                self.pes,
+                self.profile.name
+            );
+        }
+        if self.experiments.contains(&2) {
+            ensure!(!self.profiles.is_empty(), "--profiles: name at least one profile for Exp. 2");
+        }
+        Ok(())
+    }
+
+    /// Progress steps of a run (what `run`'s callback counts to).
+    pub fn steps(&self) -> usize {
+        let has = |e| usize::from(self.experiments.contains(&e));
+        has(1) * 2 * self.contention_pct.len() + has(2) * self.profiles.len() + has(3) * 4
+    }
+
+    /// What makes the figures unreliable on this machine.
+    pub fn warnings(&self) -> Vec<String> {
+        let cores = std::thread::available_parallelism().map(|n| n.get()).unwrap_or(1);
+        let mut out = Vec::new();
+        if self.experiments.contains(&1) && self.threads + self.pes as usize > cores {
+            out.push(format!(
+                "Exp. 1 runs {} host threads and {} PEs (each a host thread) on {cores} cores: preempted lock \
+                 holders will show in the tails; use --threads and --pes that add up to at most {cores}",
+                self.threads, self.pes
+            ));
+        }
+        if self.experiments.contains(&3) && self.threads > cores {
+            out.push(format!("Exp. 3 runs {} threads on {cores} cores", self.threads));
+        }
+        out
+    }
+}
+
+/// One JSON line: a latency distribution (Exp. 1, 3) or a transfer (Exp. 2).
+#[derive(Debug, Clone, Serialize)]
+#[serde(untagged)]
+pub enum Row {
+    Latency(Box<LatencyRow>),
+    Transfer(TransferRow),
+}
+
+#[derive(Debug, Clone, Serialize)]
+pub struct LatencyRow {
+    pub experiment: u32,
+    /// `ndpdb` (the shared table) or `conventional`.
+    pub lock_table: &'static str,
+    /// Who made the measured requests: `host` or `device`.
+    pub side: &'static str,
+    pub contention_pct: u32,
+    /// Exp. 3: `sequential` or `random`; Exp. 1 draws at random (null).
+    pub access: Option<&'static str>,
+    /// Lock+unlock pairs measured.
+    pub requests: u64,
+    pub p50_ns: u64,
+    pub p90_ns: u64,
+    pub p99_ns: u64,
+    pub p999_ns: u64,
+    pub min_ns: u64,
+    pub max_ns: u64,
+    pub mean_ns: f64,
+    /// `real` for host samples; the device clock's name for modelled ones.
+    pub clock: &'static str,
+    /// The device's profile (Exp. 1); null for host-only runs (Exp. 3).
+    pub profile: Option<String>,
+    /// Host threads (measuring, or loading when the device is measured).
+    pub threads: usize,
+    /// PEs (loading, or measuring); null without a device.
+    pub pes: Option<u32>,
+    /// Exp. 1: keys per side's window; Exp. 3: keys per thread.
+    pub keys: u64,
+    /// Bytes of ndpdb's table; null for the conventional one.
+    pub table_bytes: Option<usize>,
+    /// Exp. 1: the share of the measured side's window that the other side
+    /// requests (the contention level, rounded to whole keys).
+    pub shared_window_pct: Option<f64>,
+    /// Exp. 1, host side: the share of its requests that went to shared keys.
+    pub shared_requests_pct: Option<f64>,
+    /// Exp. 1: lock+unlock pairs per second of real time that the other side
+    /// completed during the measurement.
+    pub other_side_pairs_per_s: Option<f64>,
+    /// The cost of timing an empty interval, included in each host sample.
+    pub timer_overhead_ns: Option<u64>,
+    /// What the shared table counted during the phase (both sides).
+    pub lock_events: Option<LockEvents>,
+    /// Real time of the phase.
+    pub wall_s: f64,
+    /// Exp. 3: non-empty buckets of the latency histogram.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub histogram: Option<Vec<HistBin>>,
+}
+
+/// Events of the shared table during a phase (`LockCounters` differences).
+#[derive(Debug, Clone, Copy, Serialize)]
+pub struct LockEvents {
+    pub acquired: u64,
+    pub queued: u64,
+    pub handovers: u64,
+    pub full: u64,
+    pub cas_failures: u64,
+    pub busy_waits: u64,
+    pub parks: u64,
+}
+
+impl LockEvents {
+    fn between(a: &LockCounters, b: &LockCounters) -> LockEvents {
+        LockEvents {
+            acquired: b.acquired - a.acquired,
+            queued: b.queued - a.queued,
+            handovers: b.handovers - a.handovers,
+            full: b.full - a.full,
+            cas_failures: b.cas_failures - a.cas_failures,
+            busy_waits: b.busy_waits - a.busy_waits,
+            parks: b.parks - a.parks,
+        }
+    }
+}
+
+/// Samples in `[lo_ns, hi_ns)`.
+#[derive(Debug, Clone, Copy, Serialize)]
+pub struct HistBin {
+    pub lo_ns: f64,
+    pub hi_ns: f64,
+    pub count: u64,
+}
+
+#[derive(Debug, Clone, Serialize)]
+pub struct TransferRow {
+    pub experiment: u32,
+    pub profile: String,
+    pub transfer_bytes: u64,
+    /// `coherent` or `pcie`.
+    pub path: &'static str,
+    /// Null when the profile has no such path.
+    pub latency_ns: Option<f64>,
+    /// Coherent only: every line already in the device's coherence agent.
+    pub cached_latency_ns: Option<f64>,
+    /// The interconnect's name in the profile.
+    pub interconnect: Option<String>,
+    /// `model` (computed from the profile) or the device clock's name.
+    pub clock: &'static str,
+}
+
+/// Runs the configured experiments, with scratch images under `dir`.
+/// `on_step(done, total, label)` is called as each step begins.
+pub fn run(cfg: &Config, dir: &Path, mut on_step: impl FnMut(usize, usize, &str)) -> Result<Vec<Row>> {
+    cfg.validate()?;
+    let total = cfg.steps();
+    let mut done = 0;
+    let mut step = |label: String| {
+        on_step(done, total, &label);
+        done += 1;
+    };
+    let mut rows = Vec::new();
+    if cfg.experiments.contains(&1) {
+        rows.extend(exp1(cfg, &dir.join("exp1"), &mut step)?.into_iter().map(|r| Row::Latency(Box::new(r))));
+    }
+    if cfg.experiments.contains(&2) {
+        rows.extend(exp2(cfg, dir, &mut step)?.into_iter().map(Row::Transfer));
+    }
+    if cfg.experiments.contains(&3) {
+        rows.extend(exp3(cfg, &mut step)?.into_iter().map(|r| Row::Latency(Box::new(r))));
+    }
+    Ok(rows)
+}
+
+/// Fails unless every word of every bucket is zero: no lock is held or
+/// waited for after a run.
+pub fn check_empty(table: &LockTable) -> Result<()> {
+    let left = table.buckets().iter().enumerate().find(|(_, b)| b.words().iter().any(|w| *w != 0));
+    if let Some((i, b)) = left {
+        bail!(
+            "the lock table is not empty after the run: bucket {i} holds {:?}; a lock was left behind (a bug in the \
+             lock table or in this benchmark)",
+            b.words()
+        );
+    }
+    Ok(())
+}
+
+// ---- Exp. 1 ----
+
+/// The device's and the host's key windows at contention `pct`.
+pub fn windows(keys: u64, pct: u32) -> (Range<u64>, Range<u64>) {
+    let overlap = shared_keys(keys, pct);
+    (0..keys, keys - overlap..2 * keys - overlap)
+}
+
+fn shared_keys(keys: u64, pct: u32) -> u64 {
+    (keys * u64::from(pct) + 50) / 100
+}
+
+/// Exp. 1's device, table and ranges.
+struct Rig<'a> {
+    cfg: &'a Config,
+    dev: Device,
+    table: Arc<LockTable>,
+    pairs_per_pe: u64,
+    /// The measured execution's latencies.
+    out: RangeId,
+    /// The background executions' latencies (not read).
+    scratch: RangeId,
+}
+
+fn exp1(cfg: &Config, dir: &Path, step: &mut dyn FnMut(String)) -> Result<Vec<LatencyRow>> {
+    let table = Arc::new(LockTable::with_bytes(cfg.table_bytes)?);
+    let opts = DeviceOptions { pe_threads: cfg.pes as usize, ..DeviceOptions::with_clock(ClockKind::Virtual) };
+    let dev = Device::create(dir, cfg.profile.clone(), Some(1 << 20), opts)
+        .with_context(|| format!("creating Exp. 1's device in {}", dir.display()))?;
+    dev.attach_lock_table(table.clone())?;
+    let mut qp = dev.queue_pair();
+    qp.call(Command::ProgramLoad { slot: 0, name: "bench.lock-latency".into() })?;
+    qp.call(Command::ProgramActivate { slot: 0, active: true })?;
+    let pes = u64::from(cfg.pes);
+    let pairs_per_pe = cfg.requests.div_ceil(pes);
+    let out = create_range(&mut qp, 8 * pairs_per_pe * pes)?;
+    let scratch = create_range(&mut qp, 8 * BACKGROUND_PAIRS_PER_PE * pes)?;
+    let rig = Rig { cfg, dev, table, pairs_per_pe, out, scratch };
+    let mut rows = Vec::new();
+    for &pct in &cfg.contention_pct {
+        step(format!("Exp. 1: host side, {pct}% contention"));
+        rows.push(rig.host_side(pct)?);
+        step(format!("Exp. 1: device side, {pct}% contention"));
+        rows.push(rig.device_side(pct)?);
+    }
+    Ok(rows)
+}
+
+fn create_range(qp: &mut QueuePair, bytes: u64) -> Result<RangeId> {
+    match qp.call(Command::MemoryRangeCreate { bytes })? {
+        Reply::Range(r) => Ok(r),
+        other => bail!("memory range create replied {other:?}"),
+    }
+}
+
+impl Rig<'_> {
+    /// Host threads time their pairs while the device loads its window.
+    fn host_side(&self, pct: u32) -> Result<LatencyRow> {
+        let (device_keys, host_keys) = windows(self.cfg.keys, pct);
+        let before = self.table.counters();
+        let stop = AtomicBool::new(false);
+        let wall = Instant::now();
+        let (measured, load) = std::thread::scope(|s| {
+            let load = s.spawn(|| self.device_load(&stop, &device_keys));
+            let measured = wait_for_start(|| self.table.counters().acquired > before.acquired, || load.is_finished())
+                .and_then(|()| self.host_measure(&host_keys, &device_keys));
+            stop.store(true, Ordering::Relaxed);
+            (measured, load.join().expect("the device load thread panicked"))
+        });
+        let wall_s = wall.elapsed().as_secs_f64();
+        let (load_pairs, load_s) = load.context("the device's load in Exp. 1")?;
+        let (samples, shared) = measured?;
+        check_empty(&self.table)?;
+        let mut row = self.row(pct, "host", "real", &samples, &before, wall_s)?;
+        row.shared_requests_pct = Some(shared as f64 * 100.0 / samples.len() as f64);
+        row.other_side_pairs_per_s = Some(load_pairs as f64 / load_s);
+        row.timer_overhead_ns = Some(timer_overhead_ns(10_000));
+        Ok(row)
+    }
+
+    /// The device's background load: executions on `keys` until `stop`.
+    /// Returns the pairs it made and the seconds it took.
+    fn device_load(&self, stop: &AtomicBool, keys: &Range<u64>) -> Result<(u64, f64)> {
+        let mut qp = self.dev.queue_pair();
+        let start = Instant::now();
+        let (pes, mut pairs) = (self.cfg.pes, 0);
+        for round in 0.. {
+            if stop.load(Ordering::Relaxed) {
+                break;
+            }
+            let p = [BACKGROUND_PAIRS_PER_PE, keys.end - keys.start, self.cfg.seed ^ round, DEVICE_FIRST_TS, 1];
+            execute(&mut qp, pes, &p, self.scratch)?;
+            pairs += BACKGROUND_PAIRS_PER_PE * u64::from(pes);
+        }
+        Ok((pairs, start.elapsed().as_secs_f64()))
+    }
+
+    /// `requests` timed pairs over the host threads; the samples and how many
+    /// went to `shared` keys.
+    fn host_measure(&self, window: &Range<u64>, shared: &Range<u64>) -> Result<(Vec<u64>, u64)> {
+        let threads = self.cfg.threads as u64;
+        let runs: Vec<Result<(Vec<u64>, u64)>> = std::thread::scope(|s| {
+            let handles: Vec<_> = (0..threads)
+                .map(|t| {
+                    let n = self.cfg.requests / threads + u64::from(t < self.cfg.requests % threads);
+                    s.spawn(move || host_pairs(&self.table, t + 1, n, window, shared, self.cfg.seed))
+                })
+                .collect();
+            handles.into_iter().map(|h| h.join().expect("a host thread panicked")).collect()
+        });
+        let (mut samples, mut hits) = (Vec::with_capacity(self.cfg.requests as usize), 0);
+        for run in runs {
+            let (s, h) = run?;
+            samples.extend(s);
+            hits += h;
+        }
+        Ok((samples, hits))
+    }
+
+    /// One device execution's modelled pairs while host threads load their
+    /// window.
+    fn device_side(&self, pct: u32) -> Result<LatencyRow> {
+        let (device_keys, host_keys) = windows(self.cfg.keys, pct);
+        let before = self.table.counters();
+        let stop = AtomicBool::new(false);
+        let host_pairs = AtomicU64::new(0);
+        let wall = Instant::now();
+        let (measured, loads) = std::thread::scope(|s| {
+            let (window, stop, pairs) = (&host_keys, &stop, &host_pairs);
+            let loads: Vec<_> = (1..=self.cfg.threads as u64)
+                .map(|ts| s.spawn(move || host_load(&self.table, ts, window, self.cfg.seed, stop, pairs)))
+                .collect();
+            let measured = wait_for_start(
+                || host_pairs.load(Ordering::Relaxed) >= self.cfg.threads as u64,
+                || loads.iter().any(|h| h.is_finished()),
+            )
+            .and_then(|()| self.device_measure(&device_keys));
+            stop.store(true, Ordering::Relaxed);
+            let loads: Vec<Result<f64>> =
+                loads.into_iter().map(|h| h.join().expect("a host load thread panicked")).collect();
+            (measured, loads)
+        });
+        let wall_s = wall.elapsed().as_secs_f64();
+        let load_s = loads.into_iter().collect::<Result<Vec<f64>>>()?.into_iter().fold(0.0, f64::max);
+        let samples = measured?;
+        check_empty(&self.table)?;
+        let mut row = self.row(pct, "device", ClockKind::Virtual.name(), &samples, &before, wall_s)?;
+        row.other_side_pairs_per_s = Some(host_pairs.load(Ordering::Relaxed) as f64 / load_s);
+        Ok(row)
+    }
+
+    /// The measured execution; its latencies in ns (modelled ps, rounded).
+    fn device_measure(&self, keys: &Range<u64>) -> Result<Vec<u64>> {
+        let mut qp = self.dev.queue_pair();
+        let p = [self.pairs_per_pe, keys.end - keys.start, self.cfg.seed, DEVICE_FIRST_TS, 1];
+        execute(&mut qp, self.cfg.pes, &p, self.out)?;
+        let len = 8 * self.pairs_per_pe * u64::from(self.cfg.pes);
+        let bytes = qp.call(Command::MemoryRead { range: self.out, offset: 0, len })?.into_data();
+        ensure!(bytes.len() as u64 == len, "the device returned {} of {len} latency bytes", bytes.len());
+        Ok(bytes.chunks_exact(8).map(|c| u64::from_le_bytes(c.try_into().expect("8 bytes")).div_ceil(1000)).collect())
+    }
+
+    fn row(
+        &self,
+        pct: u32,
+        side: &'static str,
+        clock: &'static str,
+        samples: &[u64],
+        before: &LockCounters,
+        wall_s: f64,
+    ) -> Result<LatencyRow> {
+        let mut row = latency_row(1, "ndpdb", side, clock, samples, wall_s)?;
+        row.contention_pct = pct;
+        row.profile = Some(self.cfg.profile.name.clone());
+        row.threads = self.cfg.threads;
+        row.pes = Some(self.cfg.pes);
+        row.keys = self.cfg.keys;
+        row.table_bytes = Some(self.cfg.table_bytes);
+        row.shared_window_pct = Some(shared_keys(self.cfg.keys, pct) as f64 * 100.0 / self.cfg.keys as f64);
+        row.lock_events = Some(LockEvents::between(before, &self.table.counters()));
+        Ok(row)
+    }
+}
+
+/// Runs `bench.lock-latency` (slot 0) on `pes` PEs.
+fn execute(qp: &mut QueuePair, pes: u32, p: &[u64], out: RangeId) -> Result<()> {
+    match qp.call(Command::Execute { slot: 0, pes, params: params(p), ranges: vec![out] })? {
+        Reply::Executed(_) => Ok(()),
+        other => bail!("execute replied {other:?}"),
+    }
+}
+
+/// Waits until `started`, or fails if `ended` first (the loading side
+/// failed: its error is reported when it is joined) or after a while.
+fn wait_for_start(started: impl Fn() -> bool, ended: impl Fn() -> bool) -> Result<()> {
+    let deadline = Instant::now() + START_TIMEOUT;
+    while !started() {
+        if ended() {
+            bail!("the loading side stopped before the measurement began");
+        }
+        if Instant::now() > deadline {
+            bail!("the loading side did not begin within {START_TIMEOUT:?}");
+        }
+        std::thread::sleep(Duration::from_micros(50));
+    }
+    Ok(())
+}
+
+fn key_stream(seed: u64, ts: u64) -> SplitMix64 {
+    SplitMix64::new(seed ^ ts.wrapping_mul(0xA24B_AED4_963E_E407))
+}
+
+/// Lock+unlock pair of `key` by `ts` on the host; fails on a timeout or an
+/// unexpected grant.
+#[inline]
+fn host_pair(table: &LockTable, key: LockKey, ts: u64, start: Instant) -> Result<()> {
+    let grant = table.lock(key, ts, Some(start + LOCK_TIMEOUT))?;
+    ensure!(grant == Grant::Acquired, "transaction {ts} was granted {key} as already held; it holds no other key");
+    table.unlock(key, ts)?;
+    Ok(())
+}
+
+/// `n` timed pairs of transaction `ts` on random keys of `window`; the
+/// samples (ns) and how many keys were in `shared`.
+fn host_pairs(
+    table: &LockTable,
+    ts: u64,
+    n: u64,
+    window: &Range<u64>,
+    shared: &Range<u64>,
+    seed: u64,
+) -> Result<(Vec<u64>, u64)> {
+    let mut rng = key_stream(seed, ts);
+    let len = window.end - window.start;
+    let (mut samples, mut hits) = (Vec::with_capacity(n as usize), 0);
+    for _ in 0..n {
+        let k = window.start + rng.below(len);
+        hits += u64::from(shared.contains(&k));
+        let start = Instant::now();
+        host_pair(table, LockKey::new(k, KEY_VERSION), ts, start)?;
+        samples.push(start.elapsed().as_nanos() as u64);
+    }
+    Ok((samples, hits))
+}
+
+/// Untimed pairs of `ts` on random keys of `window` until `stop`, counted
+/// in `pairs`; returns the seconds it ran.
+fn host_load(
+    table: &LockTable,
+    ts: u64,
+    window: &Range<u64>,
+    seed: u64,
+    stop: &AtomicBool,
+    pairs: &AtomicU64,
+) -> Result<f64> {
+    let mut rng = key_stream(seed.rotate_left(17), ts);
+    let len = window.end - window.start;
+    let start = Instant::now();
+    while !stop.load(Ordering::Relaxed) {
+        let k = window.start + rng.below(len);
+        host_pair(table, LockKey::new(k, KEY_VERSION), ts, Instant::now())?;
+        pairs.fetch_add(1, Ordering::Relaxed);
+    }
+    Ok(start.elapsed().as_secs_f64())
+}
+
+fn latency_row(
+    experiment: u32,
+    lock_table: &'static str,
+    side: &'static str,
+    clock: &'static str,
+    samples: &[u64],
+    wall_s: f64,
+) -> Result<LatencyRow> {
+    let s: LatencySummary = summarize(samples).ok_or_else(|| anyhow!("the run produced no samples"))?;
+    Ok(LatencyRow {
+        experiment,
+        lock_table,
+        side,
+        contention_pct: 0,
+        access: None,
+        requests: s.count as u64,
+        p50_ns: s.p50_ns,
+        p90_ns: s.p90_ns,
+        p99_ns: s.p99_ns,
+        p999_ns: s.p999_ns,
+        min_ns: s.min_ns,
+        max_ns: s.max_ns,
+        mean_ns: s.mean_ns,
+        clock,
+        profile: None,
+        threads: 1,
+        pes: None,
+        keys: 0,
+        table_bytes: None,
+        shared_window_pct: None,
+        shared_requests_pct: None,
+        other_side_pairs_per_s: None,
+        timer_overhead_ns: None,
+        lock_events: None,
+        wall_s,
+        histogram: None,
+    })
+}
+
+// ---- Exp. 2 ----
+
+fn exp2(cfg: &Config, dir: &Path, step: &mut dyn FnMut(String)) -> Result<Vec<TransferRow>> {
+    let mut rows = Vec::new();
+    for (i, profile) in cfg.profiles.iter().enumerate() {
+        step(format!("Exp. 2: {}", profile.name));
+        let pcie = pcie_latencies_ns(profile, &dir.join(format!("exp2-{i}")))?;
+        for (&bytes, pcie_ns) in TRANSFER_BYTES.iter().zip(pcie) {
+            let lines = bytes.div_ceil(LINE_BYTES) as f64;
+            let coherent = profile.coherent.as_ref();
+            rows.push(TransferRow {
+                experiment: 2,
+                profile: profile.name.clone(),
+                transfer_bytes: bytes,
+                path: "coherent",
+                latency_ns: coherent.map(|c| lines * c.remote_atomic_ns),
+                cached_latency_ns: coherent.map(|c| lines * c.local_hit_ns),
+                interconnect: coherent.map(|c| c.name.clone()),
+                clock: "model",
+            });
+            rows.push(TransferRow {
+                experiment: 2,
+                profile: profile.name.clone(),
+                transfer_bytes: bytes,
+                path: "pcie",
+                latency_ns: Some(pcie_ns),
+                cached_latency_ns: None,
+                interconnect: Some(profile.link.name.clone()),
+                clock: ClockKind::Virtual.name(),
+            });
+        }
+    }
+    Ok(rows)
+}
+
+/// Per size of [`TRANSFER_BYTES`], the median modelled completion time of a
+/// `MemoryRead` of that many bytes from device memory to the host.
+fn pcie_latencies_ns(profile: &Profile, dir: &Path) -> Result<Vec<f64>> {
+    let dev = Device::create(dir, profile.clone(), Some(1 << 20), DeviceOptions::with_clock(ClockKind::Virtual))
+        .with_context(|| format!("creating Exp. 2's device for profile {}", profile.name))?;
+    let mut qp = dev.queue_pair();
+    let range = create_range(&mut qp, TRANSFER_BYTES[1])?;
+    let mut out = Vec::new();
+    for &len in &TRANSFER_BYTES {
+        let mut ps = Vec::with_capacity(PCIE_READS);
+        for _ in 0..PCIE_READS {
+            let c = qp.call_timed(Command::MemoryRead { range, offset: 0, len })?;
+            let (submitted, completed) = (c.submitted_ps, c.completed_ps);
+            ensure!(c.result?.into_data().len() as u64 == len, "a {len}-byte memory read returned another length");
+            ps.push(completed - submitted);
+        }
+        ps.sort_unstable();
+        out.push(ps[ps.len() / 2] as f64 / 1000.0);
+    }
+    Ok(out)
+}
+
+// ---- Exp. 3 ----
+
+fn exp3(cfg: &Config, step: &mut dyn FnMut(String)) -> Result<Vec<LatencyRow>> {
+    let mut rows = Vec::new();
+    for access in [Access::Sequential, Access::Random] {
+        for lock_table in ["ndpdb", "conventional"] {
+            step(format!("Exp. 3: {lock_table}, {} access", access_name(access)));
+            rows.push(exp3_run(cfg, lock_table, access)?);
+        }
+    }
+    Ok(rows)
+}
+
+fn access_name(access: Access) -> &'static str {
+    match access {
+        Access::Sequential => "sequential",
+        Access::Random => "random",
+    }
+}
+
+fn exp3_run(cfg: &Config, lock_table: &'static str, access: Access) -> Result<LatencyRow> {
+    let spec = HostBench {
+        requests: cfg.requests as usize,
+        access,
+        threads: cfg.threads,
+        contention_pct: 0,
+        keys_per_thread: EXP3_KEYS_PER_THREAD,
+        seed: cfg.seed,
+    };
+    let warmup = HostBench {
+        requests: (cfg.requests / WARMUP_DIVISOR).min(WARMUP_MAX) as usize,
+        seed: cfg.seed.rotate_left(29),
+        ..spec
+    };
+    let wall = Instant::now();
+    let (samples, events) = if lock_table == "ndpdb" {
+        let table = LockTable::with_bytes(cfg.table_bytes)?;
+        bench_host(&table, &warmup)?;
+        let before = table.counters();
+        let samples = bench_host(&table, &spec)?;
+        check_empty(&table)?;
+        (samples, Some(LockEvents::between(&before, &table.counters())))
+    } else {
+        let table = ConventionalLockTable::new();
+        bench_host(&table, &warmup)?;
+        let samples = bench_host(&table, &spec)?;
+        let left = table.lock_objects();
+        ensure!(
+            left == 0,
+            "the conventional lock table holds {left} lock objects after the run; a lock was left behind"
+        );
+        (samples, None)
+    };
+    let mut row = latency_row(3, lock_table, "host", "real", &samples, wall.elapsed().as_secs_f64())?;
+    row.access = Some(access_name(access));
+    row.threads = cfg.threads;
+    row.keys = EXP3_KEYS_PER_THREAD;
+    row.table_bytes = (lock_table == "ndpdb").then_some(cfg.table_bytes);
+    row.timer_overhead_ns = Some(timer_overhead_ns(10_000));
+    row.lock_events = events;
+    row.histogram = Some(histogram(&samples));
+    Ok(row)
+}
+
+/// The non-empty buckets of `samples` (ns) in log-scale buckets,
+/// [`BINS_PER_DECADE`] per decade from 1 ns (a 0 counts as 1 ns).
+pub fn histogram(samples: &[u64]) -> Vec<HistBin> {
+    let bin_of = |ns: u64| ((ns.max(1) as f64).log10() * BINS_PER_DECADE).floor() as usize;
+    let mut counts = vec![0u64; samples.iter().map(|&s| bin_of(s) + 1).max().unwrap_or(0)];
+    for &s in samples {
+        counts[bin_of(s)] += 1;
+    }
+    let edge = |i: usize| (10f64.powf(i as f64 / BINS_PER_DECADE) * 100.0).round() / 100.0;
+    counts
+        .iter()
+        .enumerate()
+        .filter(|(_, c)| **c > 0)
+        .map(|(i, &count)| HistBin { lo_ns: edge(i), hi_ns: edge(i + 1), count })
+        .collect()
+}
+
+// ---- Table and plots ----
+
+fn latency_rows(rows: &[Row], experiment: u32) -> Vec<&LatencyRow> {
+    rows.iter()
+        .filter_map(|r| if let Row::Latency(l) = r { Some(&**l) } else { None })
+        .filter(|l| l.experiment == experiment)
+        .collect()
+}
+
+fn transfer_rows(rows: &[Row]) -> Vec<&TransferRow> {
+    rows.iter().filter_map(|r| if let Row::Transfer(t) = r { Some(t) } else { None }).collect()
+}
+
+/// The terminal table: one section per experiment that ran.
+pub fn table(rows: &[Row]) -> String {
+    let mut out = String::new();
+    let exp1 = latency_rows(rows, 1);
+    if let Some(first) = exp1.first() {
+        out += &format!(
+            "Exp. 1 (Fig. 4): lock+unlock latency with c% of requests on keys the other side requests \
+             (profile {}, {} host threads, {} PEs, {} keys per side, {} KiB table; host: real clock, device: \
+             modelled)\n",
+            first.profile.as_deref().unwrap_or("-"),
+            first.threads,
+            first.pes.unwrap_or(0),
+            first.keys,
+            first.table_bytes.unwrap_or(0) >> 10
+        );
+        out += &crate::output::table(&LATENCY_HEADERS, &exp1.iter().map(|r| latency_cells(r)).collect::<Vec<_>>());
+    }
+    let exp2 = transfer_rows(rows);
+    if !exp2.is_empty() {
+        out += &format!(
+            "{}Exp. 2 (Fig. 5): transfer latency, coherent path (modelled) and PCIe (measured, virtual clock)\n",
+            sep(&out)
+        );
+        out += &crate::output::table(
+            &["profile", "bytes", "coherent ns", "coherent cached ns", "PCIe ns", "link"],
+            &exp2_cells(&exp2),
+        );
+    }
+    let exp3 = latency_rows(rows, 3);
+    if let Some(first) = exp3.first() {
+        out += &format!(
+            "{}Exp. 3 (Fig. 6): lock+unlock pairs on the host, {} thread(s), {} keys per thread, no contention, \
+             ndpdb's table {} KiB (real clock)\n",
+            sep(&out),
+            first.threads,
+            first.keys,
+            exp3.iter().find_map(|r| r.table_bytes).unwrap_or(0) >> 10
+        );
+        out += &crate::output::table(&LATENCY_HEADERS, &exp3.iter().map(|r| latency_cells(r)).collect::<Vec<_>>());
+        for access in ["sequential", "random"] {
+            let p50 = |t: &str| exp3.iter().find(|r| r.lock_table == t && r.access == Some(access)).map(|r| r.p50_ns);
+            if let (Some(n), Some(c)) = (p50("ndpdb"), p50("conventional")) {
+                out += &format!("median conventional/ndpdb, {access}: {:.2}x\n", c as f64 / n.max(1) as f64);
+            }
+        }
+    }
+    out
+}
+
+fn sep(out: &str) -> &'static str {
+    if out.is_empty() { "" } else { "\n" }
+}
+
+const LATENCY_HEADERS: [&str; 13] = [
+    "table",
+    "side",
+    "access",
+    "contention",
+    "requests",
+    "p50 ns",
+    "p90 ns",
+    "p99 ns",
+    "p99.9 ns",
+    "max ns",
+    "clock",
+    "other side pairs/s",
+    "queued/parks",
+];
+
+fn latency_cells(r: &LatencyRow) -> Vec<String> {
+    vec![
+        r.lock_table.to_string(),
+        r.side.to_string(),
+        r.access.unwrap_or("random").to_string(),
+        format!("{}%", r.contention_pct),
+        r.requests.to_string(),
+        r.p50_ns.to_string(),
+        r.p90_ns.to_string(),
+        r.p99_ns.to_string(),
+        r.p999_ns.to_string(),
+        r.max_ns.to_string(),
+        r.clock.to_string(),
+        r.other_side_pairs_per_s.map_or("-".into(), |p| format!("{:.2}M", p / 1e6)),
+        r.lock_events.map_or("-".into(), |e| format!("{}/{}", e.queued, e.parks)),
+    ]
+}
+
+fn exp2_cells(rows: &[&TransferRow]) -> Vec<Vec<String>> {
+    let ns = |v: Option<f64>| v.map_or("n/a".to_string(), |v| format!("{v:.0}"));
+    let mut body = Vec::new();
+    for pcie in rows.iter().filter(|r| r.path == "pcie") {
+        let coherent = rows
+            .iter()
+            .find(|r| r.path == "coherent" && r.profile == pcie.profile && r.transfer_bytes == pcie.transfer_bytes);
+        let c = coherent.and_then(|c| c.latency_ns);
+        let cached = coherent.and_then(|c| c.cached_latency_ns);
+        let name = coherent.and_then(|c| c.interconnect.clone()).unwrap_or_else(|| "-".into());
+        body.push(vec![
+            pcie.profile.clone(),
+            pcie.transfer_bytes.to_string(),
+            ns(c),
+            ns(cached),
+            ns(pcie.latency_ns),
+            format!("{} / {}", name, pcie.interconnect.as_deref().unwrap_or("-")),
+        ]);
+    }
+    body
+}
+
+/// Exp. 1: p50 against contention (host and device, and the host's p99);
+/// Exp. 3: a histogram per access with both tables. Returns the files.
+pub fn plot(rows: &[Row], dir: &Path) -> Result<Vec<PathBuf>> {
+    use crate::output::{Plot, Series};
+    let mut files = Vec::new();
+    let exp1 = latency_rows(rows, 1);
+    if !exp1.is_empty() {
+        let series = |side: &str, name: &str, y: fn(&LatencyRow) -> u64| Series {
+            name: name.into(),
+            points: exp1
+                .iter()
+                .filter(|r| r.side == side)
+                .map(|r| (f64::from(r.contention_pct), y(r) as f64))
+                .collect(),
+            reference: false,
+        };
+        let profile = exp1[0].profile.clone().unwrap_or_default();
+        let title = format!("Exp. 1: lock+unlock median under contention ({profile})");
+        let all = vec![
+            series("host", "host p50 (real clock)", |r| r.p50_ns),
+            series("device", "device p50 (modelled)", |r| r.p50_ns),
+        ];
+        let plot =
+            Plot { title: &title, x_label: "requests on keys the other side requests (%)", y_label: "ns", series: all };
+        files.extend(plot.write(dir, "exp1-p50")?);
+        let host = vec![series("host", "host p50", |r| r.p50_ns), series("host", "host p99", |r| r.p99_ns)];
+        let title = format!("Exp. 1: host lock+unlock latency under contention ({profile})");
+        let plot = Plot {
+            title: &title,
+            x_label: "requests on keys the other side requests (%)",
+            y_label: "ns",
+            series: host,
+        };
+        files.extend(plot.write(dir, "exp1-host")?);
+    }
+    let exp3 = latency_rows(rows, 3);
+    for access in ["sequential", "random"] {
+        let of_access: Vec<&LatencyRow> = exp3.iter().copied().filter(|r| r.access == Some(access)).collect();
+        if !of_access.is_empty() {
+            files.extend(histogram_plot(&of_access, access, dir)?);
+        }
+    }
+    Ok(files)
+}
+
+fn histogram_plot(rows: &[&LatencyRow], access: &str, dir: &Path) -> Result<Vec<PathBuf>> {
+    use plotters::prelude::*;
+    crate::output::ensure_font()?;
+    let title = format!("Exp. 3: {} lock+unlock pairs, {access} access", rows[0].requests);
+    let svg = dir.join(format!("exp3-histogram-{access}.svg"));
+    let png = dir.join(format!("exp3-histogram-{access}.png"));
+    draw_histogram(SVGBackend::new(&svg, (900, 600)).into_drawing_area(), &title, rows)?;
+    draw_histogram(BitMapBackend::new(&png, (900, 600)).into_drawing_area(), &title, rows)?;
+    Ok(vec![svg, png])
+}
+
+fn draw_histogram<DB: plotters::prelude::DrawingBackend>(
+    root: plotters::prelude::DrawingArea<DB, plotters::coord::Shift>,
+    title: &str,
+    rows: &[&LatencyRow],
+) -> Result<()>
+where
+    DB::ErrorType: 'static,
+{
+    use plotters::prelude::*;
+    let bins = |r: &LatencyRow| r.histogram.clone().unwrap_or_default();
+    let share = |r: &LatencyRow, b: &HistBin| b.count as f64 * 100.0 / r.requests.max(1) as f64;
+    let all: Vec<(&LatencyRow, HistBin)> =
+        rows.iter().flat_map(|r| bins(r).into_iter().map(move |b| (*r, b))).collect();
+    let pad = 10f64.powf(1.0 / BINS_PER_DECADE);
+    let x_lo = (all.iter().map(|(_, b)| b.lo_ns).fold(f64::INFINITY, f64::min) / pad).max(1.0);
+    let x_hi = all.iter().map(|(_, b)| b.hi_ns).fold(x_lo * 10.0, f64::max) * pad;
+    let y_hi = all.iter().map(|(r, b)| share(r, b)).fold(1.0, f64::max) * 1.1;
+    let err = |e: DrawingAreaErrorKind<DB::ErrorType>| anyhow!("drawing plot: {e:?}");
+    root.fill(&WHITE).map_err(err)?;
+    let mut chart = ChartBuilder::on(&root)
+        .caption(title, ("sans-serif", 22))
+        .margin(15)
+        .x_label_area_size(45)
+        .y_label_area_size(70)
+        .build_cartesian_2d((x_lo..x_hi).log_scale(), 0f64..y_hi)
+        .map_err(err)?;
+    chart
+        .configure_mesh()
+        .x_desc("latency (ns, log scale)")
+        .x_label_formatter(&|x| format!("{x:.0}"))
+        .y_desc("share of requests (%)")
+        .label_style(("sans-serif", 14))
+        .draw()
+        .map_err(err)?;
+    for (i, r) in rows.iter().enumerate() {
+        let color = Palette99::pick(i).to_rgba();
+        let bars = bins(r)
+            .into_iter()
+            .map(|b| Rectangle::new([(b.lo_ns, 0.0), (b.hi_ns, share(r, &b))], color.mix(0.5).filled()));
+        let name = format!("{} (p50 {} ns, p99 {} ns)", r.lock_table, r.p50_ns, r.p99_ns);
+        chart
+            .draw_series(bars)
+            .map_err(err)?
+            .label(name)
+            .legend(move |(x, y)| Rectangle::new([(x, y - 5), (x + 15, y + 5)], color.filled()));
+    }
+    chart
+        .configure_series_labels()
+        .background_style(WHITE.mix(0.8))
+        .border_style(BLACK)
+        .label_font(("sans-serif", 14))
+        .position(SeriesLabelPosition::UpperRight)
+        .draw()
+        .map_err(err)?;
+    root.present().map_err(err)?;
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn windows_share_exactly_the_level() {
+        for pct in [0, 25, 50, 75, 100] {
+            let (d, h) = windows(64, pct);
+            assert_eq!((d.end - d.start, h.end - h.start), (64, 64));
+            let shared = h.clone().filter(|k| d.contains(k)).count() as u64;
+            assert_eq!(shared, 64 * u64::from(pct) / 100, "{pct}%");
+        }
+    }
+
+    #[test]
+    fn histogram_bins_are_log_scaled_and_count_everything() {
+        let samples = [0, 1, 9, 10, 11, 100, 1000, 1000];
+        let h = histogram(&samples);
+        assert_eq!(h.iter().map(|b| b.count).sum::<u64>(), samples.len() as u64);
+        assert_eq!((h[0].lo_ns, h[0].count), (1.0, 2));
+        assert!(h.iter().all(|b| b.hi_ns > b.lo_ns && (b.hi_ns / b.lo_ns - 10f64.powf(0.05)).abs() < 0.01));
+        assert!(h.windows(2).all(|w| w[0].hi_ns <= w[1].lo_ns));
+    }
+}

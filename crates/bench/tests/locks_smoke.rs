@@ -1,0 +1,167 @@
+//! `ndpdb bench locks` at toy sizes through the library: every experiment
+//! runs, every JSON line has its keys, latencies are positive, and the lock
+//! table is empty afterwards (the run checks that itself and fails
+//! otherwise; the last test shows the check bites). No timing is asserted.
+
+use std::sync::mpsc;
+use std::time::Duration;
+
+use ndpdb_bench::locks::{self, Config, Row};
+use ndpdb_device::Profile;
+use ndpdb_locktable::{LockKey, LockTable};
+use serde_json::Value;
+
+/// A hang guard, not a timing: the toy run takes well under a second.
+const GUARD: Duration = Duration::from_secs(120);
+
+fn tiny(experiments: Vec<u32>) -> Config {
+    Config {
+        experiments,
+        contention_pct: vec![0, 50, 100],
+        profile: Profile::load("u280-nvm").unwrap(),
+        profiles: vec![Profile::load("u280-nvm").unwrap(), Profile::load("nvme-ssd").unwrap()],
+        requests: 2_000,
+        threads: 1,
+        pes: 2,
+        keys: 64,
+        table_bytes: ndpdb_locktable::DEFAULT_TABLE_BYTES,
+        seed: 7,
+    }
+}
+
+fn run_guarded(cfg: Config) -> Vec<Row> {
+    let (tx, rx) = mpsc::channel();
+    std::thread::spawn(move || {
+        let dir = tempfile::tempdir().unwrap();
+        let mut steps = Vec::new();
+        let rows = locks::run(&cfg, dir.path(), |done, total, label| steps.push((done, total, label.to_string())));
+        let _ = tx.send((rows.map_err(|e| format!("{e:#}")), steps, cfg.steps()));
+    });
+    let (rows, steps, expected) = rx.recv_timeout(GUARD).expect("the locks experiments did not finish (a hang?)");
+    let rows = rows.unwrap_or_else(|e| panic!("the run failed: {e}"));
+    assert_eq!(steps.len(), expected, "one progress step per phase: {steps:?}");
+    assert!(steps.iter().enumerate().all(|(i, (done, total, _))| *done == i && *total == expected));
+    rows
+}
+
+fn json(row: &Row) -> Value {
+    serde_json::to_value(row).unwrap()
+}
+
+#[test]
+fn all_three_experiments_write_complete_lines() {
+    let rows = run_guarded(tiny(vec![1, 2, 3]));
+    let lines: Vec<Value> = rows.iter().map(json).collect();
+    let of = |e: u64| lines.iter().filter(|l| l["experiment"] == e).collect::<Vec<_>>();
+    let latency_keys = [
+        "experiment",
+        "lock_table",
+        "side",
+        "contention_pct",
+        "access",
+        "requests",
+        "p50_ns",
+        "p99_ns",
+        "clock",
+        "profile",
+    ];
+
+    // Exp. 1: a host and a device line per level, on ndpdb's table.
+    let exp1 = of(1);
+    assert_eq!(exp1.len(), 2 * 3);
+    for l in &exp1 {
+        for k in latency_keys {
+            assert!(l.get(k).is_some(), "Exp. 1 line lacks {k}: {l}");
+        }
+        assert_eq!(l["lock_table"], "ndpdb");
+        assert!(l["access"].is_null());
+        assert_eq!(l["profile"], "u280-nvm");
+        assert!(l["p50_ns"].as_u64().unwrap() > 0 && l["p99_ns"].as_u64().unwrap() >= l["p50_ns"].as_u64().unwrap());
+        match l["side"].as_str().unwrap() {
+            "host" => {
+                assert_eq!(l["clock"], "real");
+                assert_eq!(l["requests"], 2_000);
+                let shared = l["shared_requests_pct"].as_f64().unwrap();
+                let level = l["contention_pct"].as_f64().unwrap();
+                // The share is drawn at random; 2,000 draws stay well within 10 points.
+                assert!((shared - level).abs() < 10.0, "{shared}% shared at {level}%");
+            }
+            "device" => {
+                assert_eq!(l["clock"], "virtual");
+                assert_eq!(l["requests"], 2_000);
+            }
+            other => panic!("side {other}"),
+        }
+    }
+    for pct in [0, 50, 100] {
+        for side in ["host", "device"] {
+            assert!(exp1.iter().any(|l| l["contention_pct"] == pct && l["side"] == side), "{side} at {pct}%");
+        }
+    }
+
+    // Exp. 2: both paths, both sizes, per profile; no coherent path on an NVMe SSD.
+    let exp2 = of(2);
+    assert_eq!(exp2.len(), 2 * 2 * 2);
+    for l in &exp2 {
+        for k in ["experiment", "profile", "transfer_bytes", "path", "latency_ns"] {
+            assert!(l.get(k).is_some(), "Exp. 2 line lacks {k}: {l}");
+        }
+        let unavailable = l["profile"] == "nvme-ssd" && l["path"] == "coherent";
+        if unavailable {
+            assert!(l["latency_ns"].is_null(), "{l}");
+        } else {
+            assert!(l["latency_ns"].as_f64().unwrap() > 0.0, "{l}");
+        }
+    }
+    let pcie = |bytes: u64| {
+        exp2.iter().find(|l| l["profile"] == "u280-nvm" && l["path"] == "pcie" && l["transfer_bytes"] == bytes).unwrap()
+            ["latency_ns"]
+            .as_f64()
+            .unwrap()
+    };
+    assert!(pcie(8192) > pcie(64), "8 KiB takes longer over PCIe than 64 B");
+
+    // Exp. 3: both tables, both orders, each with a histogram of every sample.
+    let exp3 = of(3);
+    assert_eq!(exp3.len(), 4);
+    for l in &exp3 {
+        for k in latency_keys {
+            assert!(l.get(k).is_some(), "Exp. 3 line lacks {k}: {l}");
+        }
+        assert_eq!(l["side"], "host");
+        assert_eq!(l["clock"], "real");
+        assert!(l["p50_ns"].as_u64().unwrap() > 0);
+        let counted: u64 = l["histogram"].as_array().unwrap().iter().map(|b| b["count"].as_u64().unwrap()).sum();
+        assert_eq!(counted, 2_000);
+    }
+    for table in ["ndpdb", "conventional"] {
+        for access in ["sequential", "random"] {
+            assert!(exp3.iter().any(|l| l["lock_table"] == table && l["access"] == access), "{table} {access}");
+        }
+    }
+
+    let text = locks::table(&rows);
+    for section in ["Exp. 1", "Exp. 2", "Exp. 3", "median conventional/ndpdb"] {
+        assert!(text.contains(section), "the table lacks {section}:\n{text}");
+    }
+}
+
+#[test]
+fn exp1_needs_a_coherent_profile() {
+    let mut cfg = tiny(vec![1]);
+    cfg.profile = Profile::load("nvme-ssd").unwrap();
+    let e = cfg.validate().unwrap_err().to_string();
+    assert!(e.contains("[coherent]") && e.contains("--profile"), "{e}");
+}
+
+#[test]
+fn a_lock_left_behind_fails_the_check() {
+    let table = LockTable::with_bytes(1 << 12).unwrap();
+    locks::check_empty(&table).unwrap();
+    let key = LockKey::new(3, 1);
+    table.lock(key, 9, None).unwrap();
+    let e = locks::check_empty(&table).unwrap_err().to_string();
+    assert!(e.contains("not empty"), "{e}");
+    table.unlock(key, 9).unwrap();
+    locks::check_empty(&table).unwrap();
+}

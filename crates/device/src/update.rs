@@ -1,0 +1,277 @@
+//! `ndp.update`: transactionally consistent update-NDP (ccSLT, EDBT'22).
+//!
+//! `UPDATE table SET column = expr WHERE predicate`, run by the device's PEs
+//! in the writing transaction's snapshot. Each PE takes its share of the VIDs
+//! and, per tuple (the chain walk is `ndp.snapshot`'s):
+//!
+//! 1. finds the version the snapshot sees and checks the predicate on it;
+//! 2. locks that version in the host's lock table, in coherent shared memory:
+//!    key (VID, creating transaction of the version), the writer's id in the
+//!    bucket's queue. A queued PE polls its bucket (local hits while nothing
+//!    changes); after `poll_limit` polls it withdraws and the program fails,
+//!    so a device transaction never waits forever on a host one (that is how
+//!    a deadlock between them ends);
+//! 3. writes the new version (old data with the column replaced; header:
+//!    the writer's id, `prev` = the locked version) into the next free slot
+//!    of one of its pages, and programs full pages to the medium;
+//! 4. reports `(vid, base RecordId, new RecordId)` to the host.
+//!
+//! The device installs nothing and releases nothing: the host checks that
+//! each base version is still the tuple's newest (first updater wins),
+//! points the VID map at the new versions, maps the pages, and commits or
+//! aborts; then it releases every lock the transaction holds, the device's
+//! included. A failed or aborted device transaction therefore leaves pages
+//! that nothing points to, and no locks.
+//!
+//! Ranges: 0 call block (op 3), 1 layout descriptor, 2 delta-buffer pages,
+//! 3 output, 4 pages for new versions: `u64 count`, then `count` pairs
+//! `(lpn, ppn)`; PE `p` fills pages `p, p + pes, ...` in order. Parameters:
+//! `[0]` the table's object id (for page headers), `[1]` poll limit.
+//!
+//! Output, an equal share of range 3 per PE, 8-byte aligned:
+//! `u64 entries, u64 pages_written`, then per entry
+//! `u64 vid, u64 base RecordId, u64 new RecordId`.
+
+use ndpdb_format::ndp::UpdateExpr;
+use ndpdb_format::page::{HeapPage, RecordId};
+use ndpdb_format::record::{HEADER_BYTES, VersionHeader};
+use ndpdb_format::schema::ColumnType;
+use ndpdb_locktable::{Attempt, CancelOutcome, LockKey, Poll};
+
+use crate::error::DeviceError;
+use crate::snapshot::{Found, Scan};
+
+/// The lock-table key of version `version` (its creating transaction) of
+/// tuple `vid` of table `table`: the key's VID word carries the table in its
+/// top 16 bits. Host transactions and `ndp.update` both lock through it.
+pub fn tuple_lock_key(table: u32, vid: u64, version: u64) -> LockKey {
+    LockKey::new(u64::from(table) << 48 | (vid & ((1 << 48) - 1)), version)
+}
+
+/// Bytes per output entry.
+pub const UPDATE_ENTRY_BYTES: u64 = 24;
+/// Bytes of a PE's output header.
+pub const UPDATE_HEADER_BYTES: u64 = 16;
+
+impl Scan<'_, '_> {
+    pub(crate) fn update(&mut self, first: u64, end: u64, column: u16, expr: UpdateExpr) -> Result<(), DeviceError> {
+        let (pe, pes) = (u64::from(self.ctx.pe()), u64::from(self.ctx.pes()));
+        let object = u32::try_from(self.ctx.param_u64(0)?).map_err(|_| self.fail("object id above u32".into()))?;
+        let poll_limit = self.ctx.param_u64(1)?;
+        let own = self.call.snapshot.own;
+        if own == 0 {
+            return Err(self.fail("an update needs the writing transaction's id in the call's `own`".into()));
+        }
+        let pages = self.pages(pe, pes)?;
+        let share = self.ctx.range_len(3)? / pes / 8 * 8;
+        let mut out: Vec<u8> = vec![0; UPDATE_HEADER_BYTES as usize];
+        let mut entries = 0u64;
+        let mut next_page = 0usize;
+        let mut page: Option<HeapPage> = None;
+        let mut written = 0u64;
+        let mut visited = 0u64;
+        let mut found = Vec::with_capacity(crate::snapshot::BATCH);
+        let mut at = first;
+        while at < end {
+            let to = (at + self.batch()).min(end);
+            self.visible_versions(at..to, &mut found, &mut visited)?;
+            let batch = std::mem::take(&mut found);
+            for (vid, rec) in (at..to).zip(batch.iter()) {
+                let Some(rec) = rec else { continue };
+                if !self.qualifies(rec)? {
+                    continue;
+                }
+                self.lock(object, vid, rec, own, poll_limit)?;
+                let record = self.new_version(vid, rec, own, column, expr)?;
+                let slot = loop {
+                    if let Some(p) = page.as_mut()
+                        && let Some(slot) = p.insert(&record)
+                    {
+                        break slot;
+                    }
+                    if let Some(full) = page.take() {
+                        self.program_page(&pages, next_page - 1, &full)?;
+                        written += 1;
+                    }
+                    let Some(&(lpn, _)) = pages.get(next_page) else {
+                        return Err(self.fail(format!(
+                            "VID {vid}: the {} pages the call gave PE {pe} are full; give the call more pages",
+                            pages.len()
+                        )));
+                    };
+                    page = Some(HeapPage::new(self.page as usize, object, lpn));
+                    next_page += 1;
+                };
+                let lpn = page.as_ref().expect("a page is open").lpn();
+                out.extend_from_slice(&vid.to_le_bytes());
+                out.extend_from_slice(&RecordId::new(rec.lpn, rec.slot).0.to_le_bytes());
+                out.extend_from_slice(&RecordId::new(lpn, slot).0.to_le_bytes());
+                entries += 1;
+                if out.len() as u64 > share {
+                    return Err(self.fail(format!(
+                        "result buffer share of {share} bytes is full; give the call a larger output range"
+                    )));
+                }
+            }
+            found = batch;
+            at = to;
+        }
+        if let Some(last) = page.take() {
+            self.program_page(&pages, next_page - 1, &last)?;
+            written += 1;
+        }
+        out[0..8].copy_from_slice(&entries.to_le_bytes());
+        out[8..16].copy_from_slice(&written.to_le_bytes());
+        self.ctx.range_write(3, pe * share, &out)
+    }
+
+    /// This PE's pages for new versions: `(lpn, ppn)`.
+    fn pages(&mut self, pe: u64, pes: u64) -> Result<Vec<(u64, u64)>, DeviceError> {
+        let len = self.ctx.range_len(4)?;
+        let mut head = [0u8; 8];
+        if len < 8 {
+            return Err(self.fail("range 4 (pages for new versions) is missing its count".into()));
+        }
+        self.ctx.range_read(4, 0, &mut head)?;
+        let count = u64::from_le_bytes(head);
+        if count.checked_mul(16).and_then(|b| b.checked_add(8)).is_none_or(|b| b > len) {
+            return Err(self.fail(format!("range 4 lists {count} pages but holds {len} bytes")));
+        }
+        let mut bytes = vec![0u8; (count * 16) as usize];
+        self.ctx.range_read(4, 8, &mut bytes)?;
+        let all: Vec<(u64, u64)> = bytes
+            .chunks_exact(16)
+            .map(|c| {
+                let w = |i: usize| u64::from_le_bytes(c[i..i + 8].try_into().expect("8 bytes"));
+                (w(0), w(8))
+            })
+            .collect();
+        for &(lpn, ppn) in &all {
+            if lpn > RecordId::LPN_MAX || ppn.checked_mul(self.page).is_none_or(|a| a >= self.ctx.capacity_bytes()) {
+                return Err(self.fail(format!("range 4: page ({lpn}, {ppn}) is outside the device")));
+            }
+        }
+        Ok(all.into_iter().skip(pe as usize).step_by(pes as usize).collect())
+    }
+
+    fn program_page(&mut self, pages: &[(u64, u64)], index: usize, page: &HeapPage) -> Result<(), DeviceError> {
+        let (_, ppn) = pages[index];
+        self.ctx.write_page(ppn, &page.sealed())
+    }
+
+    /// Locks the version `rec` of `vid` for transaction `own`, polling while
+    /// others hold or wait for it.
+    fn lock(&mut self, object: u32, vid: u64, rec: &Found, own: u64, poll_limit: u64) -> Result<(), DeviceError> {
+        let key = tuple_lock_key(object, vid, rec.create_ts);
+        let mut polls = 0u64;
+        loop {
+            let attempt = {
+                let w = self.ctx.coherent()?;
+                w.table().try_acquire_with(w, key, own).map_err(|e| self.fail(format!("VID {vid}: {e}")))?
+            };
+            self.ctx.settle_coherent();
+            match attempt {
+                Attempt::Acquired | Attempt::AlreadyHeld => return Ok(()),
+                Attempt::Queued { .. } => loop {
+                    let poll = {
+                        let w = self.ctx.coherent()?;
+                        w.table().poll_with(w, key, own).map_err(|e| self.fail(format!("VID {vid}: {e}")))?
+                    };
+                    self.ctx.settle_coherent();
+                    match poll {
+                        Poll::Head => return Ok(()),
+                        Poll::Absent => {
+                            return Err(self.fail(format!("VID {vid}: the lock request was withdrawn by the host")));
+                        }
+                        Poll::Waiting { .. } => {}
+                    }
+                    polls += 1;
+                    if polls > poll_limit {
+                        let outcome = {
+                            let w = self.ctx.coherent()?;
+                            w.table().cancel_with(w, key, own).map_err(|e| self.fail(format!("VID {vid}: {e}")))?
+                        };
+                        self.ctx.settle_coherent();
+                        if outcome == CancelOutcome::Granted {
+                            return Ok(());
+                        }
+                        let holder = self.ctx.coherent()?.table().holder(key);
+                        return Err(self.fail(format!(
+                            "VID {vid}: lock wait timed out after {poll_limit} polls (held by transaction {})",
+                            holder.map_or("none".to_string(), |h| h.to_string())
+                        )));
+                    }
+                    backoff(polls);
+                },
+                Attempt::Full => {
+                    polls += 1;
+                    if polls > poll_limit {
+                        return Err(self.fail(format!("VID {vid}: the lock bucket stayed full for {poll_limit} polls")));
+                    }
+                    backoff(polls);
+                }
+            }
+        }
+    }
+
+    /// The new version's record: `rec`'s data with `column` set by `expr`.
+    fn new_version(
+        &mut self,
+        vid: u64,
+        rec: &Found,
+        own: u64,
+        column: u16,
+        expr: UpdateExpr,
+    ) -> Result<Vec<u8>, DeviceError> {
+        let mut data = vec![0u8; rec.len - HEADER_BYTES];
+        self.field(rec, 0, &mut data)?;
+        let slot = self.layout.slots[usize::from(column)];
+        let at = usize::from(slot.offset);
+        let bit = usize::from(self.layout.null_bitmap_offset) + usize::from(column) / 8;
+        let mask = 1u8 << (column % 8);
+        let width = if slot.ty == ColumnType::Int32 { 4 } else { 8 };
+        if at + width > data.len() || bit >= data.len() {
+            return Err(self.fail(format!("VID {vid}: a {}-byte tuple has no column {column}", data.len())));
+        }
+        let null = data[bit] & mask != 0;
+        let new = match (expr, null) {
+            // NULL + v and NULL * v stay NULL, as in SQL.
+            (UpdateExpr::Add(_) | UpdateExpr::Mul(_), true) => None,
+            _ => {
+                let old = match width {
+                    4 => i64::from(i32::from_le_bytes(data[at..at + 4].try_into().expect("4 bytes"))),
+                    _ => i64::from_le_bytes(data[at..at + 8].try_into().expect("8 bytes")),
+                };
+                let v = expr.apply(old).ok_or_else(|| self.fail(format!("VID {vid}: column {column} overflows")))?;
+                Some(v)
+            }
+        };
+        if let Some(v) = new {
+            match width {
+                4 => {
+                    let v = i32::try_from(v)
+                        .map_err(|_| self.fail(format!("VID {vid}: {v} does not fit column {column} (integer)")))?;
+                    data[at..at + 4].copy_from_slice(&v.to_le_bytes());
+                }
+                _ => data[at..at + 8].copy_from_slice(&v.to_le_bytes()),
+            }
+            data[bit] &= !mask;
+        }
+        let header = VersionHeader {
+            create_ts: own,
+            prev: RecordId::new(rec.lpn, rec.slot),
+            tombstone: false,
+            data_len: data.len() as u16,
+        };
+        Ok(header.record(&data))
+    }
+}
+
+/// Between polls of a bucket: spin a little, then give the host CPU away.
+fn backoff(polls: u64) {
+    if polls < 64 {
+        std::hint::spin_loop();
+    } else {
+        std::thread::yield_now();
+    }
+}

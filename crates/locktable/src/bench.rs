@@ -1,0 +1,155 @@
+//! A host-side micro-benchmark of any [`TupleLockTable`]: the latency of each
+//! lock+unlock pair, as in the paper's Experiments 1 and 3.
+//!
+//! Each thread is a stream of one-lock transactions (timestamp = thread + 1).
+//! A request goes to one shared hot key with probability `contention_pct`,
+//! else to the thread's own key range, in order (`Sequential`, as tuples were
+//! inserted) or uniformly at random (`Random`). Each pair is timed with two
+//! `Instant::now()` calls, whose own cost ([`timer_overhead_ns`]) is in every
+//! sample. Programs report the summary; tests never assert timings.
+
+use std::time::Instant;
+
+use crate::bucket::LockKey;
+use crate::error::LockError;
+use crate::{Grant, TupleLockTable};
+
+/// The key every thread contends for.
+pub const HOT_KEY: LockKey = LockKey { vid: u64::MAX, version: 0 };
+
+/// The order in which a thread visits its own keys.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Access {
+    Sequential,
+    Random,
+}
+
+/// One benchmark run.
+#[derive(Debug, Clone, Copy)]
+pub struct HostBench {
+    /// Lock+unlock pairs in total, split evenly over the threads.
+    pub requests: usize,
+    pub access: Access,
+    pub threads: usize,
+    /// Percentage (0..=100) of requests that go to [`HOT_KEY`].
+    pub contention_pct: u32,
+    /// Size of each thread's own key range (VIDs, version 0).
+    pub keys_per_thread: u64,
+    /// Seed of the random choices.
+    pub seed: u64,
+}
+
+impl Default for HostBench {
+    fn default() -> Self {
+        Self {
+            requests: 1_000_000,
+            access: Access::Random,
+            threads: 1,
+            contention_pct: 0,
+            keys_per_thread: 1 << 20,
+            seed: 42,
+        }
+    }
+}
+
+/// Percentiles of latency samples, in nanoseconds.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct LatencySummary {
+    pub count: usize,
+    pub min_ns: u64,
+    pub p50_ns: u64,
+    pub p90_ns: u64,
+    pub p99_ns: u64,
+    pub p999_ns: u64,
+    pub max_ns: u64,
+    pub mean_ns: f64,
+}
+
+/// SplitMix64: a tiny, good-enough generator that keeps the crate free of
+/// `rand`.
+fn splitmix(state: &mut u64) -> u64 {
+    *state = state.wrapping_add(0x9E37_79B9_7F4A_7C15);
+    let mut z = *state;
+    z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
+    z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
+    z ^ (z >> 31)
+}
+
+/// Runs `spec` against `table`; returns one latency sample (ns) per
+/// lock+unlock pair, thread after thread.
+pub fn bench_host(table: &dyn TupleLockTable, spec: &HostBench) -> Result<Vec<u64>, LockError> {
+    assert!(spec.threads >= 1 && spec.keys_per_thread >= 1 && spec.contention_pct <= 100, "bad spec {spec:?}");
+    let per_thread = |t: usize| spec.requests / spec.threads + usize::from(t < spec.requests % spec.threads);
+    let runs = std::thread::scope(|scope| {
+        let handles: Vec<_> =
+            (0..spec.threads).map(|t| scope.spawn(move || run_thread(table, spec, t, per_thread(t)))).collect();
+        handles.into_iter().map(|h| h.join().expect("benchmark thread panicked")).collect::<Vec<_>>()
+    });
+    let mut samples = Vec::with_capacity(spec.requests);
+    for run in runs {
+        samples.extend(run?);
+    }
+    Ok(samples)
+}
+
+fn run_thread(
+    table: &dyn TupleLockTable,
+    spec: &HostBench,
+    thread: usize,
+    requests: usize,
+) -> Result<Vec<u64>, LockError> {
+    let ts = thread as u64 + 1;
+    let base = thread as u64 * spec.keys_per_thread;
+    let mut rng = spec.seed ^ (thread as u64).wrapping_mul(0xA24B_AED4_963E_E407);
+    let mut samples = Vec::with_capacity(requests);
+    for i in 0..requests as u64 {
+        let hot = spec.contention_pct > 0 && splitmix(&mut rng) % 100 < u64::from(spec.contention_pct);
+        let key = if hot {
+            HOT_KEY
+        } else {
+            let offset = match spec.access {
+                Access::Sequential => i % spec.keys_per_thread,
+                Access::Random => splitmix(&mut rng) % spec.keys_per_thread,
+            };
+            LockKey::new(base + offset, 0)
+        };
+        let start = Instant::now();
+        let grant = table.lock(key, ts, None)?;
+        debug_assert_eq!(grant, Grant::Acquired);
+        table.unlock(key, ts)?;
+        samples.push(start.elapsed().as_nanos() as u64);
+    }
+    Ok(samples)
+}
+
+/// The median cost of timing an empty interval, included in every sample.
+pub fn timer_overhead_ns(samples: usize) -> u64 {
+    let mut v: Vec<u64> = (0..samples.max(1))
+        .map(|_| {
+            let start = Instant::now();
+            start.elapsed().as_nanos() as u64
+        })
+        .collect();
+    v.sort_unstable();
+    v[v.len() / 2]
+}
+
+/// Percentiles of `samples`; `None` if there are none.
+pub fn summarize(samples: &[u64]) -> Option<LatencySummary> {
+    if samples.is_empty() {
+        return None;
+    }
+    let mut v = samples.to_vec();
+    v.sort_unstable();
+    let at = |q: f64| v[((v.len() - 1) as f64 * q).round() as usize];
+    Some(LatencySummary {
+        count: v.len(),
+        min_ns: v[0],
+        p50_ns: at(0.50),
+        p90_ns: at(0.90),
+        p99_ns: at(0.99),
+        p999_ns: at(0.999),
+        max_ns: v[v.len() - 1],
+        mean_ns: v.iter().map(|&x| x as f64).sum::<f64>() / v.len() as f64,
+    })
+}

@@ -1,0 +1,219 @@
+//! The integrity check (`ndpdb check`): decodes every page a table owns,
+//! walks every version chain from its VID map entry, and compares the VID
+//! map pages on the device with the heads the host holds. It reads through
+//! the same command interface as everything else and changes nothing.
+//!
+//! Each problem is reported with where it is: table, logical page (and the
+//! physical page behind it), slot or VID. The check goes on after a problem,
+//! up to [`ERRORS_MAX`] of them.
+
+use std::collections::{HashMap, HashSet};
+
+use ndpdb_device::Command;
+use ndpdb_format::page::{self, PageKind, RecordId};
+
+use crate::store::{CHAIN_MAX, Result, Store, Table};
+
+/// Problems reported before the check stops listing them.
+pub const ERRORS_MAX: usize = 1000;
+
+/// What the check looked at and what it found.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct CheckReport {
+    pub tables: u64,
+    pub pages: u64,
+    pub vids: u64,
+    pub versions: u64,
+    /// Each problem, with its place.
+    pub errors: Vec<String>,
+    /// Problems beyond [`ERRORS_MAX`] that were counted, not listed.
+    pub more_errors: u64,
+}
+
+impl CheckReport {
+    fn error(&mut self, e: String) {
+        if self.errors.len() < ERRORS_MAX {
+            self.errors.push(e);
+        } else {
+            self.more_errors += 1;
+        }
+    }
+
+    pub fn error_count(&self) -> u64 {
+        self.errors.len() as u64 + self.more_errors
+    }
+}
+
+impl Store {
+    /// Checks every table (see the module docs).
+    pub fn check(&self) -> Result<CheckReport> {
+        let mut r = CheckReport::default();
+        // The L2P map: no physical page behind two logical pages.
+        {
+            let m = self.maps.lock();
+            let total = m.alloc.total_pages;
+            let mut owner: HashMap<u64, u64> = HashMap::new();
+            for (lpn, &ppn) in m.l2p.iter().enumerate() {
+                if ppn == u64::MAX {
+                    continue;
+                }
+                if ppn >= total {
+                    r.error(format!(
+                        "L2P: logical page {lpn} maps to physical page {ppn}, beyond the device's {total}"
+                    ));
+                } else if let Some(other) = owner.insert(ppn, lpn as u64) {
+                    r.error(format!("L2P: logical pages {other} and {lpn} both map to physical page {ppn}"));
+                }
+            }
+        }
+        for t in self.tables() {
+            r.tables += 1;
+            self.check_table(&t, &mut r)?;
+        }
+        Ok(r)
+    }
+
+    fn check_table(&self, t: &Table, r: &mut CheckReport) -> Result<()> {
+        let name = &t.name;
+        let (heads, heap_pages, vid_pages, vid_dirty, delta_lpns) = {
+            let s = t.state.lock();
+            (
+                s.heads.clone(),
+                s.heap_pages.clone(),
+                s.vid_pages.clone(),
+                s.vid_dirty.clone(),
+                s.delta.iter().map(|p| p.lpn()).collect::<HashSet<u64>>(),
+            )
+        };
+        // Every heap page decodes and belongs to this table.
+        for &lpn in &heap_pages {
+            r.pages += 1;
+            match self.read_page(lpn, &mut self.qp.lock()) {
+                Err(e) => r.error(format!("table {name}: heap page {lpn}: {e}")),
+                Ok(p) => match page::PageHeader::decode(&p) {
+                    Err(e) => r.error(format!("table {name}: heap page {lpn}: {e}")),
+                    Ok(h) if h.kind != PageKind::Heap || h.object_id != t.id || h.lpn != lpn => r.error(format!(
+                        "table {name}: heap page {lpn} says it is {:?} page {} of object {}",
+                        h.kind, h.lpn, h.object_id
+                    )),
+                    Ok(h) => {
+                        for slot in 0..h.slot_count {
+                            if let Err(e) = page::heap_record(&p, &h, slot) {
+                                r.error(format!("table {name}: heap page {lpn}, slot {slot}: {e}"));
+                            }
+                        }
+                    }
+                },
+            }
+        }
+        // The VID map pages on the device agree with the heads, except for
+        // entries the host has not written yet.
+        let per_page = self.per_page;
+        for (i, &lpn) in vid_pages.iter().enumerate() {
+            r.pages += 1;
+            let p = match self.read_page(lpn, &mut self.qp.lock()) {
+                Ok(p) => p,
+                Err(e) => {
+                    r.error(format!("table {name}: VID map page {i} (logical {lpn}): {e}"));
+                    continue;
+                }
+            };
+            let entries: Vec<u64> = match (0..per_page).map(|k| page::map_entry(&p, k)).collect() {
+                Ok(e) => e,
+                Err(e) => {
+                    r.error(format!("table {name}: VID map page {i} (logical {lpn}): {e}"));
+                    continue;
+                }
+            };
+            for (k, &rid) in entries.iter().enumerate() {
+                let vid = (i * per_page + k) as u64;
+                if vid_dirty.contains(&vid) {
+                    continue;
+                }
+                match heads.get(vid as usize) {
+                    Some(h) if h.rid.0 == rid => {}
+                    Some(h) => r.error(format!(
+                        "table {name}: VID {vid}: the VID map page {lpn} says {:?}, the host's head is {:?}",
+                        RecordId(rid),
+                        h.rid
+                    )),
+                    None if rid == RecordId::NONE.0 => {}
+                    None => {
+                        r.error(format!("table {name}: VID map page {lpn} has an entry for VID {vid} beyond the table"))
+                    }
+                }
+            }
+        }
+        // Every chain: decodable versions, creators never increasing (one
+        // transaction may write a tuple twice),
+        // an end, tombstones only at the head, tuples that decode.
+        let heap: HashSet<u64> = heap_pages.iter().copied().chain(delta_lpns).collect();
+        for (vid, head) in heads.iter().enumerate() {
+            r.vids += 1;
+            let mut rid = head.rid;
+            let mut last_ts = u64::MAX;
+            let mut steps = 0usize;
+            while !rid.is_none() {
+                r.versions += 1;
+                steps += 1;
+                if steps > CHAIN_MAX {
+                    r.error(format!("table {name}: VID {vid}: the chain does not end (a cycle?)"));
+                    break;
+                }
+                if !heap.contains(&rid.lpn()) {
+                    r.error(format!(
+                        "table {name}: VID {vid}: version {rid:?} is on logical page {}, not one of the table's",
+                        rid.lpn()
+                    ));
+                    break;
+                }
+                let (h, data) = match self.read_version(t, rid) {
+                    Ok(v) => v,
+                    Err(e) => {
+                        r.error(format!(
+                            "table {name}: VID {vid}: version at page {}, slot {}: {e}",
+                            rid.lpn(),
+                            rid.slot()
+                        ));
+                        break;
+                    }
+                };
+                if h.create_ts > last_ts {
+                    r.error(format!(
+                        "table {name}: VID {vid}: version at page {}, slot {} was created by {} after its successor's {last_ts}",
+                        rid.lpn(),
+                        rid.slot(),
+                        h.create_ts
+                    ));
+                }
+                if rid == head.rid && (h.create_ts != head.create_ts || h.tombstone != head.tombstone) {
+                    r.error(format!("table {name}: VID {vid}: the head record disagrees with the VID map entry"));
+                }
+                if h.tombstone && rid != head.rid {
+                    r.error(format!(
+                        "table {name}: VID {vid}: a deletion at page {}, slot {} is not the newest version",
+                        rid.lpn(),
+                        rid.slot()
+                    ));
+                } else if !h.tombstone
+                    && let Err(e) = t.layout.decode(&data)
+                {
+                    r.error(format!("table {name}: VID {vid}: tuple at page {}, slot {}: {e}", rid.lpn(), rid.slot()));
+                }
+                last_ts = h.create_ts;
+                rid = h.prev;
+            }
+        }
+        Ok(())
+    }
+
+    /// Reads every page of the log's ring region as a plain check that the
+    /// device serves it (the log's records are checked by recovery).
+    pub fn check_log_region(&self) -> Result<u64> {
+        let g = self.wal.geo;
+        for p in 0..g.pages {
+            self.qp.lock().call(Command::PageRead { ppn: g.start + p })?;
+        }
+        Ok(g.pages)
+    }
+}

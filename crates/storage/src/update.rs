@@ -1,0 +1,200 @@
+//! Update-NDP on the storage side: reserving pages for the device's new
+//! versions, calling `ndp.update`, and installing what it wrote.
+//!
+//! The device program (`ndpdb_device` `update.rs`) computes the snapshot,
+//! locks each qualifying tuple's visible version in the shared lock table,
+//! and writes new versions into pages the host reserved for the call. It
+//! installs nothing. [`Store::install_update`] then, under the table's state
+//! lock, checks that every base version is still its tuple's newest (first
+//! updater wins; a host writer that based its version on the same one had to
+//! hold the same lock), maps the written pages and points the VID map at the
+//! new versions, all or nothing. A call that fails, or whose install is
+//! refused, leaves pages that nothing maps; they are not reused (no physical
+//! page is reused yet).
+//!
+//! Pages: the host first counts the qualifying tuples with an NDP
+//! `count(*)` in the same snapshot (so the reservation is exact, not the
+//! whole table's worth), then reserves `ceil(count / records_per_page) +
+//! pes` pages: each PE fills its own pages, and its last may be partly empty.
+
+use ndpdb_device::{UPDATE_ENTRY_BYTES, UPDATE_HEADER_BYTES};
+use ndpdb_format::ndp::{Aggregate, Operation, Predicate, Snapshot, UpdateExpr};
+use ndpdb_format::page::{PAGE_HEADER_BYTES, RecordId, SLOT_BYTES};
+use ndpdb_format::record::HEADER_BYTES;
+use ndpdb_format::schema::ColumnType;
+
+use crate::scan::{Freshness, ScanStats};
+use crate::store::{Head, Result, Store, StoreError, Table, heap_object};
+
+/// How many polls of its lock bucket a PE makes before it gives up on a
+/// lock held by another transaction (and fails the call).
+pub const DEFAULT_POLL_LIMIT: u64 = 1 << 20;
+
+/// One tuple the device updated.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct UpdatedTuple {
+    pub vid: u64,
+    /// The version it locked and updated.
+    pub base: RecordId,
+    /// The version it wrote.
+    pub new: RecordId,
+}
+
+/// What an `ndp.update` call wrote; nothing of it is visible until
+/// [`Store::install_update`].
+#[derive(Debug, Clone)]
+pub struct NdpUpdate {
+    pub tuples: Vec<UpdatedTuple>,
+    /// Pages the device programmed: (lpn, ppn).
+    pub pages: Vec<(u64, u64)>,
+    /// The counting call and the update call together.
+    pub stats: ScanStats,
+}
+
+impl Store {
+    /// Runs `UPDATE table SET column = expr WHERE predicate` on the device's
+    /// PEs in `snapshot`, as transaction `snapshot.own`. The value in `expr`
+    /// is in the column's stored units (a decimal's value times 10^scale).
+    #[allow(clippy::too_many_arguments)]
+    pub fn ndp_update(
+        &self,
+        table: &Table,
+        snapshot: &Snapshot,
+        column: u16,
+        expr: UpdateExpr,
+        predicate: Option<Predicate>,
+        pes: u32,
+        poll_limit: u64,
+    ) -> Result<NdpUpdate> {
+        if snapshot.own == 0 {
+            return Err(StoreError::InvalidInput("an update needs a writing transaction (snapshot.own)".into()));
+        }
+        if self.device().lock_table().is_none() {
+            return Err(StoreError::InvalidInput(format!(
+                "update-NDP needs the lock table in coherent memory, and profile {} has no coherent interconnect; \
+                 use u280-nvm or ideal, or update on the host",
+                self.device().profile().name
+            )));
+        }
+        let op = Operation::Update { column, expr };
+        self.check_columns(table, &op, predicate)?;
+        let pes = pes.max(1);
+        let m = self.measure();
+        let count =
+            self.ndp_aggregate(table, snapshot, Aggregate::CountStar, 0, predicate, pes, Freshness::Ship)?.partial.rows;
+        let per_page = self.records_per_page(table);
+        let pages_needed = count.div_ceil(per_page) + u64::from(pes);
+        let pages = self.reserve_pages(table, pages_needed)?;
+        let mut range4 = Vec::with_capacity(8 + 16 * pages.len());
+        range4.extend_from_slice(&(pages.len() as u64).to_le_bytes());
+        for &(lpn, ppn) in &pages {
+            range4.extend_from_slice(&lpn.to_le_bytes());
+            range4.extend_from_slice(&ppn.to_le_bytes());
+        }
+        let share = (UPDATE_HEADER_BYTES + UPDATE_ENTRY_BYTES * (table.vids() / u64::from(pes) + 1)).div_ceil(8) * 8;
+        let out = self.ndp_call_with(
+            table,
+            snapshot,
+            op,
+            predicate,
+            pes,
+            Freshness::Ship,
+            share * u64::from(pes),
+            Some((vec![u64::from(table.id), poll_limit], range4)),
+        )?;
+        let mut tuples = Vec::new();
+        let mut written = Vec::new();
+        let word = |b: &[u8], at: usize| u64::from_le_bytes(b[at..at + 8].try_into().expect("8 bytes"));
+        for pe in 0..pes as usize {
+            let part = &out[pe * share as usize..(pe + 1) * share as usize];
+            let (entries, used) = (word(part, 0), word(part, 8));
+            if UPDATE_HEADER_BYTES + entries * UPDATE_ENTRY_BYTES > share {
+                return Err(StoreError::Corrupt(format!("PE {pe} reports {entries} updates, more than its share")));
+            }
+            for i in 0..entries as usize {
+                let at = UPDATE_HEADER_BYTES as usize + i * UPDATE_ENTRY_BYTES as usize;
+                tuples.push(UpdatedTuple {
+                    vid: word(part, at),
+                    base: RecordId(word(part, at + 8)),
+                    new: RecordId(word(part, at + 16)),
+                });
+            }
+            let mine: Vec<(u64, u64)> = pages.iter().copied().skip(pe).step_by(pes as usize).collect();
+            if used > mine.len() as u64 {
+                return Err(StoreError::Corrupt(format!("PE {pe} reports {used} pages of {}", mine.len())));
+            }
+            written.extend_from_slice(&mine[..used as usize]);
+        }
+        let written_lpns: std::collections::HashSet<u64> = written.iter().map(|&(l, _)| l).collect();
+        for t in &tuples {
+            if t.vid >= table.vids() || !written_lpns.contains(&t.new.lpn()) {
+                return Err(StoreError::Corrupt(format!(
+                    "the device reports an update of VID {} it cannot have made",
+                    t.vid
+                )));
+            }
+        }
+        tuples.sort_unstable_by_key(|t| t.vid);
+        Ok(NdpUpdate { tuples, pages: written, stats: self.stats(m, 0) })
+    }
+
+    /// Records of the table's longest version a page holds.
+    fn records_per_page(&self, table: &Table) -> u64 {
+        let var: usize = table
+            .columns
+            .iter()
+            .map(|c| match c.ty {
+                ColumnType::Varchar(n) => usize::from(n),
+                _ => 0,
+            })
+            .sum();
+        let record = (HEADER_BYTES + usize::from(table.layout.fixed_bytes) + var).div_ceil(4) * 4 + SLOT_BYTES;
+        ((self.page_bytes - PAGE_HEADER_BYTES) / record).max(1) as u64
+    }
+
+    /// New logical pages with physical pages of the table's heap behind
+    /// them, not mapped yet: (lpn, ppn).
+    fn reserve_pages(&self, table: &Table, n: u64) -> Result<Vec<(u64, u64)>> {
+        let mut out = Vec::with_capacity(n as usize);
+        for _ in 0..n {
+            let lpn = self.new_lpn()?;
+            let ppn = self.maps.lock().alloc.allocate(heap_object(table.id))?;
+            out.push((lpn, ppn));
+        }
+        Ok(out)
+    }
+
+    /// Makes an update's versions the tuples' newest, as transaction `own`,
+    /// if every base version still is; returns the heads it replaced (for
+    /// an abort), or the first VID whose newest version changed.
+    pub fn install_update(
+        &self,
+        table: &Table,
+        update: &NdpUpdate,
+        own: u64,
+    ) -> Result<std::result::Result<Vec<(u64, Head)>, u64>> {
+        let mut s = table.state.lock();
+        for t in &update.tuples {
+            let head = s.heads.get(t.vid as usize).copied().unwrap_or(Head::NONE);
+            if head.rid != t.base {
+                return Ok(Err(t.vid));
+            }
+        }
+        {
+            let mut m = self.maps.lock();
+            for &(lpn, ppn) in &update.pages {
+                m.l2p[lpn as usize] = ppn;
+                m.l2p_dirty.insert(lpn);
+            }
+        }
+        s.heap_pages.extend(update.pages.iter().map(|&(l, _)| l));
+        let mut old = Vec::with_capacity(update.tuples.len());
+        for t in &update.tuples {
+            let i = t.vid as usize;
+            old.push((t.vid, s.heads[i]));
+            s.heads[i] = Head { rid: t.new, create_ts: own, tombstone: false };
+            s.vid_dirty.insert(t.vid);
+        }
+        Ok(Ok(old))
+    }
+}

@@ -1,0 +1,366 @@
+//! The write-ahead log: a ring of pages in its own region of the device.
+//!
+//! ndpdb logs **redo only, at commit**. A transaction's writes go to the
+//! delta buffer and the VID map in host memory as they happen (other
+//! transactions see them only once it commits), and nothing of an
+//! uncommitted transaction reaches the log. Commit appends one record
+//! holding every write of the transaction (the tuple data, or a tombstone)
+//! and waits until the record is on the medium; only then is the commit
+//! acknowledged. Recovery opens the last checkpoint (which reflects the log
+//! up to `log_lsn`, and was taken with no transaction open) and replays the
+//! records after it, in log order, which is commit order. An uncommitted
+//! transaction therefore leaves nothing visible after a crash: its versions
+//! may be on the device, but no VID map entry that recovery builds points at
+//! them.
+//!
+//! **Positions.** An LSN is a byte offset in the endless log stream; byte
+//! `lsn` lives in page `log_start + (lsn / page) % log_pages`, at offset
+//! `lsn % page`. The ring may not overwrite what recovery still needs: an
+//! append that would reach `checkpoint_lsn + capacity` fails with
+//! [`StoreError::LogFull`] (the transaction layer checkpoints before that).
+//!
+//! **Record** (8-aligned, little-endian; `docs/format/wal.md`):
+//!
+//! ```text
+//! offset size field
+//!      0    4 magic    b"NDPL"
+//!      4    4 len      payload bytes
+//!      8    8 lsn      this record's own LSN (a stale record from an earlier
+//!                      lap of the ring has another)
+//!     16    4 crc      CRC-32 of bytes 0..16 and the payload
+//!     20    4 kind     1 commit, 2 create table, 3 pin snapshot, 4 drop snapshot
+//!     24  len payload  then zero padding to a multiple of 8
+//! ```
+//!
+//! Recovery reads forward from `log_lsn` and stops at the first record that
+//! is not whole and valid: a torn or corrupt tail (bad magic, wrong LSN,
+//! length beyond the ring, CRC mismatch). What follows it is cut off and
+//! reported; the next append overwrites it.
+//!
+//! **Group commit.** Committers append under a mutex and then wait until
+//! the log is durable up to their record's end. One of them at a time is the
+//! flusher: it takes everything appended so far, writes the pages it covers
+//! (rewriting the partly filled last page; its earlier bytes do not change,
+//! so a torn rewrite at sector granularity cannot hurt records already on
+//! it), issues `Flush`, and wakes the others. Commits that arrive while it
+//! writes ride on the next flush.
+
+use ndpdb_device::{Command, QueuePair};
+use parking_lot::{Condvar, Mutex};
+
+use crate::store::{Result, StoreError};
+
+pub const RECORD_HEADER: usize = 24;
+const MAGIC: [u8; 4] = *b"NDPL";
+
+/// What a log record says.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum RecordKind {
+    Commit = 1,
+    CreateTable = 2,
+    PinSnapshot = 3,
+    DropSnapshot = 4,
+}
+
+impl RecordKind {
+    fn from_u32(v: u32) -> Option<RecordKind> {
+        Some(match v {
+            1 => RecordKind::Commit,
+            2 => RecordKind::CreateTable,
+            3 => RecordKind::PinSnapshot,
+            4 => RecordKind::DropSnapshot,
+            _ => return None,
+        })
+    }
+}
+
+/// Where the log is and how far it goes.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct LogGeometry {
+    pub start: u64,
+    pub pages: u64,
+    pub page_bytes: u64,
+}
+
+impl LogGeometry {
+    pub fn capacity(&self) -> u64 {
+        self.pages * self.page_bytes
+    }
+
+    fn ppn(&self, lsn: u64) -> u64 {
+        self.start + (lsn / self.page_bytes) % self.pages
+    }
+}
+
+/// Log traffic since the store was opened.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct WalStats {
+    pub records: u64,
+    /// Record bytes appended (headers and padding included).
+    pub bytes: u64,
+    /// Flushes (each one `Flush` command after its page writes).
+    pub flushes: u64,
+    /// Page writes the flushes issued.
+    pub page_writes: u64,
+}
+
+struct State {
+    /// LSN the next record gets.
+    end: u64,
+    /// Bytes appended but not written yet, starting at `pending_from`.
+    pending: Vec<u8>,
+    pending_from: u64,
+    /// The last, partly filled page as written so far (its first bytes).
+    tail_page: Vec<u8>,
+    /// Everything below is on the medium.
+    durable: u64,
+    /// A flusher is at work.
+    flushing: bool,
+    /// Replay starts here (the last checkpoint's position).
+    checkpoint_lsn: u64,
+    stats: WalStats,
+}
+
+pub(crate) struct Wal {
+    pub(crate) geo: LogGeometry,
+    state: Mutex<State>,
+    flushed: Condvar,
+}
+
+impl Wal {
+    /// A log that continues at `end` (a fresh log: 0), whose last partial
+    /// page holds `tail_page` (the bytes of the page containing `end`, up to it).
+    pub(crate) fn new(geo: LogGeometry, end: u64, checkpoint_lsn: u64, tail_page: Vec<u8>) -> Wal {
+        Wal {
+            geo,
+            state: Mutex::new(State {
+                end,
+                pending: Vec::new(),
+                pending_from: end,
+                tail_page,
+                durable: end,
+                flushing: false,
+                checkpoint_lsn,
+                stats: WalStats::default(),
+            }),
+            flushed: Condvar::new(),
+        }
+    }
+
+    pub(crate) fn stats(&self) -> WalStats {
+        self.state.lock().stats
+    }
+
+    pub(crate) fn end(&self) -> u64 {
+        self.state.lock().end
+    }
+
+    /// Bytes of the ring in use (what recovery would replay).
+    pub(crate) fn used(&self) -> u64 {
+        let s = self.state.lock();
+        s.end - s.checkpoint_lsn
+    }
+
+    pub(crate) fn set_checkpoint(&self, lsn: u64) {
+        self.state.lock().checkpoint_lsn = lsn;
+    }
+
+    /// Appends a record and returns the LSN just past it (not yet durable).
+    pub(crate) fn append(&self, kind: RecordKind, payload: &[u8]) -> Result<u64> {
+        let len = RECORD_HEADER + payload.len();
+        let padded = len.div_ceil(8) * 8;
+        let mut s = self.state.lock();
+        if s.end + padded as u64 > s.checkpoint_lsn + self.geo.capacity() {
+            return Err(StoreError::LogFull {
+                bytes: self.geo.capacity(),
+                needed: padded as u64,
+                used: s.end - s.checkpoint_lsn,
+            });
+        }
+        let lsn = s.end;
+        let mut rec = Vec::with_capacity(padded);
+        rec.extend_from_slice(&MAGIC);
+        rec.extend_from_slice(&(payload.len() as u32).to_le_bytes());
+        rec.extend_from_slice(&lsn.to_le_bytes());
+        let mut h = crc32fast::Hasher::new();
+        h.update(&rec[0..16]);
+        h.update(payload);
+        rec.extend_from_slice(&h.finalize().to_le_bytes());
+        rec.extend_from_slice(&(kind as u32).to_le_bytes());
+        rec.extend_from_slice(payload);
+        rec.resize(padded, 0);
+        s.pending.extend_from_slice(&rec);
+        s.end += padded as u64;
+        s.stats.records += 1;
+        s.stats.bytes += padded as u64;
+        Ok(s.end)
+    }
+
+    /// Waits until the log is on the medium up to `lsn`, flushing it if no
+    /// one else is (group commit).
+    pub(crate) fn flush_to(&self, lsn: u64, qp: &Mutex<QueuePair>) -> Result<()> {
+        let mut s = self.state.lock();
+        loop {
+            if s.durable >= lsn {
+                return Ok(());
+            }
+            if s.flushing {
+                self.flushed.wait(&mut s);
+                continue;
+            }
+            s.flushing = true;
+            let from = s.pending_from;
+            let data = std::mem::take(&mut s.pending);
+            s.pending_from = from + data.len() as u64;
+            let mut tail = std::mem::take(&mut s.tail_page);
+            drop(s);
+            let written = self.write(from, &data, &mut tail, qp);
+            s = self.state.lock();
+            s.flushing = false;
+            match written {
+                Ok(pages) => {
+                    s.durable = from + data.len() as u64;
+                    s.tail_page = tail;
+                    s.stats.flushes += 1;
+                    s.stats.page_writes += pages;
+                    self.flushed.notify_all();
+                }
+                Err(e) => {
+                    // The bytes may be half on the medium; nothing after them
+                    // can be acknowledged. Fail this commit and every later one.
+                    s.pending_from = from;
+                    let mut again = data;
+                    again.extend_from_slice(&s.pending);
+                    s.pending = again;
+                    self.flushed.notify_all();
+                    return Err(e);
+                }
+            }
+        }
+    }
+
+    /// Writes `data` (log bytes from `from`) to the pages it covers; `tail`
+    /// holds the bytes already on the first page. Returns pages written.
+    fn write(&self, from: u64, data: &[u8], tail: &mut Vec<u8>, qp: &Mutex<QueuePair>) -> Result<u64> {
+        let page = self.geo.page_bytes as usize;
+        let mut qp = qp.lock();
+        let mut at = from;
+        let mut rest = data;
+        let mut pages = 0;
+        while !rest.is_empty() {
+            let off = (at % page as u64) as usize;
+            if off == 0 {
+                tail.clear();
+            }
+            debug_assert_eq!(tail.len(), off, "the tail page holds the bytes before `at`");
+            let n = (page - off).min(rest.len());
+            tail.extend_from_slice(&rest[..n]);
+            let mut img = tail.clone();
+            img.resize(page, 0);
+            qp.call(Command::PageWrite { ppn: self.geo.ppn(at), data: img })?;
+            pages += 1;
+            at += n as u64;
+            rest = &rest[n..];
+        }
+        if at.is_multiple_of(page as u64) {
+            tail.clear();
+        }
+        qp.call(Command::Flush)?;
+        Ok(pages)
+    }
+}
+
+/// One valid record read back.
+#[derive(Debug, Clone)]
+pub struct LogRecord {
+    pub lsn: u64,
+    pub kind: RecordKind,
+    pub payload: Vec<u8>,
+}
+
+/// What reading the log found.
+#[derive(Debug, Clone, Default)]
+pub struct LogScan {
+    pub records: Vec<LogRecord>,
+    /// LSN just past the last valid record: where the log continues.
+    pub end: u64,
+    /// Why the scan stopped before the end of the ring, if it did at a
+    /// record that was started but is not whole and valid.
+    pub truncated: Option<String>,
+    /// The bytes of the page holding `end`, up to `end`.
+    pub tail_page: Vec<u8>,
+}
+
+/// Reads the log from `from` until the first invalid record.
+pub(crate) fn scan(geo: LogGeometry, from: u64, qp: &Mutex<QueuePair>) -> Result<LogScan> {
+    let page = geo.page_bytes;
+    let mut cache: Option<(u64, Vec<u8>)> = None;
+    let mut read = |lsn: u64, n: usize, out: &mut Vec<u8>| -> Result<()> {
+        let mut at = lsn;
+        let mut left = n;
+        while left > 0 {
+            let ppn = geo.ppn(at);
+            if cache.as_ref().is_none_or(|(p, _)| *p != ppn) {
+                let data = qp.lock().call(Command::PageRead { ppn })?.into_data();
+                cache = Some((ppn, data));
+            }
+            let (_, data) = cache.as_ref().expect("filled above");
+            let off = (at % page) as usize;
+            let k = (page as usize - off).min(left);
+            out.extend_from_slice(&data[off..off + k]);
+            at += k as u64;
+            left -= k;
+        }
+        Ok(())
+    };
+    let mut out = LogScan { end: from, ..LogScan::default() };
+    let mut lsn = from;
+    loop {
+        if lsn - from + RECORD_HEADER as u64 > geo.capacity() {
+            break;
+        }
+        let mut head = Vec::with_capacity(RECORD_HEADER);
+        read(lsn, RECORD_HEADER, &mut head)?;
+        if head.iter().all(|&b| b == 0) {
+            break; // never written: the clean end of a fresh log
+        }
+        let word = |i: usize| u32::from_le_bytes(head[i..i + 4].try_into().expect("4 bytes"));
+        let stored_lsn = u64::from_le_bytes(head[8..16].try_into().expect("8 bytes"));
+        if head[0..4] != MAGIC || stored_lsn != lsn {
+            if stored_lsn < lsn && head[0..4] == MAGIC {
+                break; // a record of an earlier lap: the clean end
+            }
+            out.truncated = Some(format!("log record at LSN {lsn}: no valid header (torn or corrupt tail)"));
+            break;
+        }
+        let len = word(4) as usize;
+        let padded = (RECORD_HEADER + len).div_ceil(8) * 8;
+        if lsn - from + padded as u64 > geo.capacity() {
+            out.truncated = Some(format!("log record at LSN {lsn}: length {len} runs past the ring"));
+            break;
+        }
+        let mut payload = Vec::with_capacity(len);
+        read(lsn + RECORD_HEADER as u64, len, &mut payload)?;
+        let mut h = crc32fast::Hasher::new();
+        h.update(&head[0..16]);
+        h.update(&payload);
+        if h.finalize() != word(16) {
+            out.truncated = Some(format!("log record at LSN {lsn}: checksum mismatch (torn or corrupt)"));
+            break;
+        }
+        let Some(kind) = RecordKind::from_u32(word(20)) else {
+            out.truncated = Some(format!("log record at LSN {lsn}: unknown kind {}", word(20)));
+            break;
+        };
+        out.records.push(LogRecord { lsn, kind, payload });
+        lsn += padded as u64;
+        out.end = lsn;
+    }
+    let off = (out.end % page) as usize;
+    if off > 0 {
+        let mut t = Vec::with_capacity(off);
+        read(out.end - off as u64, off, &mut t)?;
+        out.tail_page = t;
+    }
+    Ok(out)
+}
