@@ -9,4 +9,5 @@ pub mod device_scaling;
 pub mod locks;
 pub mod orderline;
 pub mod output;
+pub mod recovery;
 pub mod snapshot;

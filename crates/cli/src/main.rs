@@ -138,6 +138,9 @@ enum BenchCmd {
     /// crashed at random points (SIGKILL, failed commands, torn page writes), then recovered,
     /// checked, and every acknowledged commit verified
     Crash(CrashArgs),
+    /// Log volume per transaction and recovery time: load ORDER_LINE, run one-tuple update
+    /// transactions, crash without a checkpoint, and time the recovery
+    Recovery(RecoveryArgs),
     /// The crash harness's worker (run by `ndpdb bench crash`)
     #[command(hide = true)]
     CrashWorker(CrashWorkerArgs),
@@ -154,6 +157,25 @@ struct CrashArgs {
     /// Profile with a [coherent] section (the workload runs update-NDP)
     #[arg(long, default_value = "u280-nvm")]
     profile: String,
+    #[arg(long, default_value_t = 1)]
+    seed: u64,
+    #[command(flatten)]
+    report: Report,
+}
+
+#[derive(Args)]
+struct RecoveryArgs {
+    /// ORDER_LINE tuples loaded
+    #[arg(long, default_value_t = 1_000_000)]
+    rows: u64,
+    /// One-tuple update transactions after the load
+    #[arg(long, default_value_t = 100_000)]
+    txns: u64,
+    #[arg(long, default_value = "u280-nvm")]
+    profile: String,
+    /// Image capacity in MiB
+    #[arg(long, default_value_t = 2048)]
+    capacity_mib: u64,
     #[arg(long, default_value_t = 1)]
     seed: u64,
     #[command(flatten)]
@@ -383,6 +405,7 @@ fn run(cli: Cli) -> Result<()> {
         Cmd::Bench { command: BenchCmd::Snapshot(a) } => snapshot_cmd(a).map(|_| ()),
         Cmd::Bench { command: BenchCmd::Locks(a) } => locks_cmd(a),
         Cmd::Bench { command: BenchCmd::Crash(a) } => crash_cmd(a),
+        Cmd::Bench { command: BenchCmd::Recovery(a) } => recovery_cmd(a),
         Cmd::Bench { command: BenchCmd::CrashWorker(a) } => {
             let faults =
                 ndpdb_device::Faults { fail_from: a.fail_from, torn_write: a.torn_at.map(|n| (n, a.torn_sectors)) };
@@ -564,6 +587,56 @@ fn locks_cmd(a: LocksArgs) -> Result<()> {
     a.report.print(&rows, &table)?;
     let dir = write_locks(&rows, &table, &a.report.out)?;
     eprintln!("results: {}", dir.display());
+    Ok(())
+}
+
+fn recovery_cmd(a: RecoveryArgs) -> Result<()> {
+    use ndpdb_bench::recovery;
+    let scratch = scratch()?;
+    let cfg = recovery::Config {
+        rows: a.rows,
+        txns: a.txns,
+        profile: Profile::load(&a.profile)?,
+        seed: a.seed,
+        capacity: a.capacity_mib.saturating_mul(1 << 20),
+    };
+    let bar = indicatif::ProgressBar::new(1);
+    bar.set_style(indicatif::ProgressStyle::with_template("{msg:>8} [{bar:30}] {pos}/{len}").expect("template"));
+    let row = recovery::run(&cfg, &scratch.path().join("db"), |what, done, of| {
+        bar.set_length(of);
+        bar.set_position(done);
+        bar.set_message(what.to_string());
+    })?;
+    bar.finish_and_clear();
+    let table = output::table(
+        &[
+            "rows",
+            "update txns",
+            "log B/tuple (load)",
+            "log B/update txn",
+            "updates/s",
+            "log B at crash",
+            "recovery s",
+            "commits replayed",
+            "integrity errors",
+        ],
+        &[vec![
+            row.rows.to_string(),
+            row.update_txns.to_string(),
+            format!("{:.1}", row.load_log_bytes_per_tuple),
+            format!("{:.1}", row.log_bytes_per_update_txn),
+            format!("{:.0}", row.update_txns_per_s),
+            row.log_bytes_at_crash.to_string(),
+            format!("{:.3}", row.recovery_s),
+            row.recovered_commits.to_string(),
+            row.integrity_errors.to_string(),
+        ]],
+    );
+    a.report.print(std::slice::from_ref(&row), &table)?;
+    let dir = output::ResultsDir::create(&a.report.out, "recovery")?;
+    dir.write_jsonl("recovery.jsonl", std::slice::from_ref(&row))?;
+    eprintln!("profile {}, clock virtual (times are wall time on this machine)", row.profile);
+    eprintln!("results: {}", dir.path.display());
     Ok(())
 }
 

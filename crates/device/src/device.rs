@@ -86,7 +86,8 @@ impl Default for DeviceOptions {
 impl DeviceOptions {
     /// The virtual clock gets one command worker, so that commands reserve
     /// the timeline in submission order and modelled times repeat; the real
-    /// clock gets two, so a long execution does not hold up page commands.
+    /// clock gets two. Program executions have a worker of their own on
+    /// either clock (see `Device::open`).
     pub fn with_clock(clock: ClockKind) -> Self {
         let command_workers = match clock {
             ClockKind::Virtual => 1,
@@ -124,6 +125,13 @@ struct Inner {
     crashed: std::sync::atomic::AtomicBool,
 }
 
+/// Where submissions go: the command workers, or the execution worker.
+#[derive(Clone)]
+struct Queues {
+    io: Sender<Work>,
+    exec: Sender<Work>,
+}
+
 struct Work {
     id: u64,
     cmd: Command,
@@ -134,7 +142,7 @@ struct Work {
 /// An emulated computational-storage device on an image in a database directory.
 pub struct Device {
     inner: Arc<Inner>,
-    work: Arc<Mutex<Option<Sender<Work>>>>,
+    work: Arc<Mutex<Option<Queues>>>,
     workers: Vec<JoinHandle<()>>,
     dir: PathBuf,
 }
@@ -218,22 +226,28 @@ impl Device {
             profile,
         });
         let (tx, rx) = crossbeam_channel::bounded::<Work>(inner.profile.queues.depth as usize);
-        let workers = (0..opts.command_workers.max(1))
-            .map(|i| {
-                let inner = inner.clone();
-                let rx: Receiver<Work> = rx.clone();
-                std::thread::Builder::new()
-                    .name(format!("ndpdb-device-{i}"))
-                    .spawn(move || {
-                        for w in rx {
-                            let c = inner.process(w.id, w.cmd, w.submitted_ps);
-                            let _ = w.cq.send(c);
-                        }
-                    })
-                    .expect("spawn device worker")
-            })
-            .collect();
-        Device { inner, work: Arc::new(Mutex::new(Some(tx))), workers, dir: dir.to_owned() }
+        let (exec_tx, exec_rx) = crossbeam_channel::bounded::<Work>(inner.profile.queues.depth as usize);
+        // Command workers take every command but program executions, which
+        // have a worker of their own: a long execution (an update-NDP call
+        // waiting for a host transaction's lock) never holds up the page
+        // commands that transaction needs to commit.
+        let spawn = |name: String, rx: Receiver<Work>| {
+            let inner = inner.clone();
+            std::thread::Builder::new()
+                .name(name)
+                .spawn(move || {
+                    for w in rx {
+                        let c = inner.process(w.id, w.cmd, w.submitted_ps);
+                        let _ = w.cq.send(c);
+                    }
+                })
+                .expect("spawn device worker")
+        };
+        let mut workers: Vec<JoinHandle<()>> =
+            (0..opts.command_workers.max(1)).map(|i| spawn(format!("ndpdb-device-{i}"), rx.clone())).collect();
+        workers.push(spawn("ndpdb-device-exec".into(), exec_rx));
+        let queues = Queues { io: tx, exec: exec_tx };
+        Device { inner, work: Arc::new(Mutex::new(Some(queues))), workers, dir: dir.to_owned() }
     }
 
     /// A new submission/completion queue pair. One host thread uses it.
@@ -327,7 +341,7 @@ impl Drop for Device {
 /// A submission queue and its completion queue (NVMe I/O queue pair).
 pub struct QueuePair {
     inner: Arc<Inner>,
-    work: Arc<Mutex<Option<Sender<Work>>>>,
+    work: Arc<Mutex<Option<Queues>>>,
     cq_tx: Sender<Completion>,
     cq_rx: Receiver<Completion>,
     depth: usize,
@@ -342,7 +356,8 @@ impl QueuePair {
             let c = self.recv()?;
             self.done.push(c);
         }
-        let sender = self.work.lock().clone().ok_or(DeviceError::ShutDown)?;
+        let queues = self.work.lock().clone().ok_or(DeviceError::ShutDown)?;
+        let sender = if matches!(cmd, Command::Execute { .. }) { queues.exec } else { queues.io };
         let id = self.inner.next_id.fetch_add(1, Ordering::Relaxed);
         let kind = cmd.kind();
         let work = Work { id, cmd, submitted_ps: self.inner.clock.now_ps(), cq: self.cq_tx.clone() };

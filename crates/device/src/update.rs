@@ -267,11 +267,15 @@ impl Scan<'_, '_> {
     }
 }
 
-/// Between polls of a bucket: spin a little, then give the host CPU away.
+/// Between polls of a bucket: spin a little, then give the host CPU away,
+/// then sleep briefly (a host transaction may hold the lock for long; the
+/// model charges each poll as a local hit however long the emulation waits).
 fn backoff(polls: u64) {
     if polls < 64 {
         std::hint::spin_loop();
-    } else {
+    } else if polls < 1024 {
         std::thread::yield_now();
+    } else {
+        std::thread::sleep(std::time::Duration::from_micros(20));
     }
 }

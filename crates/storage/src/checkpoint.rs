@@ -106,7 +106,7 @@ impl Store {
         let generation = self.generation.lock().wrapping_add(1);
         // Every commit so far is in the blob (the caller holds off new ones).
         let log_lsn = self.wal.end();
-        self.wal.flush_to(log_lsn, &self.qp)?;
+        self.wal.flush_to(log_lsn, &self.wal_qp)?;
         let root = Root {
             blob_bytes: blob.len() as u64,
             blob_crc: crc32fast::hash(&blob),

@@ -194,8 +194,11 @@ pub struct Store {
     /// The tuple lock table, in memory the device reaches coherently when
     /// its profile has a coherent interconnect.
     lock_table: Arc<LockTable>,
-    /// The write-ahead log (`wal.rs`).
+    /// The write-ahead log (`wal.rs`), with a queue pair of its own: a
+    /// commit must not wait behind an NDP call (an update-NDP call may be
+    /// waiting for that very transaction's lock).
     pub(crate) wal: Wal,
+    pub(crate) wal_qp: Mutex<QueuePair>,
 }
 
 impl Store {
@@ -242,6 +245,7 @@ impl Store {
         if region_pages + log_pages + region_pages >= total_pages {
             return Err(StoreError::DeviceFull { pages: total_pages });
         }
+        let wal_qp = dev.queue_pair();
         Ok(Store {
             dev,
             qp: Mutex::new(qp),
@@ -256,6 +260,7 @@ impl Store {
             update_slot,
             lock_table,
             wal: Wal::new(geo, 0, 0, Vec::new()),
+            wal_qp: Mutex::new(wal_qp),
         })
     }
 
@@ -285,7 +290,7 @@ impl Store {
         let mut payload = Vec::new();
         encode_table_record(&mut payload, table.id, name, &table.layout, &table.columns);
         let end = self.wal.append(RecordKind::CreateTable, &payload)?;
-        self.wal.flush_to(end, &self.qp)?;
+        self.wal.flush_to(end, &self.wal_qp)?;
         Ok(table)
     }
 
@@ -328,7 +333,7 @@ impl Store {
             payload.extend_from_slice(&o.data);
         }
         let end = self.wal.append(RecordKind::Commit, &payload)?;
-        self.wal.flush_to(end, &self.qp)
+        self.wal.flush_to(end, &self.wal_qp)
     }
 
     /// Logs a pinned snapshot (`drop`: its removal), durably.
@@ -337,7 +342,7 @@ impl Store {
         payload.extend_from_slice(&xmax.to_le_bytes());
         let kind = if drop { RecordKind::DropSnapshot } else { RecordKind::PinSnapshot };
         let end = self.wal.append(kind, &payload)?;
-        self.wal.flush_to(end, &self.qp)
+        self.wal.flush_to(end, &self.wal_qp)
     }
 
     /// The physical page behind logical page `lpn`, if it is mapped.

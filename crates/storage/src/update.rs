@@ -27,8 +27,12 @@ use crate::scan::{Freshness, ScanStats};
 use crate::store::{Head, Result, Store, StoreError, Table, heap_object};
 
 /// How many polls of its lock bucket a PE makes before it gives up on a
-/// lock held by another transaction (and fails the call).
-pub const DEFAULT_POLL_LIMIT: u64 = 1 << 20;
+/// lock held by another transaction (and fails the call). Past the first
+/// thousand, the emulated PE sleeps 20 us between polls, so this is well
+/// under a second of real waiting. The host cannot see a PE's wait in its
+/// waits-for graph, so this bound is what ends a deadlock between a device
+/// transaction and a host one.
+pub const DEFAULT_POLL_LIMIT: u64 = 1 << 14;
 
 /// One tuple the device updated.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

@@ -1,0 +1,117 @@
+//! `ndpdb bench recovery`: log volume and recovery time. Loads ORDER_LINE
+//! (batched insert transactions), runs one-tuple update transactions, then
+//! crashes (the process forgets everything in memory, no checkpoint) and
+//! reopens the database, timing recovery. Auto-checkpoints happen as they
+//! would in production (when the log is half full at a commit), so recovery
+//! replays the log since the last of them.
+
+use std::path::Path;
+use std::time::Instant;
+
+use anyhow::{Context, Result};
+use ndpdb_device::{ClockKind, Device, DeviceOptions, Profile};
+use ndpdb_format::schema::Value;
+use ndpdb_storage::{Store, StoreOptions};
+use ndpdb_txn::{Database, Isolation, TxnError};
+use serde::Serialize;
+
+use crate::orderline;
+
+#[derive(Debug, Clone)]
+pub struct Config {
+    pub rows: u64,
+    pub txns: u64,
+    pub profile: Profile,
+    pub seed: u64,
+    /// Image capacity in bytes.
+    pub capacity: u64,
+}
+
+#[derive(Debug, Clone, Serialize)]
+pub struct Row {
+    pub profile: String,
+    pub rows: u64,
+    pub update_txns: u64,
+    pub load_s: f64,
+    pub load_log_bytes: u64,
+    pub load_log_bytes_per_tuple: f64,
+    pub update_s: f64,
+    pub update_txns_per_s: f64,
+    pub update_log_bytes: u64,
+    pub log_bytes_per_update_txn: f64,
+    pub log_flushes: u64,
+    pub log_bytes_at_crash: u64,
+    pub log_capacity_bytes: u64,
+    pub recovery_s: f64,
+    pub recovered_records: u64,
+    pub recovered_commits: u64,
+    pub recovered_log_bytes: u64,
+    pub integrity_errors: u64,
+}
+
+/// Runs the experiment in `dir` (a fresh database directory).
+pub fn run(cfg: &Config, dir: &Path, mut progress: impl FnMut(&str, u64, u64)) -> Result<Row> {
+    let dev =
+        Device::create(dir, cfg.profile.clone(), Some(cfg.capacity), DeviceOptions::with_clock(ClockKind::Virtual))?;
+    let db = Database::create(Store::new(dev, StoreOptions::default())?)?;
+    let t = db.create_table("order_line", orderline::columns())?;
+    let w0 = db.store().wal_stats();
+    let t0 = Instant::now();
+    orderline::load(&db, &t, cfg.rows, cfg.seed, |n| progress("load", n, cfg.rows))?;
+    let load_s = t0.elapsed().as_secs_f64();
+    let w1 = db.store().wal_stats();
+    let amount = t.column_index("ol_amount").context("no ol_amount")?;
+    let mut rng = cfg.seed | 1;
+    let t1 = Instant::now();
+    let mut done = 0;
+    while done < cfg.txns {
+        rng ^= rng << 13;
+        rng ^= rng >> 7;
+        rng ^= rng << 17;
+        let vid = rng % cfg.rows.max(1);
+        let mut tx = db.begin(Isolation::RepeatableRead);
+        let r = (|| {
+            let Some(mut row) = tx.get(&t, vid)? else { return Ok(()) };
+            row[amount] = Value::Int((rng >> 20) as i64 % 1_000_000);
+            tx.update(&t, vid, &row)
+        })();
+        match r {
+            Ok(()) => tx.commit()?,
+            Err(TxnError::Serialization(_) | TxnError::Deadlock) => continue,
+            Err(e) => return Err(e.into()),
+        }
+        done += 1;
+        if done % 1000 == 0 {
+            progress("update", done, cfg.txns);
+        }
+    }
+    let update_s = t1.elapsed().as_secs_f64();
+    let w2 = db.store().wal_stats();
+    let (at_crash, capacity) = db.store().wal_usage();
+    // The crash: nothing in host memory survives, no checkpoint is written.
+    drop(db);
+    let dev = Device::open(dir, cfg.profile.clone(), DeviceOptions::with_clock(ClockKind::Virtual))?;
+    let (store, meta, rec) = Store::open_with_report(dev, StoreOptions::default())?;
+    let check = store.check()?;
+    drop(Database::open(store, meta));
+    Ok(Row {
+        profile: cfg.profile.name.clone(),
+        rows: cfg.rows,
+        update_txns: cfg.txns,
+        load_s,
+        load_log_bytes: w1.bytes - w0.bytes,
+        load_log_bytes_per_tuple: (w1.bytes - w0.bytes) as f64 / cfg.rows.max(1) as f64,
+        update_s,
+        update_txns_per_s: cfg.txns as f64 / update_s.max(1e-9),
+        update_log_bytes: w2.bytes - w1.bytes,
+        log_bytes_per_update_txn: (w2.bytes - w1.bytes) as f64 / cfg.txns.max(1) as f64,
+        log_flushes: w2.flushes - w0.flushes,
+        log_bytes_at_crash: at_crash,
+        log_capacity_bytes: capacity,
+        recovery_s: rec.wall_s,
+        recovered_records: rec.records,
+        recovered_commits: rec.commits,
+        recovered_log_bytes: rec.log_bytes,
+        integrity_errors: check.error_count(),
+    })
+}
