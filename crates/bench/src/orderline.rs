@@ -96,6 +96,21 @@ pub fn update_round(
     Ok(())
 }
 
+/// Image capacity and store options for an experiment that keeps `tuples`
+/// ORDER_LINE tuples with `versions` versions in all: 140 bytes a version
+/// (record, slot, page slack), and a log that holds every version's log
+/// record (about 110 bytes) plus 64 MiB: the scenarios keep snapshot
+/// transactions open while later steps commit, and a checkpoint (which frees
+/// the log) waits for a moment with no transaction open. Checkpoints still
+/// happen between steps; their pages (about 20 bytes a tuple) are not reused
+/// yet, so room for a few is added.
+pub fn sizing(tuples: u64, versions: u64) -> (u64, StoreOptions) {
+    let log = versions * 128 + (64 << 20);
+    let checkpoints = 8;
+    let bytes = versions * 140 + log + checkpoints * tuples * 20 + (64 << 20);
+    (bytes.div_ceil(1 << 20) << 20, StoreOptions { log_bytes: log, ..StoreOptions::default() })
+}
+
 #[derive(Debug, Clone)]
 pub struct Config {
     pub profile: Profile,
@@ -148,9 +163,9 @@ pub fn run(cfg: &Config, dir: &Path, mut progress: impl FnMut(&str, u64, u64)) -
         bail!("--pes {}: profile `{}` has 1..={} PEs", cfg.pes, cfg.profile.name, cfg.profile.pe.count);
     }
     let versions = cfg.rounds + 1;
-    let capacity = (cfg.rows * u64::from(versions) * 140 + (64 << 20)).div_ceil(1 << 20) << 20;
+    let (capacity, opts) = sizing(cfg.rows, cfg.rows * u64::from(versions));
     let dev = Device::create(dir, cfg.profile.clone(), Some(capacity), DeviceOptions::with_clock(cfg.clock))?;
-    let db = Database::new(Store::new(dev, StoreOptions::default())?);
+    let db = Database::new(Store::new(dev, opts)?);
     let table = db.create_table("order_line", columns())?;
     load(&db, &table, cfg.rows, cfg.seed, |n| progress("load", n, cfg.rows))?;
     let mut oldest = db.begin(Isolation::RepeatableRead);

@@ -13,7 +13,7 @@ use ndpdb_baseline::postgres::{PgError, PgServer, Session};
 use ndpdb_device::{ClockKind, Device, DeviceOptions, Profile};
 use ndpdb_format::ndp::{Aggregate, CmpOp, Predicate};
 use ndpdb_format::schema::{ColumnType, Value};
-use ndpdb_storage::{Freshness, Store, StoreOptions, Table};
+use ndpdb_storage::{Freshness, Store, Table};
 use ndpdb_txn::{Database, Isolation, ReadMode, Txn};
 use ndpdb_workload::{OrderLine, OrderLineGen};
 use serde::Serialize;
@@ -245,9 +245,9 @@ fn run_ndpdb(
     progress: &mut dyn FnMut(&str, u64, u64),
 ) -> Result<Vec<Row>> {
     let (inserted, changes) = plan_sizes(plan);
-    let capacity = ((inserted + changes) * 140 + (64 << 20)).div_ceil(1 << 20) << 20;
+    let (capacity, opts) = orderline::sizing(inserted, inserted + changes);
     let dev = Device::create(dir, cfg.profile.clone(), Some(capacity), DeviceOptions::with_clock(cfg.clock))?;
-    let db = Database::new(Store::new(dev, StoreOptions::default())?);
+    let db = Database::new(Store::new(dev, opts)?);
     let table = db.create_table("order_line", orderline::columns())?;
     let amount = table.column_index(orderline::AMOUNT).context("ol_amount")?;
     let func = parse_op(&w.query.op)?;

@@ -71,6 +71,9 @@ pub(crate) struct Scan<'c, 'a> {
     last: Option<(u64, Loc)>,
     /// The VID map page in use: (lpn, ppn). VID map pages are never in the delta buffer.
     vid_page: Option<(u64, u64)>,
+    /// VID map page index of the last VID looked up, and its first VID
+    /// (VIDs come in order, so the division is rarely needed).
+    vid_span: (usize, u64),
     /// Position in the shipped VID delta.
     vid_cursor: usize,
     /// Medium bytes read for anything but chain steps: VID-map and L2P
@@ -121,6 +124,7 @@ fn run_op(ctx: &mut PeCtx<'_>, update: bool) -> Result<(), DeviceError> {
         page_cache: None,
         last: None,
         vid_page: None,
+        vid_span: (usize::MAX, 0),
         vid_cursor: 0,
         extra_bytes: 0,
         dram_visits: 0,
@@ -222,6 +226,10 @@ impl Scan<'_, '_> {
             return len;
         }
         let t = self.ctx.transfer_bytes();
+        if t.is_power_of_two() {
+            let shift = t.trailing_zeros();
+            return (((off + len + t - 1) >> shift) - (off >> shift)) << shift;
+        }
         ((off + len).div_ceil(t) - off / t) * t
     }
 
@@ -356,9 +364,14 @@ impl Scan<'_, '_> {
         if self.vid_cursor < d.len() && d[self.vid_cursor].0 == vid {
             return Ok(RecordId(d[self.vid_cursor].1));
         }
-        let idx = (vid / self.per_page) as usize;
+        let (mut idx, mut first) = self.vid_span;
+        if idx == usize::MAX || vid < first || vid >= first + self.per_page {
+            idx = (vid / self.per_page) as usize;
+            first = idx as u64 * self.per_page;
+            self.vid_span = (idx, first);
+        }
         let lpn = *self.call.vid_pages.get(idx).ok_or_else(|| self.fail(format!("VID {vid} has no VID map page")))?;
-        let at = PAGE_HEADER_BYTES as u64 + 8 * (vid % self.per_page);
+        let at = PAGE_HEADER_BYTES as u64 + 8 * (vid - first);
         self.extra_bytes += self.medium_bytes(at, 8);
         let ppn = match self.vid_page {
             Some((l, p)) if l == lpn => p,
@@ -505,10 +518,12 @@ impl Scan<'_, '_> {
         if !self.layout.slots[usize::from(column)].nullable {
             return Ok(false);
         }
+        // The bitmap starts 4-aligned and fills whole words, so the word
+        // holding the column's bit is one transfer, as the byte would be.
         let at = usize::from(self.layout.null_bitmap_offset) + usize::from(column) / 8;
-        let mut b = [0u8; 1];
-        self.field(rec, at, &mut b)?;
-        Ok(b[0] & (1 << (column % 8)) != 0)
+        let mut w = [0u32; 1];
+        self.field_words(rec, at & !3, &mut w)?;
+        Ok(w[0].to_le_bytes()[at & 3] & (1 << (column % 8)) != 0)
     }
 
     fn int_column(&mut self, rec: &Found, column: u16) -> Result<Option<i64>, DeviceError> {
