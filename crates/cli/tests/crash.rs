@@ -1,5 +1,5 @@
-//! The crash harness as CI runs it: a short `ndpdb bench crash`, then
-//! `ndpdb check` on a database that crashed.
+//! The crash harness as CI runs it (a short `ndpdb bench crash`), and
+//! `ndpdb check` on a healthy database and on one from a newer format.
 
 use std::process::Command;
 
@@ -26,7 +26,7 @@ fn a_short_crash_run_loses_no_commit() {
 }
 
 #[test]
-fn check_reports_a_healthy_database_and_a_corrupt_one() {
+fn check_passes_a_healthy_database_and_refuses_a_newer_format() {
     let dir = tempfile::tempdir().unwrap();
     let db = dir.path().join("db");
     let run = |args: &[&str]| {

@@ -137,24 +137,14 @@ fn run_op(ctx: &mut PeCtx<'_>, update: bool) -> Result<(), DeviceError> {
     match scan.call.op.clone() {
         Operation::Aggregate { func, column } => {
             let mut part = Partial::default();
-            let mut found = Vec::with_capacity(BATCH);
-            let mut at = first;
-            while at < end {
-                let to = (at + scan.batch()).min(end);
-                scan.visible_versions(at..to, &mut found, &mut part.visited)?;
-                let batch = std::mem::take(&mut found);
-                for rec in batch.iter().flatten() {
-                    if scan.qualifies(rec)? {
-                        let v = match func {
-                            Aggregate::CountStar => None,
-                            _ => scan.int_column(rec, column)?,
-                        };
-                        part.add_row(v);
-                    }
-                }
-                found = batch;
-                at = to;
-            }
+            part.visited = scan.each_qualifying(first, end, |scan, _, rec| {
+                let v = match func {
+                    Aggregate::CountStar => None,
+                    _ => scan.int_column(rec, column)?,
+                };
+                part.add_row(v);
+                Ok(())
+            })?;
             part.extra_bytes = scan.extra_bytes;
             part.dram_visits = scan.dram_visits;
             scan.ctx.range_write(3, pe * PARTIAL_BYTES as u64, &part.encode())
@@ -168,7 +158,7 @@ fn run_op(ctx: &mut PeCtx<'_>, update: bool) -> Result<(), DeviceError> {
 /// one whatever the order, so the batch changes nothing in the model; it
 /// lets the emulation overlap its own cache misses (prefetch every chain's
 /// next slot, then every header) instead of taking them one after another.
-pub(crate) const BATCH: usize = 64;
+const BATCH: usize = 64;
 
 /// The version of a tuple that a snapshot sees.
 #[derive(Debug, Clone, Copy)]
@@ -194,7 +184,7 @@ impl Scan<'_, '_> {
 
     /// Chains walked side by side: whole pages on flash are read one chain
     /// at a time, so that the page kept from the last read stays useful.
-    pub(crate) fn batch(&self) -> u64 {
+    fn batch(&self) -> u64 {
         if self.flash { 1 } else { BATCH as u64 }
     }
 
@@ -391,6 +381,33 @@ impl Scan<'_, '_> {
         Ok(RecordId(u64::from(w[0]) | u64::from(w[1]) << 32))
     }
 
+    /// Calls `f` with each VID of `first..end` whose visible version meets
+    /// the call's predicate, in VID order (chains walked `batch()` at a
+    /// time); returns the versions visited.
+    pub(crate) fn each_qualifying(
+        &mut self,
+        first: u64,
+        end: u64,
+        mut f: impl FnMut(&mut Self, u64, &Found) -> Result<(), DeviceError>,
+    ) -> Result<u64, DeviceError> {
+        let mut visited = 0;
+        let mut found = Vec::with_capacity(BATCH);
+        let mut at = first;
+        while at < end {
+            let to = (at + self.batch()).min(end);
+            self.visible_versions(at..to, &mut found, &mut visited)?;
+            for (vid, rec) in (at..to).zip(&found) {
+                if let Some(rec) = rec
+                    && self.qualifies(rec)?
+                {
+                    f(self, vid, rec)?;
+                }
+            }
+            at = to;
+        }
+        Ok(visited)
+    }
+
     /// Walks the chains of `vids` to the versions the snapshot sees: `found`
     /// gets, per VID in order, its visible record, or None when the tuple is
     /// absent or deleted in the snapshot. The chains advance in lockstep,
@@ -398,7 +415,7 @@ impl Scan<'_, '_> {
     /// header. Each read was prefetched one pass earlier (the slot when the
     /// chain reached the version, the header when its slot was read), so the
     /// emulation's cache misses overlap; the model is charged the same.
-    pub(crate) fn visible_versions(
+    fn visible_versions(
         &mut self,
         vids: std::ops::Range<u64>,
         found: &mut Vec<Option<Found>>,
@@ -546,7 +563,7 @@ impl Scan<'_, '_> {
         }))
     }
 
-    pub(crate) fn qualifies(&mut self, rec: &Found) -> Result<bool, DeviceError> {
+    fn qualifies(&mut self, rec: &Found) -> Result<bool, DeviceError> {
         let Some(p) = self.call.predicate else { return Ok(true) };
         Ok(self.int_column(rec, p.column)?.is_some_and(|v| p.op.eval(v, p.value)))
     }
@@ -570,43 +587,30 @@ impl Scan<'_, '_> {
         let base = pe * share;
         let mut out: Vec<u8> = vec![0; 16];
         let mut rows = 0u64;
-        let mut visited = 0u64;
-        let mut found = Vec::with_capacity(BATCH);
-        let mut at = first;
-        while at < end {
-            let to = (at + self.batch()).min(end);
-            self.visible_versions(at..to, &mut found, &mut visited)?;
-            let batch = std::mem::take(&mut found);
-            for (vid, rec) in (at..to).zip(batch.iter()) {
-                let Some(rec) = rec else { continue };
-                if !self.qualifies(rec)? {
-                    continue;
-                }
-                out.extend_from_slice(&vid.to_le_bytes());
-                for &c in projection {
-                    match self.column_value(rec, c)? {
-                        Value::Null => out.push(0),
-                        Value::Int(v) => {
-                            out.push(1);
-                            out.extend_from_slice(&v.to_le_bytes());
-                        }
-                        Value::Text(t) => {
-                            out.push(2);
-                            out.extend_from_slice(&(t.len() as u16).to_le_bytes());
-                            out.extend_from_slice(&t);
-                        }
+        self.each_qualifying(first, end, |scan, vid, rec| {
+            out.extend_from_slice(&vid.to_le_bytes());
+            for &c in projection {
+                match scan.column_value(rec, c)? {
+                    Value::Null => out.push(0),
+                    Value::Int(v) => {
+                        out.push(1);
+                        out.extend_from_slice(&v.to_le_bytes());
+                    }
+                    Value::Text(t) => {
+                        out.push(2);
+                        out.extend_from_slice(&(t.len() as u16).to_le_bytes());
+                        out.extend_from_slice(&t);
                     }
                 }
-                rows += 1;
-                if out.len() as u64 > share {
-                    return Err(self.fail(format!(
-                        "result buffer share of {share} bytes is full; give the call a larger output range"
-                    )));
-                }
             }
-            found = batch;
-            at = to;
-        }
+            rows += 1;
+            if out.len() as u64 > share {
+                return Err(scan.fail(format!(
+                    "result buffer share of {share} bytes is full; give the call a larger output range"
+                )));
+            }
+            Ok(())
+        })?;
         let used = out.len() as u64;
         out[0..8].copy_from_slice(&used.to_le_bytes());
         out[8..16].copy_from_slice(&rows.to_le_bytes());

@@ -69,53 +69,40 @@ impl Scan<'_, '_> {
         let mut next_page = 0usize;
         let mut page: Option<HeapPage> = None;
         let mut written = 0u64;
-        let mut visited = 0u64;
-        let mut found = Vec::with_capacity(crate::snapshot::BATCH);
-        let mut at = first;
-        while at < end {
-            let to = (at + self.batch()).min(end);
-            self.visible_versions(at..to, &mut found, &mut visited)?;
-            let batch = std::mem::take(&mut found);
-            for (vid, rec) in (at..to).zip(batch.iter()) {
-                let Some(rec) = rec else { continue };
-                if !self.qualifies(rec)? {
-                    continue;
+        self.each_qualifying(first, end, |scan, vid, rec| {
+            scan.lock(object, vid, rec, own, poll_limit)?;
+            let record = scan.new_version(vid, rec, own, column, expr)?;
+            let slot = loop {
+                if let Some(p) = page.as_mut()
+                    && let Some(slot) = p.insert(&record)
+                {
+                    break slot;
                 }
-                self.lock(object, vid, rec, own, poll_limit)?;
-                let record = self.new_version(vid, rec, own, column, expr)?;
-                let slot = loop {
-                    if let Some(p) = page.as_mut()
-                        && let Some(slot) = p.insert(&record)
-                    {
-                        break slot;
-                    }
-                    if let Some(full) = page.take() {
-                        self.program_page(&pages, next_page - 1, &full)?;
-                        written += 1;
-                    }
-                    let Some(&(lpn, _)) = pages.get(next_page) else {
-                        return Err(self.fail(format!(
-                            "VID {vid}: the {} pages the call gave PE {pe} are full; give the call more pages",
-                            pages.len()
-                        )));
-                    };
-                    page = Some(HeapPage::new(self.page as usize, object, lpn));
-                    next_page += 1;
-                };
-                let lpn = page.as_ref().expect("a page is open").lpn();
-                out.extend_from_slice(&vid.to_le_bytes());
-                out.extend_from_slice(&RecordId::new(rec.lpn, rec.slot).0.to_le_bytes());
-                out.extend_from_slice(&RecordId::new(lpn, slot).0.to_le_bytes());
-                entries += 1;
-                if out.len() as u64 > share {
-                    return Err(self.fail(format!(
-                        "result buffer share of {share} bytes is full; give the call a larger output range"
+                if let Some(full) = page.take() {
+                    scan.program_page(&pages, next_page - 1, &full)?;
+                    written += 1;
+                }
+                let Some(&(lpn, _)) = pages.get(next_page) else {
+                    return Err(scan.fail(format!(
+                        "VID {vid}: the {} pages the call gave PE {pe} are full; give the call more pages",
+                        pages.len()
                     )));
-                }
+                };
+                page = Some(HeapPage::new(scan.page as usize, object, lpn));
+                next_page += 1;
+            };
+            let lpn = page.as_ref().expect("a page is open").lpn();
+            out.extend_from_slice(&vid.to_le_bytes());
+            out.extend_from_slice(&RecordId::new(rec.lpn, rec.slot).0.to_le_bytes());
+            out.extend_from_slice(&RecordId::new(lpn, slot).0.to_le_bytes());
+            entries += 1;
+            if out.len() as u64 > share {
+                return Err(scan.fail(format!(
+                    "result buffer share of {share} bytes is full; give the call a larger output range"
+                )));
             }
-            found = batch;
-            at = to;
-        }
+            Ok(())
+        })?;
         if let Some(last) = page.take() {
             self.program_page(&pages, next_page - 1, &last)?;
             written += 1;

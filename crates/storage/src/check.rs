@@ -9,7 +9,6 @@
 
 use std::collections::{HashMap, HashSet};
 
-use ndpdb_device::Command;
 use ndpdb_format::page::{self, PageKind, RecordId};
 
 use crate::store::{CHAIN_MAX, Result, Store, Table};
@@ -205,15 +204,5 @@ impl Store {
             }
         }
         Ok(())
-    }
-
-    /// Reads every page of the log's ring region as a plain check that the
-    /// device serves it (the log's records are checked by recovery).
-    pub fn check_log_region(&self) -> Result<u64> {
-        let g = self.wal.geo;
-        for p in 0..g.pages {
-            self.qp.lock().call(Command::PageRead { ppn: g.start + p })?;
-        }
-        Ok(g.pages)
     }
 }

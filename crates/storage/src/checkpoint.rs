@@ -274,6 +274,7 @@ impl Store {
             RecordKind::Commit => {
                 let txn = u64_of(take(8)?);
                 let n = u32_of(take(4)?);
+                let tables = self.tables();
                 for _ in 0..n {
                     let kind = take(1)?[0];
                     let table_id = u32_of(take(4)?);
@@ -286,23 +287,22 @@ impl Store {
                         3 => OpKind::Delete,
                         k => return Err(bad(&format!("operation kind {k}"))),
                     };
-                    let table = self
-                        .tables()
-                        .into_iter()
+                    let table = tables
+                        .iter()
                         .find(|t| t.id == table_id)
                         .ok_or_else(|| bad(&format!("table {table_id} does not exist")))?;
                     if vid > 1 << 40 {
                         return Err(bad(&format!("VID {vid} is implausible")));
                     }
                     while table.vids() <= vid {
-                        self.new_vid(&table);
+                        self.new_vid(table);
                     }
                     let head = table.head(vid).expect("extended above");
                     let tombstone = kind == OpKind::Delete;
                     let header =
                         VersionHeader { create_ts: txn, prev: head.rid, tombstone, data_len: data.len() as u16 };
-                    let rid = self.append_version(&table, header, &data)?;
-                    self.set_head(&table, vid, Head { rid, create_ts: txn, tombstone });
+                    let rid = self.append_version(table, header, &data)?;
+                    self.set_head(table, vid, Head { rid, create_ts: txn, tombstone });
                 }
                 meta.next_txn = meta.next_txn.max(txn + 1);
                 rec.commits += 1;

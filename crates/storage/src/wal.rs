@@ -212,6 +212,7 @@ impl Wal {
             let from = s.pending_from;
             let data = std::mem::take(&mut s.pending);
             s.pending_from = from + data.len() as u64;
+            let before = s.tail_page.clone();
             let mut tail = std::mem::take(&mut s.tail_page);
             drop(s);
             let written = self.write(from, &data, &mut tail, qp);
@@ -229,6 +230,7 @@ impl Wal {
                     // The bytes may be half on the medium; nothing after them
                     // can be acknowledged. Fail this commit and every later one.
                     s.pending_from = from;
+                    s.tail_page = before;
                     let mut again = data;
                     again.extend_from_slice(&s.pending);
                     s.pending = again;

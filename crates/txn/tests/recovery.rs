@@ -153,11 +153,7 @@ fn the_integrity_check_passes_after_recovery_and_names_a_corrupt_page() {
     let (store, meta) = Store::open(device(dir.path(), false), opts()).unwrap();
     let t = store.table("t").unwrap();
     let rid = t.head(10).unwrap().rid;
-    let ppn = {
-        let dev = store.device();
-        let _ = dev;
-        store.physical_page(rid.lpn()).unwrap()
-    };
+    let ppn = store.physical_page(rid.lpn()).unwrap();
     drop((store, meta));
     let dev = device(dir.path(), false);
     let mut qp = dev.queue_pair();
