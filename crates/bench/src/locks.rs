@@ -42,9 +42,12 @@
 //! its completion time on the device's virtual clock, from a run.
 //!
 //! **Exp. 3 (Fig. 6), one million lock requests.** `bench_host` on the
-//! shared table and on the conventional (PostgreSQL-style) lock manager,
-//! sequential and random keys, without contention; percentiles and a
-//! histogram over log-scale buckets.
+//! shared table at each configured size and on the conventional
+//! (PostgreSQL-style) lock manager, which has no size, sequential and random
+//! keys, without contention; percentiles and a histogram over log-scale
+//! buckets. The size matters for random keys: each request touches a random
+//! line of the table, so whether the table stays in the caches decides the
+//! median, while the conventional manager only holds the locks alive.
 //!
 //! Every run ends by checking that its table is empty again; a lock left
 //! behind fails the experiment. Host threads and PEs are all host threads:
@@ -116,8 +119,10 @@ pub struct Config {
     pub pes: u32,
     /// Exp. 1's window of keys per side.
     pub keys: u64,
-    /// Bytes of ndpdb's table (a power of two; `ndpdb_locktable::DEFAULT_TABLE_BYTES` is neoDBMS's "few megabytes").
-    pub table_bytes: usize,
+    /// Sizes of ndpdb's table in bytes, each a power of two
+    /// (`ndpdb_locktable::DEFAULT_TABLE_BYTES` is neoDBMS's "few megabytes").
+    /// Exp. 1 uses the first; Exp. 3 measures every one.
+    pub table_bytes: Vec<usize>,
     pub seed: u64,
 }
 
@@ -133,16 +138,21 @@ impl Config {
         ensure!((1..=REQUESTS_MAX).contains(&self.requests), "--requests {}: choose 1..={REQUESTS_MAX}", self.requests);
         ensure!((1..=THREADS_MAX).contains(&self.threads), "--threads {}: choose 1..={THREADS_MAX}", self.threads);
         ensure!(self.keys >= 1, "--keys must be at least 1");
-        let buckets =
-            ndpdb_locktable::bucket::bucket_count(self.table_bytes).map_err(|e| anyhow!("--table-bytes: {e}"))? as u64;
-        ensure!(
-            2 * self.keys <= buckets,
-            "--keys {}: the two windows must fit the table's {buckets} buckets (at most {}, or a larger --table-bytes)",
-            self.keys,
-            buckets / 2
-        );
+        ensure!(!self.table_bytes.is_empty(), "--table-bytes: name at least one size");
+        for (i, &bytes) in self.table_bytes.iter().enumerate() {
+            ndpdb_locktable::bucket::bucket_count(bytes).map_err(|e| anyhow!("--table-bytes {bytes}: {e}"))?;
+            ensure!(!self.table_bytes[..i].contains(&bytes), "--table-bytes {bytes}: the size is named twice");
+        }
         if self.experiments.contains(&1) {
             let count = self.profile.pe.count;
+            let buckets = (self.exp1_table_bytes() / ndpdb_locktable::BUCKET_BYTES) as u64;
+            ensure!(
+                2 * self.keys <= buckets,
+                "--keys {}: Exp. 1's two windows must fit the table's {buckets} buckets (at most {}, or a larger \
+                 first --table-bytes)",
+                self.keys,
+                buckets / 2
+            );
             ensure!(!self.contention_pct.is_empty(), "--contention: name at least one level for Exp. 1");
             ensure!(
                 self.profile.coherent.is_some(),
@@ -163,10 +173,16 @@ impl Config {
         Ok(())
     }
 
+    /// Exp. 1's table size: the first of `table_bytes`.
+    pub fn exp1_table_bytes(&self) -> usize {
+        self.table_bytes[0]
+    }
+
     /// Progress steps of a run (what `run`'s callback counts to).
     pub fn steps(&self) -> usize {
         let has = |e| usize::from(self.experiments.contains(&e));
-        has(1) * 2 * self.contention_pct.len() + has(2) * self.profiles.len() + has(3) * 4
+        let exp3 = 2 * (self.table_bytes.len() + 1);
+        has(1) * 2 * self.contention_pct.len() + has(2) * self.profiles.len() + has(3) * exp3
     }
 
     /// What makes the figures unreliable on this machine.
@@ -358,7 +374,7 @@ struct Rig<'a> {
 }
 
 fn exp1(cfg: &Config, dir: &Path, step: &mut dyn FnMut(String)) -> Result<Vec<LatencyRow>> {
-    let table = Arc::new(LockTable::with_bytes(cfg.table_bytes)?);
+    let table = Arc::new(LockTable::with_bytes(cfg.exp1_table_bytes())?);
     let opts = DeviceOptions { pe_threads: cfg.pes as usize, ..DeviceOptions::with_clock(ClockKind::Virtual) };
     let dev = Device::create(dir, cfg.profile.clone(), Some(1 << 20), opts)
         .with_context(|| format!("creating Exp. 1's device in {}", dir.display()))?;
@@ -510,7 +526,7 @@ impl Rig<'_> {
         row.threads = self.cfg.threads;
         row.pes = Some(self.cfg.pes);
         row.keys = self.cfg.keys;
-        row.table_bytes = Some(self.cfg.table_bytes);
+        row.table_bytes = Some(self.cfg.exp1_table_bytes());
         row.shared_window_pct = Some(shared_keys(self.cfg.keys, pct) as f64 * 100.0 / self.cfg.keys as f64);
         row.lock_events = Some(LockEvents::between(before, &self.table.counters()));
         Ok(row)
@@ -697,15 +713,30 @@ fn pcie_latencies_ns(profile: &Profile, dir: &Path) -> Result<Vec<f64>> {
 
 // ---- Exp. 3 ----
 
+/// Per access: ndpdb's table at each size, then the conventional manager
+/// (which has no size) once.
 fn exp3(cfg: &Config, step: &mut dyn FnMut(String)) -> Result<Vec<LatencyRow>> {
     let mut rows = Vec::new();
     for access in [Access::Sequential, Access::Random] {
-        for lock_table in ["ndpdb", "conventional"] {
-            step(format!("Exp. 3: {lock_table}, {} access", access_name(access)));
-            rows.push(exp3_run(cfg, lock_table, access)?);
+        let tables = cfg.table_bytes.iter().map(|&b| Some(b)).chain([None]);
+        for table_bytes in tables {
+            let name = table_bytes.map_or("conventional".to_string(), |b| format!("ndpdb {}", size_label(b)));
+            step(format!("Exp. 3: {name}, {} access", access_name(access)));
+            rows.push(exp3_run(cfg, table_bytes, access)?);
         }
     }
     Ok(rows)
+}
+
+/// `64 B`, `256 KiB`, `4 MiB`: bytes in the largest unit that divides them.
+pub fn size_label(bytes: usize) -> String {
+    const UNITS: [&str; 4] = ["B", "KiB", "MiB", "GiB"];
+    let (mut n, mut unit) = (bytes, 0);
+    while unit + 1 < UNITS.len() && n >= 1024 && n % 1024 == 0 {
+        n /= 1024;
+        unit += 1;
+    }
+    format!("{n} {}", UNITS[unit])
 }
 
 fn access_name(access: Access) -> &'static str {
@@ -715,7 +746,9 @@ fn access_name(access: Access) -> &'static str {
     }
 }
 
-fn exp3_run(cfg: &Config, lock_table: &'static str, access: Access) -> Result<LatencyRow> {
+/// One measurement: on ndpdb's table of `table_bytes`, or on the
+/// conventional manager when `None`.
+fn exp3_run(cfg: &Config, table_bytes: Option<usize>, access: Access) -> Result<LatencyRow> {
     let spec = HostBench {
         requests: cfg.requests as usize,
         access,
@@ -730,13 +763,13 @@ fn exp3_run(cfg: &Config, lock_table: &'static str, access: Access) -> Result<La
         ..spec
     };
     let wall = Instant::now();
-    let (samples, events) = if lock_table == "ndpdb" {
-        let table = LockTable::with_bytes(cfg.table_bytes)?;
+    let (lock_table, samples, events) = if let Some(bytes) = table_bytes {
+        let table = LockTable::with_bytes(bytes)?;
         bench_host(&table, &warmup)?;
         let before = table.counters();
         let samples = bench_host(&table, &spec)?;
         check_empty(&table)?;
-        (samples, Some(LockEvents::between(&before, &table.counters())))
+        ("ndpdb", samples, Some(LockEvents::between(&before, &table.counters())))
     } else {
         let table = ConventionalLockTable::new();
         bench_host(&table, &warmup)?;
@@ -746,13 +779,13 @@ fn exp3_run(cfg: &Config, lock_table: &'static str, access: Access) -> Result<La
             left == 0,
             "the conventional lock table holds {left} lock objects after the run; a lock was left behind"
         );
-        (samples, None)
+        ("conventional", samples, None)
     };
     let mut row = latency_row(3, lock_table, "host", "real", &samples, wall.elapsed().as_secs_f64())?;
     row.access = Some(access_name(access));
     row.threads = cfg.threads;
     row.keys = EXP3_KEYS_PER_THREAD;
-    row.table_bytes = (lock_table == "ndpdb").then_some(cfg.table_bytes);
+    row.table_bytes = table_bytes;
     row.timer_overhead_ns = Some(timer_overhead_ns(10_000));
     row.lock_events = events;
     row.histogram = Some(histogram(&samples));
@@ -821,18 +854,38 @@ pub fn table(rows: &[Row]) -> String {
     if let Some(first) = exp3.first() {
         out += &format!(
             "{}Exp. 3 (Fig. 6): lock+unlock pairs on the host, {} thread(s), {} keys per thread, no contention, \
-             ndpdb's table {} KiB (real clock)\n",
+             ndpdb's table at each size (real clock)\n",
             sep(&out),
             first.threads,
             first.keys,
-            exp3.iter().find_map(|r| r.table_bytes).unwrap_or(0) >> 10
         );
-        out += &crate::output::table(&LATENCY_HEADERS, &exp3.iter().map(|r| latency_cells(r)).collect::<Vec<_>>());
-        for access in ["sequential", "random"] {
-            let p50 = |t: &str| exp3.iter().find(|r| r.lock_table == t && r.access == Some(access)).map(|r| r.p50_ns);
-            if let (Some(n), Some(c)) = (p50("ndpdb"), p50("conventional")) {
-                out += &format!("median conventional/ndpdb, {access}: {:.2}x\n", c as f64 / n.max(1) as f64);
-            }
+        let mut headers = LATENCY_HEADERS.to_vec();
+        headers.insert(1, "size");
+        let cells = |r: &LatencyRow| {
+            let mut c = latency_cells(r);
+            c.insert(1, r.table_bytes.map_or("-".into(), size_label));
+            c
+        };
+        out += &crate::output::table(&headers, &exp3.iter().map(|r| cells(r)).collect::<Vec<_>>());
+        out += &exp3_ratios(&exp3);
+    }
+    out
+}
+
+/// One line per access and size of ndpdb's table: the conventional
+/// manager's median over ndpdb's.
+fn exp3_ratios(exp3: &[&LatencyRow]) -> String {
+    let mut out = String::new();
+    for access in ["sequential", "random"] {
+        let of_access = || exp3.iter().filter(move |r| r.access == Some(access));
+        let Some(c) = of_access().find(|r| r.lock_table == "conventional").map(|r| r.p50_ns) else { continue };
+        for r in of_access().filter(|r| r.lock_table == "ndpdb") {
+            let n = r.p50_ns;
+            let size = r.table_bytes.map_or("-".into(), size_label);
+            out += &format!(
+                "median conventional/ndpdb, {access}, {size} table: {:.2}x ({c} / {n} ns)\n",
+                c as f64 / n.max(1) as f64
+            );
         }
     }
     out
@@ -899,7 +952,8 @@ fn exp2_cells(rows: &[&TransferRow]) -> Vec<Vec<String>> {
 }
 
 /// Exp. 1: p50 against contention (host and device, and the host's p99);
-/// Exp. 3: a histogram per access with both tables. Returns the files.
+/// Exp. 3: a histogram per access with every table, and with more than one
+/// size of ndpdb's table, latency against its size. Returns the files.
 pub fn plot(rows: &[Row], dir: &Path) -> Result<Vec<PathBuf>> {
     use crate::output::{Plot, Series};
     let mut files = Vec::new();
@@ -940,7 +994,142 @@ pub fn plot(rows: &[Row], dir: &Path) -> Result<Vec<PathBuf>> {
             files.extend(histogram_plot(&of_access, access, dir)?);
         }
     }
+    let mut sizes: Vec<usize> = exp3.iter().filter_map(|r| r.table_bytes).collect();
+    sizes.sort_unstable();
+    sizes.dedup();
+    if sizes.len() > 1 {
+        files.extend(table_size_plot(&exp3, dir)?);
+    }
     Ok(files)
+}
+
+/// Exp. 3 against the size of ndpdb's table (log2 axis): ndpdb's p50 and
+/// p99 per access, the conventional manager's p50 as dashed horizontal lines.
+fn table_size_plot(rows: &[&LatencyRow], dir: &Path) -> Result<Vec<PathBuf>> {
+    use plotters::prelude::*;
+    crate::output::ensure_font()?;
+    let title = format!("Exp. 3: {} lock+unlock pairs against the size of ndpdb's table", rows[0].requests);
+    let svg = dir.join("exp3-table-size.svg");
+    let png = dir.join("exp3-table-size.png");
+    draw_table_size(SVGBackend::new(&svg, (900, 600)).into_drawing_area(), &title, rows)?;
+    draw_table_size(BitMapBackend::new(&png, (900, 600)).into_drawing_area(), &title, rows)?;
+    Ok(vec![svg, png])
+}
+
+/// How a line of the table-size plot is drawn.
+#[derive(Debug, Clone, Copy, PartialEq)]
+enum Mark {
+    /// ndpdb's p50: thick, with circles.
+    P50,
+    /// ndpdb's p99: thin, with triangles.
+    P99,
+    /// The conventional manager's p50: dashed across the whole axis.
+    Reference,
+}
+
+/// One line of the table-size plot: (table bytes, ns) points, or one point
+/// whose y a [`Mark::Reference`] line holds across the axis.
+struct SizeLine {
+    name: String,
+    /// Palette index: one colour per access.
+    color: usize,
+    mark: Mark,
+    points: Vec<(f64, f64)>,
+}
+
+/// What the table-size plot shows, per access: ndpdb's p50 and p99 by
+/// size, and the conventional manager's p50.
+fn table_size_lines(rows: &[&LatencyRow]) -> Vec<SizeLine> {
+    let mut lines = Vec::new();
+    for (color, access) in ["sequential", "random"].into_iter().enumerate() {
+        let mut ndpdb: Vec<&LatencyRow> =
+            rows.iter().copied().filter(|r| r.lock_table == "ndpdb" && r.access == Some(access)).collect();
+        ndpdb.sort_by_key(|r| r.table_bytes);
+        let points = |y: fn(&LatencyRow) -> u64| -> Vec<(f64, f64)> {
+            ndpdb.iter().map(|r| (r.table_bytes.unwrap_or(0) as f64, y(r) as f64)).collect()
+        };
+        let line = |name: String, mark, points| SizeLine { name, color, mark, points };
+        lines.push(line(format!("ndpdb p50, {access}"), Mark::P50, points(|r| r.p50_ns)));
+        lines.push(line(format!("ndpdb p99, {access}"), Mark::P99, points(|r| r.p99_ns)));
+        if let Some(c) = rows.iter().find(|r| r.lock_table == "conventional" && r.access == Some(access)) {
+            lines.push(line(format!("conventional p50, {access}"), Mark::Reference, vec![(0.0, c.p50_ns as f64)]));
+        }
+    }
+    lines
+}
+
+fn draw_table_size<DB: plotters::prelude::DrawingBackend>(
+    root: plotters::prelude::DrawingArea<DB, plotters::coord::Shift>,
+    title: &str,
+    rows: &[&LatencyRow],
+) -> Result<()>
+where
+    DB::ErrorType: 'static,
+{
+    use plotters::prelude::*;
+    let lines = table_size_lines(rows);
+    let sizes = || lines.iter().filter(|l| l.mark != Mark::Reference).flat_map(|l| l.points.iter().map(|p| p.0));
+    let (x_min, x_max) = (sizes().fold(f64::INFINITY, f64::min), sizes().fold(0.0, f64::max));
+    // Half a doubling of margin on each side; a label per power of two, or
+    // per second one beyond a dozen.
+    let (x_lo, x_hi) = (x_min / 2f64.sqrt(), x_max * 2f64.sqrt());
+    let labels = ((x_max / x_min).log2().round() as usize + 1).min(12);
+    let y_hi = lines.iter().flat_map(|l| l.points.iter().map(|p| p.1)).fold(1.0, f64::max) * 1.1;
+    let err = |e: DrawingAreaErrorKind<DB::ErrorType>| anyhow!("drawing plot: {e:?}");
+    root.fill(&WHITE).map_err(err)?;
+    let mut chart = ChartBuilder::on(&root)
+        .caption(title, ("sans-serif", 22))
+        .margin(15)
+        .x_label_area_size(45)
+        .y_label_area_size(70)
+        .build_cartesian_2d((x_lo..x_hi).log_scale().base(2.0), 0f64..y_hi)
+        .map_err(err)?;
+    chart
+        .configure_mesh()
+        .x_labels(labels)
+        .x_desc("ndpdb's table (bytes, log2 scale)")
+        .x_label_formatter(&|x| size_label(x.round() as usize))
+        .y_label_formatter(&|y| format!("{y:.0}"))
+        .y_desc("ns")
+        .label_style(("sans-serif", 14))
+        .draw()
+        .map_err(err)?;
+    // Each legend sample repeats its line's stroke and marker.
+    for l in &lines {
+        let color = Palette99::pick(l.color).to_rgba();
+        let (thick, thin, name) = (color.stroke_width(2), color.stroke_width(1), l.name.clone());
+        let stroke = move |(x, y): (i32, i32), style, gap| {
+            EmptyElement::at((x, y))
+                + PathElement::new(vec![(0, 0), (10 - gap, 0)], style)
+                + PathElement::new(vec![(10 + gap, 0), (20, 0)], style)
+        };
+        match l.mark {
+            Mark::P50 => {
+                chart.draw_series(LineSeries::new(l.points.clone(), thick)).map_err(err)?;
+                let dots = l.points.iter().map(|&p| Circle::new(p, 4, color.filled()));
+                chart
+                    .draw_series(dots)
+                    .map_err(err)?
+                    .label(name)
+                    .legend(move |at| stroke(at, thick, 0) + Circle::new((10, 0), 4, color.filled()));
+            }
+            Mark::P99 => {
+                chart.draw_series(LineSeries::new(l.points.clone(), thin)).map_err(err)?;
+                let dots = l.points.iter().map(|&p| TriangleMarker::new(p, 5, color.filled()));
+                chart
+                    .draw_series(dots)
+                    .map_err(err)?
+                    .label(name)
+                    .legend(move |at| stroke(at, thin, 0) + TriangleMarker::new((10, 0), 5, color.filled()));
+            }
+            Mark::Reference => {
+                let y = l.points[0].1;
+                let dashes = DashedLineSeries::new([(x_lo, y), (x_hi, y)], 8, 5, thick);
+                chart.draw_series(dashes).map_err(err)?.label(name).legend(move |at| stroke(at, thick, 3));
+            }
+        }
+    }
+    crate::output::finish_plot(&mut chart, &root, SeriesLabelPosition::UpperLeft)
 }
 
 fn histogram_plot(rows: &[&LatencyRow], access: &str, dir: &Path) -> Result<Vec<PathBuf>> {
@@ -993,23 +1182,18 @@ where
         let bars = bins(r)
             .into_iter()
             .map(|b| Rectangle::new([(b.lo_ns, 0.0), (b.hi_ns, share(r, &b))], color.mix(0.5).filled()));
-        let name = format!("{} (p50 {} ns, p99 {} ns)", r.lock_table, r.p50_ns, r.p99_ns);
+        let table = match r.table_bytes {
+            Some(b) => format!("{} {}", r.lock_table, size_label(b)),
+            None => r.lock_table.to_string(),
+        };
+        let name = format!("{table} (p50 {} ns, p99 {} ns)", r.p50_ns, r.p99_ns);
         chart
             .draw_series(bars)
             .map_err(err)?
             .label(name)
             .legend(move |(x, y)| Rectangle::new([(x, y - 5), (x + 15, y + 5)], color.filled()));
     }
-    chart
-        .configure_series_labels()
-        .background_style(WHITE.mix(0.8))
-        .border_style(BLACK)
-        .label_font(("sans-serif", 14))
-        .position(SeriesLabelPosition::UpperRight)
-        .draw()
-        .map_err(err)?;
-    root.present().map_err(err)?;
-    Ok(())
+    crate::output::finish_plot(&mut chart, &root, SeriesLabelPosition::UpperRight)
 }
 
 #[cfg(test)]
@@ -1024,6 +1208,13 @@ mod tests {
             let shared = h.clone().filter(|k| d.contains(k)).count() as u64;
             assert_eq!(shared, 64 * u64::from(pct) / 100, "{pct}%");
         }
+    }
+
+    #[test]
+    fn size_labels_use_the_largest_whole_unit() {
+        let labels: Vec<String> = [64, 1 << 10, 256 << 10, 1 << 20, 4 << 20, 1 << 30].map(size_label).to_vec();
+        assert_eq!(labels, ["64 B", "1 KiB", "256 KiB", "1 MiB", "4 MiB", "1 GiB"]);
+        assert_eq!(size_label(1536), "1536 B");
     }
 
     #[test]

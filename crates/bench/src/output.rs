@@ -192,17 +192,34 @@ impl Plot<'_> {
             };
             anno.label(s.name.clone()).legend(move |(x, y)| PathElement::new(vec![(x, y), (x + 20, y)], color));
         }
-        chart
-            .configure_series_labels()
-            .background_style(WHITE.mix(0.8))
-            .border_style(BLACK)
-            .label_font(("sans-serif", 14))
-            .position(SeriesLabelPosition::UpperLeft)
-            .draw()
-            .map_err(err)?;
-        root.present().map_err(err)?;
-        Ok(())
+        finish_plot(&mut chart, &root, SeriesLabelPosition::UpperLeft)
     }
+}
+
+/// The common end of every plot: the legend at `position`, then the drawing
+/// written out.
+pub fn finish_plot<'a, DB, CT>(
+    chart: &mut plotters::chart::ChartContext<'a, DB, CT>,
+    root: &plotters::drawing::DrawingArea<DB, plotters::coord::Shift>,
+    position: plotters::chart::SeriesLabelPosition,
+) -> Result<()>
+where
+    DB: plotters::backend::DrawingBackend + 'a,
+    DB::ErrorType: 'static,
+    CT: plotters::coord::CoordTranslate,
+{
+    use plotters::prelude::*;
+    let err = |e: DrawingAreaErrorKind<DB::ErrorType>| anyhow!("drawing plot: {e:?}");
+    chart
+        .configure_series_labels()
+        .background_style(WHITE.mix(0.8))
+        .border_style(BLACK)
+        .label_font(("sans-serif", 14))
+        .position(position)
+        .draw()
+        .map_err(err)?;
+    root.present().map_err(err)?;
+    Ok(())
 }
 
 /// `2` rather than `2.0` on axes of whole numbers.

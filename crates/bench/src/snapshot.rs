@@ -34,6 +34,9 @@ pub struct Config {
     /// PostgreSQL max_parallel_workers_per_gather values; empty: no PostgreSQL.
     pub postgres_workers: Vec<usize>,
     pub seed: u64,
+    /// Times each engine runs each query; a row reports the run with the
+    /// median wall time (the answers of all runs must agree).
+    pub repeat: u32,
 }
 
 #[derive(Debug, Clone, Serialize)]
@@ -49,7 +52,10 @@ pub struct Row {
     pub snapshot_position: String,
     pub op: String,
     pub result: Option<String>,
+    /// The median of `wall_s_runs`.
     pub wall_s: f64,
+    /// Every run's wall time, in order (`--repeat`).
+    pub wall_s_runs: Vec<f64>,
     pub modelled_s: Option<f64>,
     pub link_bytes_to_host: Option<u64>,
     pub link_bytes_to_device: Option<u64>,
@@ -184,6 +190,7 @@ pub fn run(
         op: format!("{}({})", w.query.op, if w.query.op == "count-star" { "*" } else { &w.query.column }),
         result: None,
         wall_s: 0.0,
+        wall_s_runs: vec![],
         modelled_s: None,
         link_bytes_to_host: None,
         link_bytes_to_device: None,
@@ -324,25 +331,48 @@ fn run_ndpdb(
         _ => r.value.map(|v| format_scaled(v, sc)),
     };
     for m in &mut markers {
-        for &pes in &cfg.pes {
-            let r = m.txn.aggregate(
-                &table,
-                func,
-                column as u16,
-                predicate,
-                ReadMode::Ndp { pes, freshness: Freshness::Ship },
-            )?;
-            rows.push(measured(base("ndpdb-ndp", Some(pes), None, &m.label, m.rows), fmt(&r), &r));
-        }
-        for &workers in &cfg.workers {
-            let r = m.txn.aggregate(&table, func, column as u16, predicate, ReadMode::Host { workers })?;
-            rows.push(measured(base("ndpdb-host", None, Some(workers), &m.label, m.rows), fmt(&r), &r));
+        let modes = cfg
+            .pes
+            .iter()
+            .map(|&pes| ("ndpdb-ndp", Some(pes), None, ReadMode::Ndp { pes, freshness: Freshness::Ship }));
+        let modes =
+            modes.chain(cfg.workers.iter().map(|&w| ("ndpdb-host", None, Some(w), ReadMode::Host { workers: w })));
+        for (engine, pes, workers, mode) in modes {
+            let mut runs = Vec::new();
+            for _ in 0..cfg.repeat.max(1) {
+                runs.push(m.txn.aggregate(&table, func, column as u16, predicate, mode)?);
+            }
+            let walls: Vec<f64> = runs.iter().map(|r| r.stats.wall_s).collect();
+            let answers: Vec<Option<String>> = runs.iter().map(&fmt).collect();
+            same_answers(engine, &m.label, &answers)?;
+            let r = &runs[median_index(&walls)];
+            let mut row = measured(base(engine, pes, workers, &m.label, m.rows), fmt(r), r);
+            row.wall_s_runs = walls;
+            rows.push(row);
         }
     }
     for m in markers {
         m.txn.commit()?;
     }
     Ok(rows)
+}
+
+/// The index of the median of `v` (the lower one of an even count).
+fn median_index(v: &[f64]) -> usize {
+    let mut order: Vec<usize> = (0..v.len()).collect();
+    order.sort_by(|&a, &b| v[a].total_cmp(&v[b]));
+    order[(v.len() - 1) / 2]
+}
+
+/// Repeated runs of one query on one engine must give one answer.
+fn same_answers(engine: &str, snapshot: &str, answers: &[Option<String>]) -> Result<()> {
+    if let Some(other) = answers.iter().find(|a| *a != &answers[0]) {
+        bail!(
+            "{engine} GAVE DIFFERENT ANSWERS to the same query at snapshot {snapshot:?}: {:?}, then {other:?}",
+            answers[0]
+        );
+    }
+    Ok(())
 }
 
 fn measured(mut row: Row, result: Option<String>, r: &ndpdb_storage::AggregateResult) -> Row {
@@ -442,11 +472,18 @@ fn run_postgres(
             m.exec(&format!(
                 "SET max_parallel_workers_per_gather = {workers}; SET parallel_setup_cost = 0; SET parallel_tuple_cost = 0; SET min_parallel_table_scan_size = 0"
             ))?;
-            let (out, took) = m.timed(&query)?;
-            let result = out.into_iter().next().filter(|v| !v.is_empty());
+            let mut walls = Vec::new();
+            let mut answers = Vec::new();
+            for _ in 0..cfg.repeat.max(1) {
+                let (out, took) = m.timed(&query)?;
+                answers.push(out.into_iter().next().filter(|v| !v.is_empty()));
+                walls.push(took.as_secs_f64());
+            }
+            same_answers("postgresql", label, &answers)?;
             let mut row = base("postgresql", None, Some(workers), label, *live);
-            row.result = result;
-            row.wall_s = took.as_secs_f64();
+            row.result = answers.swap_remove(0);
+            row.wall_s = walls[median_index(&walls)];
+            row.wall_s_runs = walls;
             rows.push(row);
         }
         m.exec("COMMIT")?;
@@ -563,7 +600,7 @@ pub fn table(rows: &[(f64, Row)]) -> String {
             "engine",
             "parallelism",
             "result",
-            "wall s",
+            "wall s (median)",
             "modelled s",
             "link B to host",
             "medium B read",
@@ -596,6 +633,7 @@ mod tests {
             op: "sum".into(),
             result: Some(result.into()),
             wall_s: 0.0,
+            wall_s_runs: vec![],
             modelled_s: None,
             link_bytes_to_host: None,
             link_bytes_to_device: None,
@@ -604,6 +642,11 @@ mod tests {
             versions_visited: None,
         };
         assert!(check_agreement(&w, &[row("ndpdb-ndp", "1.00"), row("postgresql", "1.00")]).is_ok());
+        assert!(same_answers("postgresql", "m", &[Some("1".into()), Some("1".into())]).is_ok());
+        let e = same_answers("ndpdb-ndp", "m", &[Some("1".into()), Some("2".into())]).unwrap_err().to_string();
+        assert!(e.contains("DIFFERENT ANSWERS"), "{e}");
+        assert_eq!(median_index(&[0.3, 0.1, 0.2]), 2);
+        assert_eq!(median_index(&[0.4, 0.1, 0.2, 0.3]), 2);
         let e = check_agreement(&w, &[row("ndpdb-ndp", "1.00"), row("postgresql", "1.01")]).unwrap_err().to_string();
         assert!(e.contains("ENGINES DISAGREE") && e.contains("postgresql"), "{e}");
         assert!(agree("avg", &Some("912.987654321000".into()), &Some("912.9876543210000000".into())));

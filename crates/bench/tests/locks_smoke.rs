@@ -24,7 +24,7 @@ fn tiny(experiments: Vec<u32>) -> Config {
         threads: 1,
         pes: 2,
         keys: 64,
-        table_bytes: ndpdb_locktable::DEFAULT_TABLE_BYTES,
+        table_bytes: vec![ndpdb_locktable::DEFAULT_TABLE_BYTES],
         seed: 7,
     }
 }
@@ -144,6 +144,71 @@ fn all_three_experiments_write_complete_lines() {
     for section in ["Exp. 1", "Exp. 2", "Exp. 3", "median conventional/ndpdb"] {
         assert!(text.contains(section), "the table lacks {section}:\n{text}");
     }
+}
+
+#[test]
+fn exp3_measures_each_table_size_and_plots_against_it() {
+    let sizes = [1usize << 12, 1 << 14];
+    let mut cfg = tiny(vec![3]);
+    cfg.table_bytes = sizes.to_vec();
+    cfg.requests = 500;
+    let rows = run_guarded(cfg);
+    let lines: Vec<Value> = rows.iter().map(json).collect();
+    // Per access: ndpdb's table at each size, the conventional manager once.
+    assert_eq!(lines.len(), 2 * (sizes.len() + 1));
+    for access in ["sequential", "random"] {
+        let of = |table: &str| {
+            lines.iter().filter(|l| l["access"] == access && l["lock_table"] == table).collect::<Vec<_>>()
+        };
+        let ndpdb: Vec<u64> = of("ndpdb").iter().map(|l| l["table_bytes"].as_u64().unwrap()).collect();
+        assert_eq!(ndpdb, sizes.map(|b| b as u64), "{access}");
+        let conventional = of("conventional");
+        assert_eq!(conventional.len(), 1, "{access}");
+        assert!(conventional[0]["table_bytes"].is_null(), "{}", conventional[0]);
+        for l in of("ndpdb").into_iter().chain(conventional) {
+            assert_eq!(l["requests"], 500);
+            assert!(l["histogram"].is_array(), "{l}");
+        }
+    }
+
+    let text = locks::table(&rows);
+    for access in ["sequential", "random"] {
+        for size in ["4 KiB", "16 KiB"] {
+            let line = format!("median conventional/ndpdb, {access}, {size} table:");
+            assert!(text.contains(&line), "the table lacks `{line}`:\n{text}");
+        }
+    }
+
+    let dir = tempfile::tempdir().unwrap();
+    match locks::plot(&rows, dir.path()) {
+        Ok(files) => {
+            for stem in ["exp3-table-size", "exp3-histogram-sequential", "exp3-histogram-random"] {
+                for ext in ["svg", "png"] {
+                    let path = dir.path().join(format!("{stem}.{ext}"));
+                    assert!(files.contains(&path), "plot() does not name {}", path.display());
+                    assert!(std::fs::metadata(&path).unwrap().len() > 1000, "{} is too small", path.display());
+                }
+            }
+        }
+        // Only a missing font may stop a plot, and not in CI (`.ci/run` installs it).
+        Err(e) => {
+            assert!(std::env::var_os("CI").is_none(), "CI must draw plots: {e}");
+            assert!(e.to_string().contains("fonts-dejavu-core"), "{e}");
+        }
+    }
+}
+
+#[test]
+fn every_table_size_is_checked() {
+    let mut cfg = tiny(vec![3]);
+    cfg.table_bytes = vec![1 << 12, 3000];
+    let e = cfg.validate().unwrap_err().to_string();
+    assert!(e.contains("--table-bytes 3000") && e.contains("power of two"), "{e}");
+    cfg.table_bytes = vec![1 << 12, 1 << 14, 1 << 12];
+    let e = cfg.validate().unwrap_err().to_string();
+    assert!(e.contains("--table-bytes 4096"), "{e}");
+    cfg.table_bytes = vec![];
+    assert!(cfg.validate().is_err());
 }
 
 #[test]

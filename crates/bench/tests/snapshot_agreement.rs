@@ -41,6 +41,7 @@ fn engines_agree_on_every_aggregate() {
             workers: vec![2],
             postgres_workers: vec![0, 2],
             seed: 3,
+            repeat: 2,
         };
         let dir = tempfile::tempdir().unwrap();
         let (rows, notes) = run(&w, "test", &cfg, dir.path(), |_, _, _| {}).unwrap();

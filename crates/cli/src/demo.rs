@@ -32,6 +32,7 @@ pub fn run(out: &Path) -> Result<()> {
         pg_workers: vec![0, 2],
         no_postgres: false,
         seed: 1,
+        repeat: 3,
         report: crate::Report { json: false, out: out.to_path_buf() },
     };
     let dir = crate::snapshot_cmd(args)?;

@@ -206,8 +206,9 @@ struct CrashWorkerArgs {
     after_help = "Exp. 1 (Fig. 4): host and device lock+unlock latency while c% of the measured side's requests \
 go to keys the other side is requesting at the same time. Exp. 2 (Fig. 5): 64 B and 8 KiB over the coherent \
 interconnect (modelled from the profile) and over PCIe (a MemoryRead on the device's virtual clock). Exp. 3 \
-(Fig. 6): --requests lock+unlock pairs, sequential and random keys, on ndpdb's table and on the conventional \
-lock manager. See docs/locks-bench.md."
+(Fig. 6): --requests lock+unlock pairs, sequential and random keys, on ndpdb's table at each --table-bytes \
+and on the conventional lock manager; with more than one size it also plots latency against the table's size. \
+See docs/locks-bench.md."
 )]
 struct LocksArgs {
     /// Experiments to run, comma separated (1: latency under contention, 2: coherent vs PCIe, 3: vs conventional)
@@ -234,9 +235,10 @@ struct LocksArgs {
     /// Exp. 1: keys in each side's window (fewer keys: more waits for the other side's locks)
     #[arg(long, default_value_t = 64)]
     keys: u64,
-    /// Bytes of ndpdb's lock table, a power of two (the default: neoDBMS's "few megabytes", 65,536 buckets)
-    #[arg(long, default_value_t = ndpdb_bench::locks::DEFAULT_TABLE_BYTES)]
-    table_bytes: usize,
+    /// Bytes of ndpdb's lock table, powers of two, comma separated (the default: neoDBMS's "few megabytes",
+    /// 65,536 buckets). Exp. 1 uses the first only; Exp. 3 measures ndpdb's table at every size
+    #[arg(long, value_delimiter = ',', default_values_t = [ndpdb_bench::locks::DEFAULT_TABLE_BYTES])]
+    table_bytes: Vec<usize>,
     /// Seed of the key generators
     #[arg(long, default_value_t = 1)]
     seed: u64,
@@ -284,6 +286,9 @@ pub(crate) struct SnapshotArgs {
     pub(crate) no_postgres: bool,
     #[arg(long, default_value_t = 1)]
     pub(crate) seed: u64,
+    /// Runs of each query on each engine; the table shows the median run, the JSON lists all (wall_s_runs)
+    #[arg(long, default_value_t = 3, value_parser = clap::value_parser!(u32).range(1..=100))]
+    pub(crate) repeat: u32,
     #[command(flatten)]
     pub(crate) report: Report,
 }
@@ -585,8 +590,11 @@ fn locks_cmd(a: LocksArgs) -> Result<()> {
     let rows = run_locks(&cfg)?;
     let table = locks::table(&rows);
     a.report.print(&rows, &table)?;
-    let dir = write_locks(&rows, &table, &a.report.out)?;
+    let (dir, plots) = write_locks(&rows, &table, &a.report.out)?;
     eprintln!("results: {}", dir.display());
+    for p in plots {
+        eprintln!("  {}", p.display());
+    }
     Ok(())
 }
 
@@ -725,14 +733,21 @@ pub(crate) fn run_locks(cfg: &ndpdb_bench::locks::Config) -> Result<Vec<ndpdb_be
     Ok(rows)
 }
 
-pub(crate) fn write_locks(rows: &[ndpdb_bench::locks::Row], table: &str, out: &Path) -> Result<PathBuf> {
+/// Writes the run's JSON lines, table and plots; returns the results
+/// directory and the plots it holds.
+pub(crate) fn write_locks(
+    rows: &[ndpdb_bench::locks::Row],
+    table: &str,
+    out: &Path,
+) -> Result<(PathBuf, Vec<PathBuf>)> {
     let dir = output::ResultsDir::create(out, "locks")?;
     dir.write_jsonl("results.jsonl", rows)?;
     dir.write_text("table.txt", table)?;
-    if let Err(e) = ndpdb_bench::locks::plot(rows, &dir.path) {
+    let plots = ndpdb_bench::locks::plot(rows, &dir.path).unwrap_or_else(|e| {
         eprintln!("no plot: {e:#}");
-    }
-    Ok(dir.path)
+        Vec::new()
+    });
+    Ok((dir.path, plots))
 }
 
 fn orderline_cmd(a: OrderlineArgs) -> Result<()> {
@@ -787,6 +802,7 @@ pub(crate) fn snapshot_cmd(a: SnapshotArgs) -> Result<PathBuf> {
         workers: a.workers.clone(),
         postgres_workers: if a.no_postgres { vec![] } else { a.pg_workers.clone() },
         seed: a.seed,
+        repeat: a.repeat,
     };
     if let Some(&bad) = cfg.pes.iter().find(|&&p| p == 0 || p > cfg.profile.pe.count) {
         bail!("--pes {bad}: profile `{}` has 1..={} PEs", cfg.profile.name, cfg.profile.pe.count);

@@ -743,8 +743,7 @@ impl Inner {
                             }),
                         };
                         // What the PE did before a failure happened all the same.
-                        ctx.settle_coherent();
-                        results.lock()[pe as usize] = Some((ctx.acc, failure));
+                        results.lock()[pe as usize] = Some((ctx.take_account(), failure));
                     }
                 });
             }

@@ -159,13 +159,15 @@ impl Medium {
         self.word(addr / WORD).load(Ordering::Relaxed)
     }
 
-    /// Hints the CPU to fetch the word at `addr` (no effect on the model).
-    #[inline]
+    /// Hints the CPU to fetch the byte at `addr` (no effect on the model).
+    /// Any address may be given: a prefetch never faults, and the pointer
+    /// is only computed (wrapping), never dereferenced.
+    #[inline(always)]
     pub fn prefetch(&self, addr: u64) {
         #[cfg(target_arch = "x86_64")]
         {
-            let p = self.word(addr / WORD) as *const AtomicU32 as *const i8;
-            // SAFETY: prefetch never faults and `p` points into the mapping.
+            let p = (self.words as *const i8).wrapping_add(addr as usize);
+            // SAFETY: `_mm_prefetch` is a hint: it never faults or reads into the program.
             unsafe { std::arch::x86_64::_mm_prefetch(p, std::arch::x86_64::_MM_HINT_T0) };
         }
         #[cfg(not(target_arch = "x86_64"))]

@@ -129,7 +129,12 @@ pub struct PeCtx<'a> {
     coherent: Option<DeviceWords<'a>>,
     /// The NVM charge in its common case, precomputed (None on flash).
     nvm: Option<NvmCharge>,
-    pub(crate) acc: PeAccount,
+    /// Transfers read on the [`PeCtx::read_words`] fast path, in total and
+    /// per channel, not yet in `acc`: each costs the same, so the charge is
+    /// a product taken once, in [`PeCtx::take_account`].
+    fast_transfers: u64,
+    fast_channel_transfers: Vec<u64>,
+    acc: PeAccount,
 }
 
 /// What [`PeCtx::read_words`] needs to charge an NVM read that stays in
@@ -202,8 +207,26 @@ impl<'a> PeCtx<'a> {
             capacity_bytes,
             coherent,
             nvm,
+            fast_transfers: 0,
+            fast_channel_transfers: vec![0; timing.channels()],
             acc,
         }
+    }
+
+    /// What this PE did: the account, with the fast path's transfers and the
+    /// coherent region's charges settled into it.
+    pub(crate) fn take_account(&mut self) -> PeAccount {
+        self.settle_coherent();
+        if let Some(c) = self.nvm {
+            let n = std::mem::take(&mut self.fast_transfers);
+            self.acc.demand_ps += n * c.read_latency_ps;
+            self.acc.medium_reads += n;
+            self.acc.medium_bytes_read += n * c.transfer_bytes;
+            for (ps, t) in self.acc.channel_ps.iter_mut().zip(self.fast_channel_transfers.iter_mut()) {
+                *ps += std::mem::take(t) * c.occupancy_ps;
+            }
+        }
+        std::mem::take(&mut self.acc)
     }
 
     /// This PE's index in `0..pes()`.
@@ -285,10 +308,8 @@ impl<'a> PeCtx<'a> {
                 ((end - 1) >> c.transfer_shift) - (addr >> c.transfer_shift) + 1
             };
             let ch = ((addr >> c.interleave_shift) & c.channel_mask) as usize;
-            self.acc.channel_ps[ch] += n * c.occupancy_ps;
-            self.acc.demand_ps += n * c.read_latency_ps;
-            self.acc.medium_reads += n;
-            self.acc.medium_bytes_read += n * c.transfer_bytes;
+            self.fast_channel_transfers[ch] += n;
+            self.fast_transfers += n;
             self.medium.read_words(addr, out);
             return Ok(());
         }
@@ -313,11 +334,9 @@ impl<'a> PeCtx<'a> {
     /// Hints the host CPU to fetch the medium word at `addr` into its cache.
     /// It stands for nothing on the device (no charge, no counter): programs
     /// use it to overlap the emulation's own memory misses.
-    #[inline]
+    #[inline(always)]
     pub fn prefetch(&self, addr: u64) {
-        if addr < self.capacity_bytes {
-            self.medium.prefetch(addr & !3);
-        }
+        self.medium.prefetch(addr);
     }
 
     /// Reads one aligned little-endian u32: one transfer on NVM.

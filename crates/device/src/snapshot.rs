@@ -61,6 +61,11 @@ pub(crate) struct Scan<'c, 'a> {
     pub(crate) page: u64,
     per_page: u64,
     flash: bool,
+    /// Byte of a record (from its start) that holds the column the call
+    /// reads first: fetched into the emulation's cache with the header.
+    column_prefetch: Option<u64>,
+    /// log2 of the NVM transfer size, when it is a power of two (None on flash).
+    transfer_shift: Option<u32>,
     /// Delta-buffer pages by lpn: (lpn, index in range 2), sorted.
     delta_index: Vec<(u64, usize)>,
     l2p_cache: Vec<(u64, u64)>,
@@ -119,6 +124,9 @@ fn run_op(ctx: &mut PeCtx<'_>, update: bool) -> Result<(), DeviceError> {
         page,
         per_page: map_entries_per_page(page as usize) as u64,
         flash,
+        column_prefetch: None,
+        transfer_shift: (!flash && ctx.transfer_bytes().is_power_of_two())
+            .then(|| ctx.transfer_bytes().trailing_zeros()),
         delta_index,
         l2p_cache: vec![(u64::MAX, 0); L2P_CACHE],
         page_cache: None,
@@ -131,16 +139,23 @@ fn run_op(ctx: &mut PeCtx<'_>, update: bool) -> Result<(), DeviceError> {
         ctx,
     };
     scan.check_columns()?;
+    scan.column_prefetch = match &scan.call.op {
+        Operation::Aggregate { func: Aggregate::CountStar, .. } => scan.call.predicate.map(|p| p.column),
+        Operation::Aggregate { column, .. } | Operation::Update { column, .. } => Some(*column),
+        Operation::Rows { projection } => projection.first().copied(),
+    }
+    .map(|c| (HEADER_BYTES + usize::from(scan.layout.slots[usize::from(c)].offset)) as u64);
     let (pe, pes) = (u64::from(scan.ctx.pe()), u64::from(scan.ctx.pes()));
     let n = scan.call.vids;
     let (first, end) = (n * pe / pes, n * (pe + 1) / pes);
     match scan.call.op.clone() {
         Operation::Aggregate { func, column } => {
             let mut part = Partial::default();
+            let value = (func != Aggregate::CountStar).then(|| scan.numeric_column(column));
             part.visited = scan.each_qualifying(first, end, |scan, _, rec| {
-                let v = match func {
-                    Aggregate::CountStar => None,
-                    _ => scan.int_column(rec, column)?,
+                let v = match value {
+                    None => None,
+                    Some(c) => scan.numeric(rec, c)?,
                 };
                 part.add_row(v);
                 Ok(())
@@ -159,6 +174,18 @@ fn run_op(ctx: &mut PeCtx<'_>, update: bool) -> Result<(), DeviceError> {
 /// lets the emulation overlap its own cache misses (prefetch every chain's
 /// next slot, then every header) instead of taking them one after another.
 const BATCH: usize = 64;
+
+/// How to read a numeric column of a record's data.
+#[derive(Debug, Clone, Copy)]
+pub(crate) struct NumericColumn {
+    /// Byte of the value in the data (4-aligned).
+    at: usize,
+    /// Two words (Int64, Decimal) or one (Int32, sign-extended).
+    wide: bool,
+    /// If nullable: the 4-aligned data byte of the null-bitmap word holding
+    /// the column's bit, and the bit.
+    null: Option<(usize, u32)>,
+}
 
 /// The version of a tuple that a snapshot sees.
 #[derive(Debug, Clone, Copy)]
@@ -211,15 +238,16 @@ impl Scan<'_, '_> {
 
     /// Medium bytes a read of `len` bytes at page offset `off` costs: whole
     /// transfers on NVM; on flash the bytes themselves (pages are cached).
+    #[inline]
     fn medium_bytes(&self, off: u64, len: u64) -> u64 {
+        if let Some(shift) = self.transfer_shift {
+            let t = 1u64 << shift;
+            return (((off + len + t - 1) >> shift) - (off >> shift)) << shift;
+        }
         if self.flash {
             return len;
         }
         let t = self.ctx.transfer_bytes();
-        if t.is_power_of_two() {
-            let shift = t.trailing_zeros();
-            return (((off + len + t - 1) >> shift) - (off >> shift)) << shift;
-        }
         ((off + len).div_ceil(t) - off / t) * t
     }
 
@@ -231,13 +259,9 @@ impl Scan<'_, '_> {
         {
             return Ok(loc);
         }
-        let loc = if self.delta_index.is_empty() {
-            Loc::Medium(self.resolve(lpn)?)
-        } else {
-            match self.delta_index.binary_search_by_key(&lpn, |&(l, _)| l) {
-                Ok(i) => Loc::Delta(self.delta_index[i].1 as u64 * self.page),
-                Err(_) => Loc::Medium(self.resolve(lpn)?),
-            }
+        let loc = match self.delta_index.binary_search_by_key(&lpn, |&(l, _)| l) {
+            Ok(i) => Loc::Delta(self.delta_index[i].1 as u64 * self.page),
+            Err(_) => Loc::Medium(self.resolve(lpn)?),
         };
         self.last = Some((lpn, loc));
         Ok(loc)
@@ -337,10 +361,10 @@ impl Scan<'_, '_> {
         Ok(ppn)
     }
 
-    /// The head of `vid`. VIDs come in increasing order, so the shipped
-    /// VID delta is walked with a cursor, and the VID map page's location is
-    /// kept apart from the records' (they alternate).
-    fn head(&mut self, vid: u64) -> Result<RecordId, DeviceError> {
+    /// The head of `vid` in the shipped VID delta, if it has one. Leaves the
+    /// cursor at the first shipped entry at or after `vid`.
+    #[inline]
+    fn shipped_head(&mut self, vid: u64) -> Option<RecordId> {
         let d = &self.call.vid_delta;
         if self.vid_cursor >= d.len()
             || d[self.vid_cursor].0 > vid
@@ -351,9 +375,13 @@ impl Scan<'_, '_> {
         while self.vid_cursor < d.len() && d[self.vid_cursor].0 < vid {
             self.vid_cursor += 1;
         }
-        if self.vid_cursor < d.len() && d[self.vid_cursor].0 == vid {
-            return Ok(RecordId(d[self.vid_cursor].1));
-        }
+        (self.vid_cursor < d.len() && d[self.vid_cursor].0 == vid).then(|| RecordId(d[self.vid_cursor].1))
+    }
+
+    /// Where `vid`'s VID map entry is: (physical page, byte in the page, the
+    /// first VID after that page).
+    #[inline]
+    fn vid_entry(&mut self, vid: u64) -> Result<(u64, u64, u64), DeviceError> {
         let (mut idx, mut first) = self.vid_span;
         if idx == usize::MAX || vid < first || vid >= first + self.per_page {
             idx = (vid / self.per_page) as usize;
@@ -361,8 +389,6 @@ impl Scan<'_, '_> {
             self.vid_span = (idx, first);
         }
         let lpn = *self.call.vid_pages.get(idx).ok_or_else(|| self.fail(format!("VID {vid} has no VID map page")))?;
-        let at = PAGE_HEADER_BYTES as u64 + 8 * (vid - first);
-        self.extra_bytes += self.medium_bytes(at, 8);
         let ppn = match self.vid_page {
             Some((l, p)) if l == lpn => p,
             _ => {
@@ -371,6 +397,54 @@ impl Scan<'_, '_> {
                 p
             }
         };
+        Ok((ppn, PAGE_HEADER_BYTES as u64 + 8 * (vid - first), first + self.per_page))
+    }
+
+    /// The heads of `vids` (at most [`BATCH`]) into `out`. On NVM whose
+    /// transfers divide the 8-byte entry, the entries of consecutive VIDs
+    /// without a shipped head that share a VID map page are read with one
+    /// `read_words`: the same transfers on the same channels as one read per
+    /// entry, so the model is charged exactly as [`Scan::head`] would be.
+    fn heads(&mut self, vids: std::ops::Range<u64>, out: &mut [RecordId; BATCH]) -> Result<(), DeviceError> {
+        debug_assert!(vids.end - vids.start <= BATCH as u64);
+        if self.flash || 8 % self.ctx.transfer_bytes() != 0 {
+            for (o, vid) in out.iter_mut().zip(vids) {
+                *o = self.head(vid)?;
+            }
+            return Ok(());
+        }
+        let mut words = [0u32; 2 * BATCH];
+        let mut vid = vids.start;
+        while vid < vids.end {
+            let i = (vid - vids.start) as usize;
+            if let Some(rid) = self.shipped_head(vid) {
+                out[i] = rid;
+                vid += 1;
+                continue;
+            }
+            let next_shipped = self.call.vid_delta.get(self.vid_cursor).map_or(u64::MAX, |d| d.0);
+            let (ppn, at, page_end) = self.vid_entry(vid)?;
+            let end = vids.end.min(next_shipped).min(page_end);
+            let k = (end - vid) as usize;
+            self.extra_bytes += self.medium_bytes(at, 8 * k as u64);
+            self.ctx.read_words(ppn * self.page + at, &mut words[..2 * k])?;
+            for (o, w) in out[i..i + k].iter_mut().zip(words.chunks_exact(2)) {
+                *o = RecordId(u64::from(w[0]) | u64::from(w[1]) << 32);
+            }
+            vid = end;
+        }
+        Ok(())
+    }
+
+    /// The head of `vid`. VIDs come in increasing order, so the shipped
+    /// VID delta is walked with a cursor, and the VID map page's location is
+    /// kept apart from the records' (they alternate).
+    fn head(&mut self, vid: u64) -> Result<RecordId, DeviceError> {
+        if let Some(rid) = self.shipped_head(vid) {
+            return Ok(rid);
+        }
+        let (ppn, at, _) = self.vid_entry(vid)?;
+        self.extra_bytes += self.medium_bytes(at, 8);
         if self.flash {
             let mut b = [0u8; 8];
             self.read_physical(ppn, at, &mut b)?;
@@ -434,11 +508,12 @@ impl Scan<'_, '_> {
         const SLOT0: u64 = PAGE_HEADER_BYTES as u64;
         found.clear();
         debug_assert!(vids.end - vids.start <= BATCH as u64);
-        let mut walks = [Walk { i: 0, rid: RecordId::NONE, loc: Loc::Medium(0), off: 0, len: 0 }; BATCH];
+        let mut walks = [Walk { i: 0, rid: RecordId::NONE, loc: Loc::Delta(0), off: 0, len: 0 }; BATCH];
         let mut live = 0;
-        for (i, vid) in vids.clone().enumerate() {
+        let mut heads = [RecordId::NONE; BATCH];
+        self.heads(vids.clone(), &mut heads)?;
+        for (i, &rid) in heads[..(vids.end - vids.start) as usize].iter().enumerate() {
             found.push(None);
-            let rid = self.head(vid)?;
             if !rid.is_none() {
                 let loc = self.locate(rid.lpn())?;
                 self.prefetch(loc, SLOT0 + SLOT_BYTES as u64 * u64::from(rid.slot()));
@@ -472,6 +547,11 @@ impl Scan<'_, '_> {
                 }
                 (w.off, w.len) = (off, len);
                 self.prefetch(w.loc, off);
+                if let Some(at) = self.column_prefetch
+                    && at < len as u64
+                {
+                    self.prefetch(w.loc, off + at);
+                }
             }
             // Read the headers: a visible version ends its chain, the others
             // move to their previous version (and fetch its slot entry).
@@ -519,6 +599,7 @@ impl Scan<'_, '_> {
     }
 
     /// Reads the 4-aligned data words at `at` of a record.
+    #[inline(always)]
     fn field_words(&mut self, rec: &Found, at: usize, out: &mut [u32]) -> Result<(), DeviceError> {
         let bytes = 4 * out.len();
         if HEADER_BYTES + at + bytes > rec.len {
@@ -531,38 +612,56 @@ impl Scan<'_, '_> {
         self.read_words(rec.loc, rec.lpn, off, out)
     }
 
-    fn is_null(&mut self, rec: &Found, column: u16) -> Result<bool, DeviceError> {
-        if !self.layout.slots[usize::from(column)].nullable {
-            return Ok(false);
-        }
+    /// How to read numeric `column` (checked by `check_columns`).
+    #[inline]
+    fn numeric_column(&self, column: u16) -> NumericColumn {
+        let slot = self.layout.slots[usize::from(column)];
         // The bitmap starts 4-aligned and fills whole words, so the word
         // holding the column's bit is one transfer, as the byte would be.
-        let at = usize::from(self.layout.null_bitmap_offset) + usize::from(column) / 8;
-        let mut w = [0u32; 1];
-        self.field_words(rec, at & !3, &mut w)?;
-        Ok(w[0].to_le_bytes()[at & 3] & (1 << (column % 8)) != 0)
+        let null_at = usize::from(self.layout.null_bitmap_offset) + usize::from(column) / 8;
+        NumericColumn {
+            at: usize::from(slot.offset),
+            wide: slot.ty != ColumnType::Int32,
+            null: slot.nullable.then_some((null_at & !3, 1u32 << (8 * (null_at & 3) + usize::from(column) % 8))),
+        }
     }
 
+    #[inline(always)]
+    fn is_null(&mut self, rec: &Found, column: u16) -> Result<bool, DeviceError> {
+        let Some((at, bit)) = self.numeric_column(column).null else { return Ok(false) };
+        let mut w = [0u32; 1];
+        self.field_words(rec, at, &mut w)?;
+        Ok(w[0] & bit != 0)
+    }
+
+    #[inline(always)]
     fn int_column(&mut self, rec: &Found, column: u16) -> Result<Option<i64>, DeviceError> {
-        if self.is_null(rec, column)? {
-            return Ok(None);
+        let c = self.numeric_column(column);
+        self.numeric(rec, c)
+    }
+
+    /// The value of a numeric column of a record, None if NULL.
+    #[inline(always)]
+    fn numeric(&mut self, rec: &Found, c: NumericColumn) -> Result<Option<i64>, DeviceError> {
+        if let Some((at, bit)) = c.null {
+            let mut w = [0u32; 1];
+            self.field_words(rec, at, &mut w)?;
+            if w[0] & bit != 0 {
+                return Ok(None);
+            }
         }
-        let slot = self.layout.slots[usize::from(column)];
-        let at = usize::from(slot.offset);
-        Ok(Some(match slot.ty {
-            ColumnType::Int32 => {
-                let mut w = [0u32; 1];
-                self.field_words(rec, at, &mut w)?;
-                i64::from(w[0] as i32)
-            }
-            _ => {
-                let mut w = [0u32; 2];
-                self.field_words(rec, at, &mut w)?;
-                (u64::from(w[0]) | u64::from(w[1]) << 32) as i64
-            }
+        Ok(Some(if c.wide {
+            let mut w = [0u32; 2];
+            self.field_words(rec, c.at, &mut w)?;
+            (u64::from(w[0]) | u64::from(w[1]) << 32) as i64
+        } else {
+            let mut w = [0u32; 1];
+            self.field_words(rec, c.at, &mut w)?;
+            i64::from(w[0] as i32)
         }))
     }
 
+    #[inline(always)]
     fn qualifies(&mut self, rec: &Found) -> Result<bool, DeviceError> {
         let Some(p) = self.call.predicate else { return Ok(true) };
         Ok(self.int_column(rec, p.column)?.is_some_and(|v| p.op.eval(v, p.value)))
