@@ -540,25 +540,38 @@ pub fn x_of(scenario: u32, point_x: f64, row: &Row) -> f64 {
     }
 }
 
-/// Series per engine configuration, for a plot in the style of Figs. 6-8.
+/// Plots in the style of Figs. 6-8, a series per engine configuration:
+/// `scenario-N` shows every engine's wall time. On the virtual clock, when
+/// the profile has costs, `scenario-N-modelled` also shows ndpdb's modelled
+/// time (what the profile's device would take) beside PostgreSQL's wall time.
 pub fn plot(scenario: u32, points: &[(f64, Row)], dir: &Path) -> Result<Vec<std::path::PathBuf>> {
     use crate::output::{Plot, Series};
-    let mut series: Vec<Series> = Vec::new();
-    for (x, r) in points {
-        let name = match r.engine {
-            "ndpdb-ndp" => format!("ndpdb NDP, {} PEs", r.pes.unwrap_or(0)),
-            "ndpdb-host" => format!("ndpdb host-only, {} workers", r.workers.unwrap_or(0)),
-            _ => format!("PostgreSQL, {} parallel workers", r.workers.unwrap_or(0)),
-        };
-        let y = r.wall_s;
-        match series.iter_mut().find(|s| s.name == name) {
-            Some(s) => s.points.push((*x, y)),
-            None => series.push(Series { name, points: vec![(*x, y)], reference: false }),
+    let series = |modelled: bool| {
+        let mut series: Vec<Series> = Vec::new();
+        for (x, r) in points {
+            let (name, y) = match (r.engine, modelled) {
+                ("ndpdb-ndp", false) => (format!("ndpdb NDP, {} PEs", r.pes.unwrap_or(0)), r.wall_s),
+                ("ndpdb-ndp", true) => {
+                    (format!("ndpdb NDP, {} PEs (modelled)", r.pes.unwrap_or(0)), r.modelled_s.unwrap_or(0.0))
+                }
+                ("ndpdb-host", false) => (format!("ndpdb host-only, {} workers", r.workers.unwrap_or(0)), r.wall_s),
+                ("ndpdb-host", true) => (
+                    format!("ndpdb host-only, {} workers (modelled)", r.workers.unwrap_or(0)),
+                    r.modelled_s.unwrap_or(0.0),
+                ),
+                (_, false) => (format!("PostgreSQL, {} parallel workers", r.workers.unwrap_or(0)), r.wall_s),
+                (_, true) => (format!("PostgreSQL, {} parallel workers (wall)", r.workers.unwrap_or(0)), r.wall_s),
+            };
+            match series.iter_mut().find(|s| s.name == name) {
+                Some(s) => s.points.push((*x, y)),
+                None => series.push(Series { name, points: vec![(*x, y)], reference: false }),
+            }
         }
-    }
-    for s in &mut series {
-        s.points.sort_by(|a, b| a.0.total_cmp(&b.0));
-    }
+        for s in &mut series {
+            s.points.sort_by(|a, b| a.0.total_cmp(&b.0));
+        }
+        series
+    };
     let (title, x_label) = match scenario {
         1 => ("Scenario 1: snapshot creation with increasing data volume", "ORDER_LINE tuples"),
         2 => ("Scenario 2: newest version of chains of increasing length", "versions per tuple"),
@@ -566,9 +579,22 @@ pub fn plot(scenario: u32, points: &[(f64, Row)], dir: &Path) -> Result<Vec<std:
         _ => ("Workload", "snapshot marker"),
     };
     let first = &points.first().map(|p| &p.1);
-    let title =
-        format!("{title} ({}, {} clock)", first.map_or("", |r| r.profile.as_str()), first.map_or("", |r| r.clock));
-    Plot { title: &title, x_label, y_label: "query wall time (s)", series }.write(dir, &format!("scenario-{scenario}"))
+    let (profile, clock) = (first.map_or("", |r| r.profile.as_str()), first.map_or("", |r| r.clock));
+    let wall_title = format!("{title} ({profile}, {clock} clock)");
+    let name = format!("scenario-{scenario}");
+    let mut paths = Plot { title: &wall_title, x_label, y_label: "query wall time (s)", series: series(false) }
+        .write(dir, &name)?;
+    if clock == "virtual" && points.iter().any(|(_, r)| r.modelled_s.is_some_and(|m| m > 0.0)) {
+        let title = format!("{title} (modelled on {profile})");
+        let plot = Plot {
+            title: &title,
+            x_label,
+            y_label: "query time (s): ndpdb modelled, PostgreSQL wall",
+            series: series(true),
+        };
+        paths.extend(plot.write(dir, &format!("{name}-modelled"))?);
+    }
+    Ok(paths)
 }
 
 pub fn table(rows: &[(f64, Row)]) -> String {
