@@ -17,7 +17,9 @@
 //! 4. reports `(vid, base RecordId, new RecordId)` to the host.
 //!
 //! The device installs nothing and releases nothing: the host checks that
-//! each base version is still the tuple's newest (first updater wins),
+//! each base version is still the tuple's newest (first updater wins; under
+//! read committed the host re-evaluates the rows whose base a later commit
+//! replaced, on their newest version, as PostgreSQL does),
 //! points the VID map at the new versions, maps the pages, and commits or
 //! aborts; then it releases every lock the transaction holds, the device's
 //! included. A failed or aborted device transaction therefore leaves pages
@@ -221,25 +223,14 @@ impl Scan<'_, '_> {
             return Err(self.fail(format!("VID {vid}: a {}-byte tuple has no column {column}", data.len())));
         }
         let null = data[bit] & mask != 0;
-        let new = match (expr, null) {
-            // NULL + v and NULL * v stay NULL, as in SQL.
-            (UpdateExpr::Add(_) | UpdateExpr::Mul(_), true) => None,
-            _ => {
-                let old = match width {
-                    4 => i64::from(i32::from_le_bytes(data[at..at + 4].try_into().expect("4 bytes"))),
-                    _ => i64::from_le_bytes(data[at..at + 8].try_into().expect("8 bytes")),
-                };
-                let v = expr.apply(old).ok_or_else(|| self.fail(format!("VID {vid}: column {column} overflows")))?;
-                Some(v)
-            }
-        };
+        let old = (!null).then(|| match width {
+            4 => i64::from(i32::from_le_bytes(data[at..at + 4].try_into().expect("4 bytes"))),
+            _ => i64::from_le_bytes(data[at..at + 8].try_into().expect("8 bytes")),
+        });
+        let new = expr.new_value(old, width == 4).map_err(|e| self.fail(format!("VID {vid}: column {column}: {e}")))?;
         if let Some(v) = new {
             match width {
-                4 => {
-                    let v = i32::try_from(v)
-                        .map_err(|_| self.fail(format!("VID {vid}: {v} does not fit column {column} (integer)")))?;
-                    data[at..at + 4].copy_from_slice(&v.to_le_bytes());
-                }
+                4 => data[at..at + 4].copy_from_slice(&(v as i32).to_le_bytes()),
                 _ => data[at..at + 8].copy_from_slice(&v.to_le_bytes()),
             }
             data[bit] &= !mask;

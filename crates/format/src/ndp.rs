@@ -137,6 +137,22 @@ impl UpdateExpr {
         }
     }
 
+    /// The column's new value under SQL's rules, wherever the update runs
+    /// (a PE, or the host re-evaluating a row under read committed): `old`
+    /// is None for NULL; NULL + v and NULL * v stay NULL; a result outside
+    /// an i64, or outside an `integer` column (`int32`), is an error.
+    pub fn new_value(self, old: Option<i64>, int32: bool) -> Result<Option<i64>, String> {
+        let v = match (self, old) {
+            (UpdateExpr::Add(_) | UpdateExpr::Mul(_), None) => return Ok(None),
+            (UpdateExpr::Set(v), _) => v,
+            (e, Some(old)) => e.apply(old).ok_or_else(|| format!("{e:?} of {old} overflows a bigint"))?,
+        };
+        if int32 && i32::try_from(v).is_err() {
+            return Err(format!("{v} does not fit an integer column"));
+        }
+        Ok(Some(v))
+    }
+
     fn code(self) -> (u8, i64) {
         match self {
             UpdateExpr::Set(v) => (0, v),
@@ -457,6 +473,19 @@ impl Partial {
 mod tests {
     use super::*;
     use proptest::prelude::*;
+
+    #[test]
+    fn update_values_follow_sql() {
+        use UpdateExpr::*;
+        assert_eq!(Add(5).new_value(Some(10), false), Ok(Some(15)));
+        assert_eq!(Mul(3).new_value(Some(-2), true), Ok(Some(-6)));
+        assert_eq!(Add(5).new_value(None, false), Ok(None), "NULL + 5 is NULL");
+        assert_eq!(Mul(5).new_value(None, true), Ok(None), "NULL * 5 is NULL");
+        assert_eq!(Set(7).new_value(None, false), Ok(Some(7)), "SET replaces a NULL");
+        assert!(Add(1).new_value(Some(i64::MAX), false).unwrap_err().contains("overflows"));
+        assert!(Set(1 << 31).new_value(Some(0), true).unwrap_err().contains("integer"));
+        assert_eq!(Set(1 << 31).new_value(Some(0), false), Ok(Some(1 << 31)));
+    }
 
     fn sample() -> NdpCall {
         NdpCall {

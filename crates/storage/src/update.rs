@@ -24,7 +24,7 @@ use ndpdb_format::record::HEADER_BYTES;
 use ndpdb_format::schema::ColumnType;
 
 use crate::scan::{Freshness, ScanStats};
-use crate::store::{Head, Result, Store, StoreError, Table, heap_object};
+use crate::store::{Head, Result, Store, StoreError, Table, TableState, heap_object};
 
 /// How many polls of its lock bucket a PE makes before it gives up on a
 /// lock held by another transaction (and fails the call). Past the first
@@ -178,12 +178,38 @@ impl Store {
         own: u64,
     ) -> Result<std::result::Result<Vec<(u64, Head)>, u64>> {
         let mut s = table.state.lock();
-        for t in &update.tuples {
-            let head = s.heads.get(t.vid as usize).copied().unwrap_or(Head::NONE);
-            if head.rid != t.base {
-                return Ok(Err(t.vid));
-            }
+        if let Some(t) = update.tuples.iter().find(|t| s.heads.get(t.vid as usize).is_none_or(|h| h.rid != t.base)) {
+            return Ok(Err(t.vid));
         }
+        Ok(Ok(self.install(&mut s, update, update.tuples.iter(), own)))
+    }
+
+    /// Read committed's install: makes the versions of the tuples whose base
+    /// version is still the newest the new newest, as transaction `own`;
+    /// returns the heads it replaced and the tuples it left out, whose base
+    /// a later commit replaced (their new versions stay unreferenced; the
+    /// caller re-evaluates those rows on their newest version).
+    pub fn install_update_current(
+        &self,
+        table: &Table,
+        update: &NdpUpdate,
+        own: u64,
+    ) -> (Vec<(u64, Head)>, Vec<UpdatedTuple>) {
+        let mut s = table.state.lock();
+        let (current, stale): (Vec<&UpdatedTuple>, Vec<&UpdatedTuple>) =
+            update.tuples.iter().partition(|t| s.heads.get(t.vid as usize).is_some_and(|h| h.rid == t.base));
+        let old = self.install(&mut s, update, current.into_iter(), own);
+        (old, stale.into_iter().copied().collect())
+    }
+
+    /// Maps the update's pages and points `tuples` at their new versions.
+    fn install<'u>(
+        &self,
+        s: &mut TableState,
+        update: &NdpUpdate,
+        tuples: impl Iterator<Item = &'u UpdatedTuple>,
+        own: u64,
+    ) -> Vec<(u64, Head)> {
         {
             let mut m = self.maps.lock();
             for &(lpn, ppn) in &update.pages {
@@ -193,12 +219,12 @@ impl Store {
         }
         s.heap_pages.extend(update.pages.iter().map(|&(l, _)| l));
         let mut old = Vec::with_capacity(update.tuples.len());
-        for t in &update.tuples {
+        for t in tuples {
             let i = t.vid as usize;
             old.push((t.vid, s.heads[i]));
             s.heads[i] = Head { rid: t.new, create_ts: own, tombstone: false };
             s.vid_dirty.insert(t.vid);
         }
-        Ok(Ok(old))
+        old
     }
 }

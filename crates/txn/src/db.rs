@@ -6,7 +6,7 @@ use std::sync::Arc;
 use ndpdb_format::ndp::{Aggregate, Predicate, Snapshot, UpdateExpr};
 use ndpdb_format::page::RecordId;
 use ndpdb_format::record::VersionHeader;
-use ndpdb_format::schema::{Column, Value};
+use ndpdb_format::schema::{Column, ColumnType, Value};
 use ndpdb_locktable::protocol::{self, TS_MASK, Tally};
 use ndpdb_locktable::{Attempt, CancelOutcome, Grant, LockError, LockKey};
 use ndpdb_storage::{
@@ -643,10 +643,17 @@ impl Txn<'_> {
             Ok(u) => u,
             Err(e) => return self.fail(e.into()),
         };
-        let old = match self.db.store.install_update(table, &up, self.id) {
-            Ok(Ok(old)) => old,
-            Ok(Err(_vid)) => return self.fail(TxnError::Serialization("concurrent update")),
-            Err(e) => return self.fail(e.into()),
+        // First updater wins: a row whose locked version a later commit
+        // replaced fails the statement, except under read committed, where
+        // (as PostgreSQL does) the row is re-evaluated on its newest version.
+        let (old, stale) = if self.isolation == Isolation::ReadCommitted {
+            self.db.store.install_update_current(table, &up, self.id)
+        } else {
+            match self.db.store.install_update(table, &up, self.id) {
+                Ok(Ok(old)) => (old, vec![]),
+                Ok(Err(_vid)) => return self.fail(TxnError::Serialization("concurrent update")),
+                Err(e) => return self.fail(e.into()),
+            }
         };
         for &(vid, head) in &old {
             if head.create_ts != self.id {
@@ -654,11 +661,16 @@ impl Txn<'_> {
             }
         }
         // The log needs the new tuples; the device wrote them, so read them back.
-        for t in &up.tuples {
-            match self.db.store.read_version(table, t.new) {
-                Ok((_, data)) => self.redo.push(LogOp { kind: OpKind::Update, table: table.id, vid: t.vid, data }),
+        for &(vid, _) in &old {
+            let new = table.head(vid).expect("installed above").rid;
+            match self.db.store.read_version(table, new) {
+                Ok((_, data)) => self.redo.push(LogOp { kind: OpKind::Update, table: table.id, vid, data }),
                 Err(e) => return self.fail(e.into()),
             }
+        }
+        let mut updated = old.len() as u64;
+        for t in &stale {
+            updated += u64::from(self.reevaluate(table, t.vid, column, expr, predicate)?);
         }
         if self.isolation == Isolation::Serializable {
             let mut m = self.db.mgr.lock();
@@ -680,7 +692,56 @@ impl Txn<'_> {
                 s.tables_written.insert(table.id);
             }
         }
-        Ok(old.len() as u64)
+        Ok(updated)
+    }
+
+    /// Read committed, for a row an update-NDP statement updated from a
+    /// version that a concurrent commit has since replaced: PostgreSQL's
+    /// EvalPlanQual. Locks the row's newest version, checks the predicate on
+    /// it again and applies the expression to it on the host (the rules of
+    /// [`UpdateExpr::new_value`], as on the device). A row deleted meanwhile,
+    /// or one that no longer qualifies, is left alone. Returns whether the
+    /// row was updated.
+    fn reevaluate(
+        &mut self,
+        table: &Arc<Table>,
+        vid: u64,
+        column: u16,
+        expr: UpdateExpr,
+        predicate: Option<Predicate>,
+    ) -> Result<bool> {
+        self.lock(table, vid)?;
+        let head = table.head(vid).unwrap_or(Head::NONE);
+        if head.rid.is_none() || head.tombstone {
+            return Ok(false);
+        }
+        let mut values = match self.db.store.read_version(table, head.rid) {
+            Ok((_, data)) => match table.layout.decode(&data) {
+                Ok(v) => v,
+                Err(e) => return self.fail(TxnError::Store(StoreError::Corrupt(format!("VID {vid}: {e}")))),
+            },
+            Err(e) => return self.fail(e.into()),
+        };
+        let int = |v: &Value| match v {
+            Value::Int(i) => Some(*i),
+            _ => None,
+        };
+        if let Some(p) = predicate
+            && !values.get(usize::from(p.column)).and_then(int).is_some_and(|v| p.op.eval(v, p.value))
+        {
+            return Ok(false);
+        }
+        let c = usize::from(column);
+        let int32 = table.columns[c].ty == ColumnType::Int32;
+        match expr.new_value(int(&values[c]), int32) {
+            Ok(Some(v)) => values[c] = Value::Int(v),
+            Ok(None) => {}
+            Err(e) => {
+                return self.fail(TxnError::InvalidInput(format!("VID {vid}: column {}: {e}", table.columns[c].name)));
+            }
+        }
+        self.update(table, vid, &values)?;
+        Ok(true)
     }
 
     /// Reads one tuple as the statement's snapshot sees it.

@@ -21,7 +21,11 @@
 //!   the chain heads it changed before releasing its locks, so no chain ever
 //!   contains an aborted version and no visible trace remains.
 //! - **Read committed** takes a snapshot per statement and updates the newest
-//!   committed version.
+//!   committed version. An update-NDP statement (`Txn::ndp_update`) whose PE
+//!   updated a row from a version that a concurrent commit has since replaced
+//!   re-evaluates that row on the host, as PostgreSQL's EvalPlanQual: the
+//!   predicate is checked again and the expression applied to the newest
+//!   version; a row deleted meanwhile or no longer qualifying is skipped.
 //! - **Repeatable read** (snapshot isolation) takes its snapshot at its first
 //!   statement; updating a tuple whose newest version it cannot see fails with
 //!   "could not serialize access due to concurrent update", as in PostgreSQL.

@@ -179,6 +179,69 @@ fn fig1_host_first_aborts_and_the_device_proceeds() {
     assert_eq!(db.locks_held(), 0);
 }
 
+/// Read committed: a row that a concurrent commit changed while the device
+/// waited for its lock is re-evaluated on its newest version, as PostgreSQL's
+/// EvalPlanQual does (repeatable read fails instead, above).
+#[test]
+fn read_committed_device_update_applies_to_the_newest_version() {
+    let dir = tempfile::tempdir().unwrap();
+    let db = db(dir.path(), "u280-nvm");
+    let t = accounts(&db);
+    let mut h = db.begin(Isolation::ReadCommitted);
+    h.update(&t, 9, &[Value::Int(9), Value::Int(1)]).unwrap();
+    std::thread::scope(|s| {
+        let device = s.spawn(|| {
+            let mut d = db.begin(Isolation::ReadCommitted);
+            let n = d.ndp_update(&t, 1, UpdateExpr::Add(100), id_is(9), 4)?;
+            d.commit()?;
+            Ok::<_, TxnError>(n)
+        });
+        // The PE polls the bucket the host holds; its snapshot saw START.
+        std::thread::sleep(Duration::from_millis(50));
+        h.commit().unwrap();
+        assert_eq!(device.join().unwrap().unwrap(), 1);
+    });
+    assert_eq!(balance(&db, &t, 9), 1 + 100, "the expression applies to the committed 1, not to the stale {START}");
+    let c = chain(&db, &t, 9);
+    assert_eq!(c.len(), 3, "one linear chain: {START}, 1, 101: {c:?}");
+    assert!(c.windows(2).all(|w| w[0].0 > w[1].0), "creators decrease along the chain: {c:?}");
+    assert_eq!(db.locks_held(), 0);
+}
+
+/// Read committed, re-evaluation: a row that no longer meets the predicate
+/// on its newest version, or that was deleted, is left alone; the others
+/// are updated by the device as usual.
+#[test]
+fn read_committed_device_update_skips_rows_that_no_longer_qualify_or_were_deleted() {
+    let dir = tempfile::tempdir().unwrap();
+    let db = db(dir.path(), "u280-nvm");
+    let t = accounts(&db);
+    let rich = Some(Predicate { column: 1, op: CmpOp::Ge, value: 500 });
+    let mut h = db.begin(Isolation::ReadCommitted);
+    h.update(&t, 9, &[Value::Int(9), Value::Int(1)]).unwrap();
+    h.delete(&t, 10).unwrap();
+    std::thread::scope(|s| {
+        let device = s.spawn(|| {
+            let mut d = db.begin(Isolation::ReadCommitted);
+            let n = d.ndp_update(&t, 1, UpdateExpr::Add(5), rich, 4)?;
+            d.commit()?;
+            Ok::<_, TxnError>(n)
+        });
+        std::thread::sleep(Duration::from_millis(50));
+        h.commit().unwrap();
+        assert_eq!(device.join().unwrap().unwrap(), ACCOUNTS - 2);
+    });
+    assert_eq!(balance(&db, &t, 9), 1, "1 is below 500 on the newest version: not updated");
+    let mut r = db.begin(Isolation::RepeatableRead);
+    assert_eq!(r.get(&t, 10).unwrap(), None, "a deleted row stays deleted");
+    r.commit().unwrap();
+    for id in (0..ACCOUNTS).filter(|&id| id != 9 && id != 10) {
+        assert_eq!(balance(&db, &t, id), START + 5, "account {id}");
+    }
+    assert_eq!(chain(&db, &t, 9).len(), 2, "the device's version of 9 was never installed");
+    assert_eq!(db.locks_held(), 0);
+}
+
 #[test]
 fn device_transactions_that_abort_or_fail_leave_nothing() {
     let dir = tempfile::tempdir().unwrap();
