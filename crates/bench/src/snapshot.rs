@@ -21,8 +21,11 @@ use serde::Serialize;
 use crate::compose::{Action, Level, Workload};
 use crate::orderline;
 
-/// Tuples per ndpdb transaction, and per PostgreSQL statement, when applying steps.
+/// Tuples per ndpdb transaction when applying steps.
 const BATCH: usize = 5_000;
+/// Tuples per PostgreSQL statement (one transaction) when applying updates
+/// and deletes.
+const PG_CHUNK: usize = 100_000;
 const LOAD_TIME_US: i64 = 1_700_000_000_000_000;
 
 #[derive(Debug, Clone)]
@@ -426,6 +429,7 @@ fn run_postgres(
 ) -> Result<Vec<Row>> {
     let mut s = server.session()?;
     s.exec(&format!("CREATE TABLE order_line ({PG_COLUMNS})"))?;
+    s.exec("CREATE TEMP TABLE ndpdb_step (vid bigint, a numeric(6,2))")?;
     let mut tuples = OrderLineGen::new(cfg.seed, LOAD_TIME_US);
     let mut markers: Vec<(Session, String, u64)> = Vec::new();
     let mut live = 0u64;
@@ -439,20 +443,22 @@ fn run_postgres(
                 progress(&phase, *count, *count);
             }
             Action::Update(ups) => {
-                for (k, chunk) in ups.chunks(BATCH).enumerate() {
-                    let values: Vec<String> =
-                        chunk.iter().map(|(v, a)| format!("({v},{})", format_scaled((*a).into(), 2))).collect();
-                    s.exec(&format!(
-                        "UPDATE order_line SET ol_amount = u.a FROM (VALUES {}) AS u(vid, a) WHERE order_line.vid = u.vid",
-                        values.join(",")
-                    ))?;
-                    progress(&phase, ((k + 1) * BATCH).min(ups.len()) as u64, ups.len() as u64);
+                // COPY the step's changes into a scratch table and join, a
+                // statement (a transaction) per chunk: 3-4x faster than
+                // UPDATE .. FROM (VALUES ..) lists, and the same versions.
+                for (k, chunk) in ups.chunks(PG_CHUNK).enumerate() {
+                    let lines = chunk.iter().map(|(v, a)| format!("{v}\t{}", format_scaled((*a).into(), 2)));
+                    s.exec("TRUNCATE ndpdb_step")?;
+                    s.copy_in("COPY ndpdb_step (vid, a) FROM STDIN", lines)?;
+                    s.exec("UPDATE order_line SET ol_amount = u.a FROM ndpdb_step u WHERE order_line.vid = u.vid")?;
+                    progress(&phase, ((k + 1) * PG_CHUNK).min(ups.len()) as u64, ups.len() as u64);
                 }
             }
             Action::Delete(vids) => {
-                for chunk in vids.chunks(BATCH) {
-                    let list: Vec<String> = chunk.iter().map(u64::to_string).collect();
-                    s.exec(&format!("DELETE FROM order_line WHERE vid IN ({})", list.join(",")))?;
+                for chunk in vids.chunks(PG_CHUNK) {
+                    s.exec("TRUNCATE ndpdb_step")?;
+                    s.copy_in("COPY ndpdb_step (vid) FROM STDIN", chunk.iter().map(u64::to_string))?;
+                    s.exec("DELETE FROM order_line USING ndpdb_step u WHERE order_line.vid = u.vid")?;
                 }
                 live -= vids.len() as u64;
             }
