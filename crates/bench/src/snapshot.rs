@@ -641,9 +641,97 @@ pub fn table(rows: &[(f64, Row)]) -> String {
     )
 }
 
+/// How many times faster ndpdb NDP ran than every other engine at each
+/// point (median wall times; above 1: NDP was faster), one line per point
+/// and PE count. None without NDP rows or without other engines.
+pub fn speedups(rows: &[(f64, Row)]) -> Option<String> {
+    let label = |r: &Row| match r.engine {
+        "ndpdb-host" => format!("ndpdb host {} w", r.workers.unwrap_or(0)),
+        "postgresql" => format!("PostgreSQL {} w", r.workers.unwrap_or(0)),
+        other => other.to_string(),
+    };
+    let point = |r: &Row| (r.scenario.clone(), r.rows, r.versions_per_tuple.to_bits(), r.snapshot_position.clone());
+    let mut columns: Vec<String> = Vec::new();
+    for (_, r) in rows.iter().filter(|(_, r)| r.engine != "ndpdb-ndp") {
+        if !columns.contains(&label(r)) {
+            columns.push(label(r));
+        }
+    }
+    let mut body = Vec::new();
+    for (_, ndp) in rows.iter().filter(|(_, r)| r.engine == "ndpdb-ndp") {
+        let at = point(ndp);
+        let mut line = vec![
+            ndp.scenario.clone(),
+            ndp.rows.to_string(),
+            format!("{:.0}", ndp.versions_per_tuple),
+            ndp.snapshot_position.clone(),
+            format!("{} PEs", ndp.pes.unwrap_or(0)),
+        ];
+        for c in &columns {
+            let other = rows.iter().find(|(_, r)| point(r) == at && r.engine != "ndpdb-ndp" && &label(r) == c);
+            line.push(match other {
+                Some((_, o)) if ndp.wall_s > 0.0 => format!("{:.1}x", o.wall_s / ndp.wall_s),
+                _ => "-".to_string(),
+            });
+        }
+        body.push(line);
+    }
+    if body.is_empty() || columns.is_empty() {
+        return None;
+    }
+    let mut header: Vec<String> =
+        ["scenario", "tuples", "versions", "snapshot", "NDP"].iter().map(|h| h.to_string()).collect();
+    header.extend(columns.iter().map(|c| format!("vs {c}")));
+    let header: Vec<&str> = header.iter().map(String::as_str).collect();
+    Some(format!(
+        "NDP speed-up (median wall time of the other engine / NDP's; above 1: NDP faster)\n{}",
+        crate::output::table(&header, &body)
+    ))
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn speedups_divide_every_other_engine_by_ndp_at_the_same_point() {
+        let row = |engine, pes, workers, position: &str, wall_s| Row {
+            scenario: "scenario 3".into(),
+            engine,
+            profile: "ideal".into(),
+            clock: "virtual",
+            pes,
+            workers,
+            rows: 10,
+            versions_per_tuple: 5.0,
+            snapshot_position: position.into(),
+            op: "sum(ol_amount)".into(),
+            result: None,
+            wall_s,
+            wall_s_runs: vec![wall_s],
+            modelled_s: None,
+            link_bytes_to_host: None,
+            link_bytes_to_device: None,
+            medium_bytes_read: None,
+            late_completions: None,
+            versions_visited: None,
+        };
+        let rows: Vec<(f64, Row)> = vec![
+            (0.0, row("ndpdb-ndp", Some(2), None, "oldest", 0.1)),
+            (0.0, row("postgresql", None, Some(2), "oldest", 0.25)),
+            (0.0, row("ndpdb-ndp", Some(2), None, "newest", 0.04)),
+            (0.0, row("ndpdb-host", None, Some(2), "newest", 0.4)),
+            (0.0, row("postgresql", None, Some(2), "newest", 0.2)),
+        ];
+        let t = speedups(&rows).unwrap();
+        let lines: Vec<&str> = t.lines().collect();
+        assert!(lines[1].contains("vs PostgreSQL 2 w") && lines[1].contains("vs ndpdb host 2 w"), "{t}");
+        let oldest = lines.iter().find(|l| l.contains("oldest")).unwrap();
+        assert!(oldest.contains("2.5x") && oldest.trim_end().ends_with('-'), "{t}");
+        let newest = lines.iter().find(|l| l.contains("newest")).unwrap();
+        assert!(newest.contains("5.0x") && newest.contains("10.0x"), "{t}");
+        assert_eq!(speedups(&rows[1..2]), None, "no NDP, no speed-ups");
+    }
 
     #[test]
     fn disagreement_fails_loudly_and_avg_tolerates_rounding() {

@@ -854,7 +854,10 @@ pub(crate) fn snapshot_cmd(a: SnapshotArgs) -> Result<PathBuf> {
         all.extend(scenario_rows);
     }
     bar.finish_and_clear();
-    let table = snapshot::table(&all);
+    let mut table = snapshot::table(&all);
+    if let Some(s) = snapshot::speedups(&all) {
+        table = format!("{table}\n{s}");
+    }
     let rows: Vec<&snapshot::Row> = all.iter().map(|(_, r)| r).collect();
     a.report.print(&rows, &table)?;
     for n in &notes {
