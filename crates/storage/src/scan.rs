@@ -28,6 +28,9 @@ type Result<T> = std::result::Result<T, StoreError>;
 /// Pages read by one worker: (lpn, bytes).
 type PageList = Vec<(u64, Vec<u8>)>;
 
+/// Page reads a block-stack worker keeps outstanding.
+const READ_AHEAD: usize = 32;
+
 /// How the device gets the shared state an NDP call needs.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Freshness {
@@ -340,7 +343,7 @@ impl Store {
                 .map(|part| {
                     s.spawn(move || {
                         let mut qp = self.device().queue_pair();
-                        part.iter().map(|&lpn| Ok((lpn, self.read_page(lpn, &mut qp)?))).collect()
+                        self.read_pages_ahead(part, &mut qp)
                     })
                 })
                 .collect();
@@ -349,6 +352,40 @@ impl Store {
         let mut pages = HashMap::with_capacity(lpns.len());
         for r in results {
             pages.extend(r?);
+        }
+        Ok(pages)
+    }
+
+    /// Reads and verifies `lpns`, keeping up to [`READ_AHEAD`] page reads
+    /// outstanding on `qp` as a DBMS's read-ahead keeps a disk busy: the
+    /// medium and the link work on the next pages while a page travels, and
+    /// the emulator's device workers find commands waiting instead of being
+    /// woken for each one.
+    fn read_pages_ahead(&self, lpns: &[u64], qp: &mut ndpdb_device::QueuePair) -> Result<PageList> {
+        let ppns: Vec<u64> = {
+            let m = self.maps.lock();
+            lpns.iter()
+                .map(|&lpn| match m.l2p.get(lpn as usize) {
+                    None => Err(StoreError::Corrupt(format!("logical page {lpn} does not exist"))),
+                    Some(&u64::MAX) => Err(StoreError::Corrupt(format!("logical page {lpn} is not mapped"))),
+                    Some(&ppn) => Ok(ppn),
+                })
+                .collect::<Result<_>>()?
+        };
+        let mut pages = Vec::with_capacity(lpns.len());
+        let mut index_of: HashMap<u64, usize> = HashMap::new();
+        let mut next = 0;
+        while pages.len() < lpns.len() {
+            while next < lpns.len() && qp.outstanding() < READ_AHEAD {
+                index_of.insert(qp.submit(Command::PageRead { ppn: ppns[next] })?, next);
+                next += 1;
+            }
+            let c = qp.reap()?.expect("page reads are outstanding");
+            let i = index_of.remove(&c.id).expect("a completion of this queue pair's page reads");
+            let page = c.result?.into_data();
+            page::verify(&page)
+                .map_err(|e| StoreError::Corrupt(format!("page {} (physical {}): {e}", lpns[i], ppns[i])))?;
+            pages.push((lpns[i], page));
         }
         Ok(pages)
     }
