@@ -173,9 +173,14 @@ impl Plot<'_> {
             .y_label_area_size(70)
             .build_cartesian_2d(x_min..x_max, 0f64..y_max)
             .map_err(err)?;
+        // Small whole-number axes (versions, rounds) get one label per value,
+        // not fractions between them.
+        let whole = self.series.iter().flat_map(|s| s.points.iter()).all(|p| p.0.fract() == 0.0);
+        let x_labels = if whole && x_max - x_min <= 20.0 { (x_max - x_min) as usize + 1 } else { 10 };
         chart
             .configure_mesh()
             .x_desc(self.x_label)
+            .x_labels(x_labels)
             .x_label_formatter(&|x| trim_number(*x))
             .y_desc(self.y_label)
             .label_style(("sans-serif", 14))
