@@ -497,8 +497,14 @@ fn run_postgres(
     Ok(rows)
 }
 
-/// The paper's scenarios as composer workloads: (x value of the point, workload).
-pub fn scenario(n: u32, rows: u64, rounds: u32, op: &str) -> Result<Vec<(f64, Workload)>> {
+/// Scenario `n` of the paper as composer workloads: (x value of the point,
+/// workload). `positions` picks scenario 3's snapshot markers, as update
+/// rounds before the snapshot (`0..=rounds`); empty: all of them.
+pub fn scenario(n: u32, rows: u64, rounds: u32, op: &str, positions: &[u32]) -> Result<Vec<(f64, Workload)>> {
+    if let Some(p) = positions.iter().find(|&&p| p > rounds) {
+        bail!("--positions {p}: scenario 3's snapshots lie after 0..={rounds} update rounds (--rounds {rounds})");
+    }
+    let at = |j: u32| positions.is_empty() || positions.contains(&j);
     use crate::compose::{Choice, Query, Step};
     let query = Query { op: op.to_string(), column: "ol_amount".into(), predicate: None };
     let marker = |label: String| Step::Snapshot(Level::RepeatableRead, label);
@@ -528,10 +534,14 @@ pub fn scenario(n: u32, rows: u64, rounds: u32, op: &str) -> Result<Vec<(f64, Wo
         3 => {
             let mut steps = vec![Step::Insert(rows)];
             for j in 0..rounds {
-                steps.push(marker(format!("after {j} rounds")));
+                if at(j) {
+                    steps.push(marker(format!("after {j} rounds")));
+                }
                 steps.push(Step::Update(None, Choice::Uniform));
             }
-            steps.push(marker(format!("after {rounds} rounds")));
+            if at(rounds) {
+                steps.push(marker(format!("after {rounds} rounds")));
+            }
             vec![(0.0, w(format!("scenario 3: snapshots along chains of {} versions", rounds + 1), steps))]
         }
         other => bail!("there is no scenario {other}: the paper has scenarios 1, 2 and 3"),
@@ -692,6 +702,24 @@ pub fn speedups(rows: &[(f64, Row)]) -> Option<String> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn scenario_3_positions_pick_its_markers() {
+        let markers = |positions: &[u32]| -> Vec<String> {
+            let (_, w) = scenario(3, 10, 4, "sum", positions).unwrap().remove(0);
+            w.steps
+                .iter()
+                .filter_map(|s| match s {
+                    crate::compose::Step::Snapshot(_, label) => Some(label.clone()),
+                    _ => None,
+                })
+                .collect()
+        };
+        assert_eq!(markers(&[]).len(), 5);
+        assert_eq!(markers(&[0, 4]), vec!["after 0 rounds".to_string(), "after 4 rounds".to_string()]);
+        let e = scenario(3, 10, 2, "sum", &[3]).unwrap_err().to_string();
+        assert!(e.contains("--positions 3") && e.contains("0..=2"), "{e}");
+    }
 
     #[test]
     fn speedups_divide_every_other_engine_by_ndp_at_the_same_point() {

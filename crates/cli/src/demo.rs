@@ -24,6 +24,7 @@ pub fn run(out: &Path) -> Result<()> {
         print_workload: None,
         rows: 100_000,
         rounds: 3,
+        positions: vec![],
         op: "sum".into(),
         profile: ndpdb_device::profile::DEFAULT_PROFILE.into(),
         clock: ClockKind::Real,

@@ -263,6 +263,9 @@ pub(crate) struct SnapshotArgs {
     /// Update rounds (scenario 2 runs 1..=rounds+1 versions; scenario 3 has rounds+1 snapshot positions)
     #[arg(long, default_value_t = 4)]
     pub(crate) rounds: u32,
+    /// Scenario 3's snapshot positions, comma separated, as update rounds before the snapshot (0..=rounds; default: all)
+    #[arg(long, value_delimiter = ',')]
+    pub(crate) positions: Vec<u32>,
     /// The analytical operation: sum, count, count-star, min, max, avg (of ol_amount)
     #[arg(long, default_value = "sum")]
     pub(crate) op: String,
@@ -790,7 +793,7 @@ pub(crate) fn snapshot_cmd(a: SnapshotArgs) -> Result<PathBuf> {
     use ndpdb_bench::compose::Workload;
     use ndpdb_bench::snapshot;
     if let Some(n) = a.print_workload {
-        for (_, w) in snapshot::scenario(n, a.rows, a.rounds, &a.op)? {
+        for (_, w) in snapshot::scenario(n, a.rows, a.rounds, &a.op, &a.positions)? {
             println!("# {}\n{}", w.name, w.to_toml());
         }
         return Ok(PathBuf::new());
@@ -815,7 +818,7 @@ pub(crate) fn snapshot_cmd(a: SnapshotArgs) -> Result<PathBuf> {
         None => a
             .scenarios
             .iter()
-            .map(|&n| Ok((n, snapshot::scenario(n, a.rows, a.rounds, &a.op)?)))
+            .map(|&n| Ok((n, snapshot::scenario(n, a.rows, a.rounds, &a.op, &a.positions)?)))
             .collect::<Result<_>>()?,
     };
     let out = output::ResultsDir::create(&a.report.out, "snapshot")?;
