@@ -6,9 +6,12 @@
 //! (recovering the previous crash), then runs a mixed workload of one-at-a-
 //! time transactions on table `kv (k int64, v int64)`: host updates of one
 //! to three keys, inserts, deletes, update-NDP (`v = v + d WHERE k = x`
-//! on the device's PEs) and transactions it aborts. Before each commit it
-//! prints the transaction's writes (`W`), after the commit returns it prints
-//! the acknowledgement (`A`). The crash is one of:
+//! on the device's PEs) and transactions it aborts. Now and then a
+//! straggler updates one key and stays open for the next tens of
+//! transactions, and every 200 transactions the worker checkpoints, so
+//! checkpoints run while transactions are open (fuzzy checkpoints). Before
+//! each commit it prints the transaction's writes (`W`), after the commit
+//! returns it prints the acknowledgement (`A`). The crash is one of:
 //!
 //! - `sigkill`: the harness kills the worker (SIGKILL) after a random delay;
 //!   everything the device was sent survives (the medium is the file);
@@ -173,8 +176,12 @@ pub fn run(cfg: &Config, mut on_point: impl FnMut(&Point)) -> Result<Summary> {
         );
     }
     let mut model = {
-        let dev =
-            Device::create(&cfg.dir, prof.clone(), Some(256 << 20), DeviceOptions::with_clock(ClockKind::Virtual))?;
+        let dev = Device::create(
+            &cfg.dir,
+            prof.clone(),
+            Some(CAPACITY_BYTES),
+            DeviceOptions::with_clock(ClockKind::Virtual),
+        )?;
         let db = Database::create(Store::new(dev, store_options())?)?;
         let t = db.create_table("kv", columns())?;
         let mut w = db.begin(Isolation::ReadCommitted);
@@ -324,6 +331,23 @@ pub fn run(cfg: &Config, mut on_point: impl FnMut(&Point)) -> Result<Summary> {
     Ok(sum)
 }
 
+/// The harness's image. Physical pages are not reused yet, so every
+/// checkpoint costs fresh pages for the rest of the run.
+const CAPACITY_BYTES: u64 = 1 << 30;
+
+/// Transactions between the worker's explicit checkpoints (besides those
+/// a filling log starts).
+const CHECKPOINT_EVERY: u64 = 200;
+/// About one transaction in this many starts a straggler.
+const STRAGGLER_ONE_IN: u64 = 40;
+
+/// A key in `0..n` other than `avoid` (the straggler's); `n` > 1 whenever
+/// there is a straggler, as it holds one key of a loaded table.
+fn other_key(next: &mut impl FnMut() -> u64, n: u64, avoid: Option<u64>) -> u64 {
+    let k = next() % n;
+    if Some(k) == avoid && n > 1 { (k + 1) % n } else { k }
+}
+
 /// The worker: open (recovering), then run the mixed workload until the
 /// process is killed or the device fails (see the module docs).
 pub fn worker(dir: &Path, profile_name: &str, seed: u64, faults: Faults) -> Result<()> {
@@ -341,8 +365,40 @@ pub fn worker(dir: &Path, profile_name: &str, seed: u64, faults: Faults) -> Resu
     };
     let stdout = std::io::stdout();
     let mut seq = 0u64;
+    // A straggler: a transaction that updates one key and stays open while
+    // the next ones run and checkpoints pass it (fuzzy checkpoints), then
+    // commits. The others leave its key alone (one thread: they would wait
+    // for it forever).
+    let mut straggler: Option<(ndpdb_txn::Txn<'_>, u64, i64, u64)> = None;
     loop {
         seq += 1;
+        if seq.is_multiple_of(CHECKPOINT_EVERY) {
+            db.checkpoint()?;
+        }
+        if straggler.as_ref().is_some_and(|s| seq >= s.3) {
+            let (tx, k, v, _) = straggler.take().expect("checked above");
+            {
+                let mut o = stdout.lock();
+                writeln!(o, "W {seq} S {k} {v}")?;
+                o.flush()?;
+            }
+            tx.commit()?;
+            let mut o = stdout.lock();
+            writeln!(o, "A {seq}")?;
+            o.flush()?;
+            continue;
+        }
+        if straggler.is_none() && next().is_multiple_of(STRAGGLER_ONE_IN) {
+            let (k, v) = (next() % t.vids().max(1), (next() % 100_000) as i64);
+            let mut tx = db.begin(Isolation::ReadCommitted);
+            match tx.update(&t, k, &[Value::Int(k as i64), Value::Int(v)]) {
+                Ok(()) => straggler = Some((tx, k, v, seq + 10 + next() % 200)),
+                Err(TxnError::NotFound { .. }) => tx.abort()?,
+                Err(e) => return Err(e.into()),
+            }
+            continue;
+        }
+        let avoid = straggler.as_ref().map(|s| s.1);
         let mut tx = db.begin(if next() % 2 == 0 { Isolation::RepeatableRead } else { Isolation::ReadCommitted });
         let mut ops: Vec<String> = Vec::new();
         let kind = next() % 20;
@@ -352,7 +408,7 @@ pub fn worker(dir: &Path, profile_name: &str, seed: u64, faults: Faults) -> Resu
             match kind {
                 0..=9 => {
                     for _ in 0..1 + next() % 3 {
-                        let k = next() % n;
+                        let k = other_key(&mut next, n, avoid);
                         let v = (next() % 100_000) as i64;
                         match tx.update(&t, k, &[Value::Int(k as i64), Value::Int(v)]) {
                             Ok(()) => ops.push(format!("S {k} {v}")),
@@ -369,7 +425,7 @@ pub fn worker(dir: &Path, profile_name: &str, seed: u64, faults: Faults) -> Resu
                     ops.push(format!("I {k} {v}"));
                 }
                 13..=14 => {
-                    let k = next() % n;
+                    let k = other_key(&mut next, n, avoid);
                     match tx.delete(&t, k) {
                         Ok(()) => ops.push(format!("D {k}")),
                         Err(TxnError::NotFound { .. }) => {}
@@ -377,7 +433,7 @@ pub fn worker(dir: &Path, profile_name: &str, seed: u64, faults: Faults) -> Resu
                     }
                 }
                 15..=17 => {
-                    let k = next() % n;
+                    let k = other_key(&mut next, n, avoid);
                     let d = (next() % 100) as i64 - 50;
                     let p = Predicate { column: 0, op: CmpOp::Eq, value: k as i64 };
                     if tx.ndp_update(&t, 1, UpdateExpr::Add(d), Some(p), 2)? > 0 {
@@ -385,7 +441,7 @@ pub fn worker(dir: &Path, profile_name: &str, seed: u64, faults: Faults) -> Resu
                     }
                 }
                 _ => {
-                    let k = next() % n;
+                    let k = other_key(&mut next, n, avoid);
                     let _ = tx.update(&t, k, &[Value::Int(k as i64), Value::Int(-1)]);
                     return Ok(false);
                 }

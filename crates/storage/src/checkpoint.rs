@@ -23,7 +23,7 @@ use ndpdb_format::schema::{Column, LayoutDescriptor};
 use parking_lot::Mutex;
 
 use crate::store::{
-    Allocator, Head, META_OBJECT, Maps, OpKind, ROOT_PPN, Store, StoreError, StoreOptions, Table, TableState,
+    Allocator, Head, META_OBJECT, Maps, OpKind, ROOT_PPN, Store, StoreError, StoreOptions, Table, TableId, TableState,
 };
 use crate::wal::{self, LogGeometry, RecordKind, Wal};
 use ndpdb_format::record::VersionHeader;
@@ -45,6 +45,10 @@ pub struct Recovery {
     pub wall_s: f64,
 }
 
+/// Per table, the VIDs that open transactions have written and the newest
+/// committed head of each (what a fuzzy checkpoint records for them).
+pub type CommittedHeads = HashMap<TableId, HashMap<u64, Head>>;
+
 /// What the transaction layer keeps in a checkpoint.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct TxnMeta {
@@ -54,10 +58,51 @@ pub struct TxnMeta {
 }
 
 impl Store {
-    /// Writes everything a reopen needs (see the module docs).
-    pub fn checkpoint(&self, txn: &TxnMeta) -> Result<()> {
+    /// The tuples of `table` whose newest version an `active` transaction
+    /// wrote, each with its newest committed head: the first version down
+    /// its chain that no active transaction created (`Head::NONE` for a
+    /// tuple an open transaction inserted). A tuple has one writer at a
+    /// time (its lock), so that writer's versions are the top of the chain.
+    pub fn committed_heads(&self, table: &Table, active: &BTreeSet<u64>) -> Result<HashMap<u64, Head>> {
+        let open: Vec<(u64, Head)> = {
+            let s = table.state.lock();
+            s.heads
+                .iter()
+                .enumerate()
+                .filter(|(_, h)| !h.rid.is_none() && active.contains(&h.create_ts))
+                .map(|(v, h)| (v as u64, *h))
+                .collect()
+        };
+        let mut out = HashMap::with_capacity(open.len());
+        for (vid, head) in open {
+            let mut rid = head.rid;
+            let mut committed = Head::NONE;
+            for _ in 0..crate::store::CHAIN_MAX {
+                let (h, _) = self.read_version(table, rid)?;
+                if !active.contains(&h.create_ts) {
+                    committed = Head { rid, create_ts: h.create_ts, tombstone: h.tombstone };
+                    break;
+                }
+                if h.prev.is_none() {
+                    break;
+                }
+                rid = h.prev;
+            }
+            out.insert(vid, committed);
+        }
+        Ok(out)
+    }
+
+    /// Writes everything a reopen needs (see the module docs). `committed`
+    /// names the VIDs that open transactions have written, with their newest
+    /// committed heads: the checkpoint records those instead (a fuzzy
+    /// checkpoint; the caller holds off commits meanwhile, and an open
+    /// transaction's writes reach the log only when it commits, after the
+    /// checkpoint's position).
+    pub fn checkpoint(&self, txn: &TxnMeta, committed: &CommittedHeads) -> Result<()> {
         for t in self.tables() {
-            self.flush(&t)?;
+            self.write_delta(&t, &mut t.state.lock())?;
+            self.flush_vid_map_as(&t, committed.get(&t.id))?;
         }
         self.flush_l2p()?;
         let page = self.page_bytes;
@@ -68,7 +113,7 @@ impl Store {
         // first cursor for META_OBJECT), so this settles in two rounds.
         let mut reserved: Vec<u64> = Vec::new();
         let blob = loop {
-            let blob = self.checkpoint_blob(txn).encode();
+            let blob = self.checkpoint_blob(txn, committed).encode();
             let blob_pages = blob.len().div_ceil(page);
             let need = blob_pages + blob_pages.div_ceil(page / 8);
             if reserved.len() >= need {
@@ -126,19 +171,21 @@ impl Store {
         Ok(())
     }
 
-    fn checkpoint_blob(&self, txn: &TxnMeta) -> Checkpoint {
+    fn checkpoint_blob(&self, txn: &TxnMeta, committed: &CommittedHeads) -> Checkpoint {
         // Lock order everywhere: a table's state before the maps.
         let tables = self
             .tables()
             .iter()
             .map(|t| {
                 let s = t.state.lock();
+                let over = committed.get(&t.id);
+                let head = |v: usize| *over.and_then(|c| c.get(&(v as u64))).unwrap_or(&s.heads[v]);
                 TableMeta {
                     id: t.id,
                     name: t.name.clone(),
                     layout_descriptor: LayoutDescriptor::encode(&t.layout),
                     column_names: t.columns.iter().map(|c| c.name.clone()).collect(),
-                    heads: s.heads.iter().map(|h| (h.rid.0, h.create_ts, h.tombstone)).collect(),
+                    heads: (0..s.heads.len()).map(head).map(|h| (h.rid.0, h.create_ts, h.tombstone)).collect(),
                     vid_pages: s.vid_pages.clone(),
                     heap_pages: s.heap_pages.clone(),
                 }

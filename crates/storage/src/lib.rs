@@ -45,7 +45,7 @@ mod update;
 mod wal;
 
 pub use check::{CheckReport, ERRORS_MAX};
-pub use checkpoint::{Recovery, TxnMeta};
+pub use checkpoint::{CommittedHeads, Recovery, TxnMeta};
 pub use gc::GcStats;
 pub use ndpdb_device::tuple_lock_key;
 pub use scan::{AggregateResult, Freshness, RowsResult, ScanStats};

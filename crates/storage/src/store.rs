@@ -454,7 +454,7 @@ impl Store {
     /// buffer only once the L2P map points at its physical copy, and the
     /// caller holds the table's state throughout, so a reader always finds a
     /// record either in the buffer or on the device.
-    fn write_delta(&self, table: &Table, s: &mut TableState) -> Result<()> {
+    pub(crate) fn write_delta(&self, table: &Table, s: &mut TableState) -> Result<()> {
         while let Some(p) = s.delta.first() {
             let (lpn, bytes) = (p.lpn(), p.sealed());
             self.write_page(heap_object(table.id), lpn, bytes)?;
@@ -484,12 +484,27 @@ impl Store {
     }
 
     pub(crate) fn flush_vid_map(&self, table: &Table) -> Result<()> {
-        let (dirty_pages, per_page) = {
-            let s = table.state.lock();
-            let pages: BTreeSet<usize> = s.vid_dirty.iter().map(|&v| v as usize / self.per_page).collect();
-            (pages, self.per_page)
+        self.flush_vid_map_as(table, None)
+    }
+
+    /// Writes the VID map pages that hold dirty entries. A VID stays dirty if
+    /// its head changed after its page was written. With `committed` (a
+    /// fuzzy checkpoint), those VIDs' entries are written as the given
+    /// committed heads, and the VIDs stay dirty: calls keep shipping their
+    /// real heads, which only their open transactions may see.
+    pub(crate) fn flush_vid_map_as(&self, table: &Table, committed: Option<&HashMap<u64, Head>>) -> Result<()> {
+        let dirty: Vec<u64> = {
+            let mut s = table.state.lock();
+            if let Some(c) = committed {
+                s.vid_dirty.extend(c.keys().copied());
+            }
+            s.vid_dirty.iter().copied().collect()
         };
-        for p in dirty_pages {
+        let per_page = self.per_page;
+        let mut written: Vec<(u64, u64)> = Vec::with_capacity(dirty.len());
+        let mut at = 0;
+        while at < dirty.len() {
+            let p = dirty[at] as usize / per_page;
             let lpn = {
                 let s = table.state.lock();
                 s.vid_pages.get(p).copied()
@@ -508,8 +523,16 @@ impl Store {
             };
             let entries: Vec<u64> = {
                 let s = table.state.lock();
-                let end = ((p + 1) * per_page).min(s.heads.len());
-                s.heads[p * per_page..end].iter().map(|h| h.rid.0).collect()
+                let (first, end) = (p * per_page, ((p + 1) * per_page).min(s.heads.len()));
+                let entry = |v: usize| committed.and_then(|c| c.get(&(v as u64))).unwrap_or(&s.heads[v]).rid.0;
+                while at < dirty.len() && dirty[at] as usize / per_page == p {
+                    let v = dirty[at] as usize;
+                    if v < end {
+                        written.push((v as u64, entry(v)));
+                    }
+                    at += 1;
+                }
+                (first..end).map(entry).collect()
             };
             let bytes = page::map_page(self.page_bytes, PageKind::VidMap, table.id, lpn, &entries);
             self.write_page(vid_object(table.id), lpn, bytes)?;
@@ -518,7 +541,12 @@ impl Store {
         if s.vid_pages.contains(&u64::MAX) {
             return Err(StoreError::Corrupt("a VID map page was skipped".into()));
         }
-        s.vid_dirty.clear();
+        for (vid, rid) in written {
+            let overridden = committed.is_some_and(|c| c.contains_key(&vid));
+            if !overridden && s.heads.get(vid as usize).is_some_and(|h| h.rid.0 == rid) {
+                s.vid_dirty.remove(&vid);
+            }
+        }
         Ok(())
     }
 

@@ -7,7 +7,8 @@
 //! holding every write of the transaction (the tuple data, or a tombstone)
 //! and waits until the record is on the medium; only then is the commit
 //! acknowledged. Recovery opens the last checkpoint (which reflects the log
-//! up to `log_lsn`, and was taken with no transaction open) and replays the
+//! up to `log_lsn`, and holds committed heads only, even when transactions
+//! were open: see `Database::checkpoint`) and replays the
 //! records after it, in log order, which is commit order. An uncommitted
 //! transaction therefore leaves nothing visible after a crash: its versions
 //! may be on the device, but no VID map entry that recovery builds points at

@@ -10,8 +10,8 @@ use ndpdb_format::schema::{Column, ColumnType, Value};
 use ndpdb_locktable::protocol::{self, TS_MASK, Tally};
 use ndpdb_locktable::{Attempt, CancelOutcome, Grant, LockError, LockKey};
 use ndpdb_storage::{
-    AggregateResult, DEFAULT_POLL_LIMIT, Freshness, Head, LogOp, OpKind, RowsResult, Store, StoreError, Table, TableId,
-    TxnMeta, tuple_lock_key,
+    AggregateResult, CommittedHeads, DEFAULT_POLL_LIMIT, Freshness, Head, LogOp, OpKind, RowsResult, Store, StoreError,
+    Table, TableId, TxnMeta, tuple_lock_key,
 };
 use parking_lot::Mutex;
 
@@ -159,6 +159,11 @@ impl Manager {
 pub struct Database {
     store: Store,
     mgr: Mutex<Manager>,
+    /// Held (shared) by a commit from its log record until it leaves the
+    /// active set and by a write while it changes a head (after it has its
+    /// tuple lock), and (exclusive) by a checkpoint: while one runs, no head
+    /// changes and no commit is half done.
+    commit_gate: parking_lot::RwLock<()>,
 }
 
 impl Database {
@@ -182,37 +187,48 @@ impl Database {
             pinned: meta.snapshots.into_iter().collect(),
             ..Manager::default()
         };
-        Database { store, mgr: Mutex::new(mgr) }
+        Database { store, mgr: Mutex::new(mgr), commit_gate: parking_lot::RwLock::new(()) }
     }
 
-    /// Writes a checkpoint; no transaction may be open. It holds the
-    /// manager throughout, so no transaction begins or commits meanwhile:
-    /// the checkpoint reflects exactly the log up to its position.
+    /// Writes a checkpoint, also while transactions are open (a fuzzy
+    /// checkpoint): for every tuple an open transaction has written it
+    /// records the newest committed head, so it holds committed state only.
+    /// It waits for commits in flight and holds off new ones and the manager
+    /// throughout: the checkpoint reflects exactly the log up to its
+    /// position, and an open transaction's writes reach the log only when
+    /// it commits, after that position.
     pub fn checkpoint(&self) -> Result<()> {
+        let _gate = self.commit_gate.write();
         let m = self.mgr.lock();
-        if !m.active.is_empty() {
-            return Err(TxnError::InvalidInput(format!(
-                "{} transactions are still open; end them before a checkpoint",
-                m.active.len()
-            )));
-        }
         let meta = TxnMeta { next_txn: m.next_id, snapshots: m.pinned.iter().map(|(&i, &x)| (i, x)).collect() };
-        self.store.checkpoint(&meta)?;
+        let mut committed = CommittedHeads::new();
+        if !m.active.is_empty() {
+            for t in self.store.tables() {
+                let heads = self.store.committed_heads(&t, &m.active)?;
+                if !heads.is_empty() {
+                    committed.insert(t.id, heads);
+                }
+            }
+        }
+        self.store.checkpoint(&meta, &committed)?;
         drop(m);
         Ok(())
     }
 
+    /// Held by a write while it changes heads (see `commit_gate`). Never
+    /// held while waiting for a tuple lock, nor taken twice by one thread.
+    fn write_gate(&self) -> parking_lot::RwLockReadGuard<'_, ()> {
+        self.commit_gate.read()
+    }
+
     /// Checkpoints when the log since the last one fills more than half its
-    /// ring and no transaction is open (after commits).
+    /// ring (after commits).
     fn maybe_checkpoint(&self) -> Result<()> {
         let (used, capacity) = self.store.wal_usage();
-        if used * 2 < capacity || !self.mgr.lock().active.is_empty() {
+        if used * 2 < capacity {
             return Ok(());
         }
-        match self.checkpoint() {
-            Err(TxnError::InvalidInput(_)) => Ok(()), // a transaction began meanwhile
-            other => other,
-        }
+        self.checkpoint()
     }
 
     /// Pins the current snapshot under an id that later runs can read at
@@ -390,6 +406,7 @@ impl Txn<'_> {
         let data = table.layout.encode(values).map_err(|e| TxnError::InvalidInput(e.to_string()))?;
         let vid = self.db.store.new_vid(table);
         self.lock(table, vid)?;
+        let _writing = self.db.write_gate();
         self.undo.push((table.clone(), vid, Head::NONE));
         let header =
             VersionHeader { create_ts: self.id, prev: RecordId::NONE, tombstone: false, data_len: data.len() as u16 };
@@ -420,6 +437,7 @@ impl Txn<'_> {
             return Err(TxnError::NotFound { table: table.name.clone(), vid });
         }
         let newly_locked = self.lock(table, vid)?;
+        let _writing = self.db.write_gate();
         let head = table.head(vid).expect("vid checked");
         let mine = head.create_ts == self.id;
         if !mine && !head.rid.is_none() && !snapshot.visible(head.create_ts) {
@@ -646,15 +664,23 @@ impl Txn<'_> {
         // First updater wins: a row whose locked version a later commit
         // replaced fails the statement, except under read committed, where
         // (as PostgreSQL does) the row is re-evaluated on its newest version.
+        let writing = self.db.write_gate();
         let (old, stale) = if self.isolation == Isolation::ReadCommitted {
             self.db.store.install_update_current(table, &up, self.id)
         } else {
             match self.db.store.install_update(table, &up, self.id) {
                 Ok(Ok(old)) => (old, vec![]),
-                Ok(Err(_vid)) => return self.fail(TxnError::Serialization("concurrent update")),
-                Err(e) => return self.fail(e.into()),
+                Ok(Err(_vid)) => {
+                    drop(writing);
+                    return self.fail(TxnError::Serialization("concurrent update"));
+                }
+                Err(e) => {
+                    drop(writing);
+                    return self.fail(e.into());
+                }
             }
         };
+        drop(writing);
         for &(vid, head) in &old {
             if head.create_ts != self.id {
                 self.undo.push((table.clone(), vid, head));
@@ -846,10 +872,14 @@ impl Txn<'_> {
         if self.isolation == Isolation::Serializable && self.db.mgr.lock().commit_unsafe(self.id) {
             return self.fail(TxnError::Serialization("read/write dependencies among transactions"));
         }
-        // Durable before visible: the log record first.
+        // Durable before visible: the log record first. From the record to
+        // leaving the active set, a checkpoint must not run (it would take
+        // us for open, yet begin its log after our record).
+        let gate = self.db.commit_gate.read();
         if !self.redo.is_empty() {
             let redo = std::mem::take(&mut self.redo);
             if let Err(e) = self.db.store.log_commit(self.id, &redo) {
+                drop(gate);
                 return self.fail(e.into());
             }
         }
@@ -869,6 +899,7 @@ impl Txn<'_> {
         m.cleanup();
         self.ended = true;
         drop(m);
+        drop(gate);
         self.release_locks();
         // The commit stands whatever the checkpoint does; if it cannot run,
         // a later commit reports the full log (StoreError::LogFull).

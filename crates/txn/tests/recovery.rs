@@ -167,3 +167,200 @@ fn the_integrity_check_passes_after_recovery_and_names_a_corrupt_page() {
     let page = format!("page {}", rid.lpn());
     assert!(r.errors.iter().any(|e| e.contains(&page)), "{:?}", r.errors);
 }
+
+fn table_with(db: &Database, rows: i64) -> std::sync::Arc<ndpdb_storage::Table> {
+    let t = db
+        .create_table("t", vec![Column::new("k", ColumnType::Int32, false), Column::new("v", ColumnType::Int64, false)])
+        .unwrap();
+    let mut w = db.begin(Isolation::ReadCommitted);
+    for k in 0..rows {
+        w.insert(&t, &[Value::Int(k), Value::Int(1)]).unwrap();
+    }
+    w.commit().unwrap();
+    t
+}
+
+fn host_sum(tx: &mut ndpdb_txn::Txn<'_>, t: &std::sync::Arc<ndpdb_storage::Table>) -> Option<i128> {
+    tx.aggregate(t, Aggregate::Sum, 1, None, ReadMode::Host { workers: 1 }).unwrap().value
+}
+
+/// A checkpoint taken while transactions are open records committed state
+/// only: after a crash, what committed after it comes back from the log,
+/// and what never committed leaves nothing.
+#[test]
+fn a_checkpoint_with_open_transactions_records_committed_state_only() {
+    let dir = tempfile::tempdir().unwrap();
+    let db = Database::create(Store::new(device(dir.path(), true), opts()).unwrap()).unwrap();
+    let t = table_with(&db, 800);
+    let mut reader = db.begin(Isolation::RepeatableRead);
+    assert_eq!(host_sum(&mut reader, &t), Some(800));
+    let mut committing = db.begin(Isolation::ReadCommitted);
+    for k in 0..300 {
+        committing.update(&t, k, &[Value::Int(k as i64), Value::Int(5)]).unwrap();
+    }
+    committing.insert(&t, &[Value::Int(800), Value::Int(100)]).unwrap();
+    let mut never = db.begin(Isolation::ReadCommitted);
+    for k in 300..400 {
+        never.update(&t, k, &[Value::Int(k as i64), Value::Int(9)]).unwrap();
+    }
+    never.delete(&t, 400).unwrap();
+    never.insert(&t, &[Value::Int(801), Value::Int(1000)]).unwrap();
+    db.checkpoint().expect("a checkpoint no longer waits for open transactions");
+    committing.commit().unwrap();
+    assert_eq!(host_sum(&mut reader, &t), Some(800), "the reader keeps its snapshot");
+    let expected = sums(&db);
+    assert_eq!(expected, (Some(300 * 5 + 500 + 100), Some(300 * 5 + 500 + 100), 801));
+    std::mem::forget(never);
+    std::mem::forget(reader);
+    drop(db);
+
+    let (store, meta, rec) = Store::open_with_report(device(dir.path(), false), opts()).unwrap();
+    assert_eq!(rec.commits, 1, "only the commit after the checkpoint is replayed: {rec:?}");
+    let db = Database::open(store, meta);
+    assert_eq!(sums(&db), expected);
+    let r = db.store().check().unwrap();
+    assert_eq!(r.errors, Vec::<String>::new());
+    // The device's VID map holds committed heads, not the lost transaction's.
+    let mut tx = db.begin(Isolation::RepeatableRead);
+    let ndp = ReadMode::Ndp { pes: 4, freshness: Freshness::Flush };
+    assert_eq!(tx.aggregate(&t_of(&db), Aggregate::Sum, 1, None, ndp).unwrap().value, expected.0);
+    tx.commit().unwrap();
+}
+
+fn t_of(db: &Database) -> std::sync::Arc<ndpdb_storage::Table> {
+    db.table("t").unwrap()
+}
+
+/// A transaction held open (a long analysis) no longer holds the log:
+/// checkpoints run past it, and the ring never fills.
+#[test]
+fn a_long_open_reader_does_not_hold_the_log() {
+    let dir = tempfile::tempdir().unwrap();
+    let db = Database::create(Store::new(device(dir.path(), true), opts()).unwrap()).unwrap();
+    let t = table_with(&db, 200);
+    let mut reader = db.begin(Isolation::RepeatableRead);
+    assert_eq!(host_sum(&mut reader, &t), Some(200));
+    let (_, capacity) = db.store().wal_usage();
+    let update_all = |round: i64| {
+        let mut w = db.begin(Isolation::ReadCommitted);
+        for k in 0..200 {
+            w.update(&t, k, &[Value::Int(k as i64), Value::Int(round)]).unwrap();
+        }
+        w.commit().expect("the log never fills");
+    };
+    let before = db.store().wal_usage().0;
+    update_all(1);
+    let per_round = db.store().wal_usage().0 - before;
+    // Rounds that log four times the ring, past the open reader.
+    let rounds = 4 * capacity / per_round + 1;
+    for round in 2..=rounds as i64 {
+        update_all(round);
+        assert!(db.store().wal_usage().0 <= capacity / 2 + per_round, "checkpoints keep the log short");
+    }
+    let round = rounds as i64;
+    assert_eq!(host_sum(&mut reader, &t), Some(200), "the reader still sees its snapshot");
+    std::mem::forget(reader);
+    let expected = sums(&db);
+    assert_eq!(expected.0, Some(200 * i128::from(round)));
+    drop(db);
+    let (store, meta) = Store::open(device(dir.path(), false), opts()).unwrap();
+    let db = Database::open(store, meta);
+    assert_eq!(sums(&db), expected);
+    assert_eq!(db.store().check().unwrap().errors, Vec::<String>::new());
+}
+
+/// Checkpoints racing two writers: every checkpoint holds committed state
+/// only, whatever the writers were doing, so after a crash the committed
+/// transfers are all there and the open ones are not.
+#[test]
+fn checkpoints_racing_writers_keep_committed_state_only() {
+    const ACCOUNTS: i64 = 64;
+    let dir = tempfile::tempdir().unwrap();
+    let db = Database::create(Store::new(device(dir.path(), true), opts()).unwrap()).unwrap();
+    let t = db
+        .create_table("t", vec![Column::new("k", ColumnType::Int32, false), Column::new("v", ColumnType::Int64, false)])
+        .unwrap();
+    let mut w = db.begin(Isolation::ReadCommitted);
+    for k in 0..ACCOUNTS {
+        w.insert(&t, &[Value::Int(k), Value::Int(100)]).unwrap();
+    }
+    w.commit().unwrap();
+    let done = std::sync::atomic::AtomicUsize::new(0);
+    let barrier = std::sync::Barrier::new(2);
+    let checkpoints = std::thread::scope(|s| {
+        for worker in 0..2u64 {
+            let (db, t, done, barrier) = (&db, &t, &done, &barrier);
+            s.spawn(move || {
+                let mut x = (worker + 1).wrapping_mul(0x9E37_79B9_7F4A_7C15);
+                let mut next = move || {
+                    x ^= x << 13;
+                    x ^= x >> 7;
+                    x ^= x << 17;
+                    x
+                };
+                let transfer =
+                    |tx: &mut ndpdb_txn::Txn<'_>, a: u64, b: u64, d: i64| -> Result<(), ndpdb_txn::TxnError> {
+                        for (id, delta) in [(a, -d), (b, d)] {
+                            let Value::Int(v) = tx.get(t, id)?.expect("accounts stay")[1] else { panic!("balance") };
+                            tx.update(t, id, &[Value::Int(id as i64), Value::Int(v + delta)])?;
+                        }
+                        Ok(())
+                    };
+                let mut committed = 0;
+                while committed < 150 {
+                    let (a, b, d) = (next() % ACCOUNTS as u64, next() % ACCOUNTS as u64, (next() % 10) as i64);
+                    if a == b {
+                        continue;
+                    }
+                    // Repeatable read: a transfer based on a stale balance fails
+                    // (read committed would lose updates, as PostgreSQL's does).
+                    let mut tx = db.begin(Isolation::RepeatableRead);
+                    if transfer(&mut tx, a, b, d).and_then(|()| tx.commit()).is_ok() {
+                        committed += 1;
+                    }
+                }
+                // One transfer left open at the crash, half of it written
+                // (once both are done: its lock is never released).
+                barrier.wait();
+                let mut tx = db.begin(Isolation::ReadCommitted);
+                let a = worker * 2;
+                let Value::Int(v) = tx.get(t, a).unwrap().unwrap()[1] else { panic!("balance") };
+                tx.update(t, a, &[Value::Int(a as i64), Value::Int(v - 1_000_000)]).unwrap();
+                std::mem::forget(tx);
+                done.fetch_add(1, std::sync::atomic::Ordering::SeqCst);
+            });
+        }
+        // Physical pages are not reused yet: pace the checkpoints.
+        let mut n = 0;
+        while done.load(std::sync::atomic::Ordering::SeqCst) < 2 && n < 200 {
+            db.checkpoint().unwrap();
+            n += 1;
+            std::thread::sleep(std::time::Duration::from_millis(2));
+        }
+        db.checkpoint().unwrap();
+        n + 1
+    });
+    assert!(checkpoints > 1, "checkpoints ran while the writers did");
+    let mut r = db.begin(Isolation::RepeatableRead);
+    let balances: Vec<i64> = (0..ACCOUNTS as u64)
+        .map(|k| match r.get(&t, k).unwrap().unwrap()[1] {
+            Value::Int(v) => v,
+            _ => panic!("balance"),
+        })
+        .collect();
+    r.commit().unwrap();
+    assert_eq!(balances.iter().sum::<i64>(), 100 * ACCOUNTS, "committed transfers conserve money");
+    drop(db);
+
+    let (store, meta) = Store::open(device(dir.path(), false), opts()).unwrap();
+    let db = Database::open(store, meta);
+    let t = db.table("t").unwrap();
+    let mut r = db.begin(Isolation::RepeatableRead);
+    for (k, &v) in balances.iter().enumerate() {
+        assert_eq!(r.get(&t, k as u64).unwrap().unwrap()[1], Value::Int(v), "account {k} after recovery");
+    }
+    let ndp = ReadMode::Ndp { pes: 4, freshness: Freshness::Ship };
+    assert_eq!(r.aggregate(&t, Aggregate::Sum, 1, None, ndp).unwrap().value, Some(i128::from(100 * ACCOUNTS)));
+    r.commit().unwrap();
+    assert_eq!(db.store().check().unwrap().errors, Vec::<String>::new());
+}
