@@ -168,13 +168,14 @@ fn the_integrity_check_passes_after_recovery_and_names_a_corrupt_page() {
     assert!(r.errors.iter().any(|e| e.contains(&page)), "{:?}", r.errors);
 }
 
-fn table_with(db: &Database, rows: i64) -> std::sync::Arc<ndpdb_storage::Table> {
+/// Table `t (k, v)` with `rows` committed tuples `(k, v)`.
+fn table_with(db: &Database, rows: i64, v: i64) -> std::sync::Arc<ndpdb_storage::Table> {
     let t = db
         .create_table("t", vec![Column::new("k", ColumnType::Int32, false), Column::new("v", ColumnType::Int64, false)])
         .unwrap();
     let mut w = db.begin(Isolation::ReadCommitted);
     for k in 0..rows {
-        w.insert(&t, &[Value::Int(k), Value::Int(1)]).unwrap();
+        w.insert(&t, &[Value::Int(k), Value::Int(v)]).unwrap();
     }
     w.commit().unwrap();
     t
@@ -191,7 +192,7 @@ fn host_sum(tx: &mut ndpdb_txn::Txn<'_>, t: &std::sync::Arc<ndpdb_storage::Table
 fn a_checkpoint_with_open_transactions_records_committed_state_only() {
     let dir = tempfile::tempdir().unwrap();
     let db = Database::create(Store::new(device(dir.path(), true), opts()).unwrap()).unwrap();
-    let t = table_with(&db, 800);
+    let t = table_with(&db, 800, 1);
     let mut reader = db.begin(Isolation::RepeatableRead);
     assert_eq!(host_sum(&mut reader, &t), Some(800));
     let mut committing = db.begin(Isolation::ReadCommitted);
@@ -237,7 +238,7 @@ fn t_of(db: &Database) -> std::sync::Arc<ndpdb_storage::Table> {
 fn a_long_open_reader_does_not_hold_the_log() {
     let dir = tempfile::tempdir().unwrap();
     let db = Database::create(Store::new(device(dir.path(), true), opts()).unwrap()).unwrap();
-    let t = table_with(&db, 200);
+    let t = table_with(&db, 200, 1);
     let mut reader = db.begin(Isolation::RepeatableRead);
     assert_eq!(host_sum(&mut reader, &t), Some(200));
     let (_, capacity) = db.store().wal_usage();
@@ -277,14 +278,7 @@ fn checkpoints_racing_writers_keep_committed_state_only() {
     const ACCOUNTS: i64 = 64;
     let dir = tempfile::tempdir().unwrap();
     let db = Database::create(Store::new(device(dir.path(), true), opts()).unwrap()).unwrap();
-    let t = db
-        .create_table("t", vec![Column::new("k", ColumnType::Int32, false), Column::new("v", ColumnType::Int64, false)])
-        .unwrap();
-    let mut w = db.begin(Isolation::ReadCommitted);
-    for k in 0..ACCOUNTS {
-        w.insert(&t, &[Value::Int(k), Value::Int(100)]).unwrap();
-    }
-    w.commit().unwrap();
+    let t = table_with(&db, ACCOUNTS, 100);
     let done = std::sync::atomic::AtomicUsize::new(0);
     let barrier = std::sync::Barrier::new(2);
     let checkpoints = std::thread::scope(|s| {
