@@ -331,8 +331,8 @@ pub fn run(cfg: &Config, mut on_point: impl FnMut(&Point)) -> Result<Summary> {
     Ok(sum)
 }
 
-/// The harness's image. Physical pages are not reused yet, so every
-/// checkpoint costs fresh pages for the rest of the run.
+/// The harness's image. Pages that writes supersede are not reused yet
+/// (checkpoint blobs are), so every checkpoint costs fresh map pages.
 const CAPACITY_BYTES: u64 = 1 << 30;
 
 /// Transactions between the worker's explicit checkpoints (besides those

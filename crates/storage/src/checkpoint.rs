@@ -120,7 +120,11 @@ impl Store {
                 break blob;
             }
             while reserved.len() < need {
-                reserved.push(self.maps.lock().alloc.allocate(META_OBJECT)?);
+                let reused = self.checkpoint_pages.lock().free.pop();
+                reserved.push(match reused {
+                    Some(ppn) => ppn,
+                    None => self.maps.lock().alloc.allocate(META_OBJECT)?,
+                });
             }
         };
         let mut free = reserved.into_iter();
@@ -152,6 +156,7 @@ impl Store {
         // Every commit so far is in the blob (the caller holds off new ones).
         let log_lsn = self.wal.end();
         self.wal.flush_to(log_lsn, &self.wal_qp)?;
+        let index_pages_kept = index_pages.clone();
         let root = Root {
             blob_bytes: blob.len() as u64,
             blob_crc: crc32fast::hash(&blob),
@@ -168,6 +173,11 @@ impl Store {
         drop(qp);
         *self.generation.lock() = generation;
         self.wal.set_checkpoint(log_lsn);
+        // This checkpoint is durable: the previous one's pages are free.
+        let mut pages = self.checkpoint_pages.lock();
+        let previous = std::mem::replace(&mut pages.durable, blob_ppns.into_iter().chain(index_pages_kept).collect());
+        pages.free.extend(previous);
+        pages.free.extend(free);
         Ok(())
     }
 
@@ -244,6 +254,7 @@ impl Store {
         })?;
         let mut blob = Vec::with_capacity(root.blob_bytes as usize);
         let pages_needed = (root.blob_bytes as usize).div_ceil(page);
+        let mut checkpoint_pages = root.index_pages.clone();
         'index: for &ip in &root.index_pages {
             let index = store.qp.lock().call(Command::PageRead { ppn: ip })?.into_data();
             for e in index.chunks(8) {
@@ -251,6 +262,7 @@ impl Store {
                     break 'index;
                 }
                 let ppn = u64::from_le_bytes(e.try_into().expect("8 bytes"));
+                checkpoint_pages.push(ppn);
                 let data = store
                     .qp
                     .lock()
@@ -284,6 +296,7 @@ impl Store {
             )));
         }
         let (mut store, mut meta) = store.restore(cp, root.generation)?;
+        store.checkpoint_pages.lock().durable = checkpoint_pages;
         let geo = LogGeometry { start: root.log_start, pages: root.log_pages, page_bytes: page as u64 };
         let scan = wal::scan(geo, root.log_lsn, &store.qp)?;
         let mut rec = Recovery {

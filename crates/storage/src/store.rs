@@ -133,6 +133,18 @@ pub(crate) struct Maps {
     pub alloc: Allocator,
 }
 
+/// Physical pages of checkpoint blobs. Those of the newest durable
+/// checkpoint are what recovery reads; once a newer checkpoint is durable
+/// (its root written and flushed), they are free for the next one. A torn
+/// root falls back to the newest durable checkpoint, never to an older one,
+/// so that is safe. The free pages are known to this process only: after a
+/// restart, older checkpoints' pages are not reused.
+#[derive(Debug, Default)]
+pub(crate) struct CheckpointPages {
+    pub durable: Vec<u64>,
+    pub free: Vec<u64>,
+}
+
 /// Append-only physical allocation in per-object regions.
 pub(crate) struct Allocator {
     pub next_region: u64,
@@ -185,6 +197,9 @@ pub struct Store {
     pub(crate) tables: Mutex<Vec<Arc<Table>>>,
     /// Checkpoints written to this image so far.
     pub(crate) generation: Mutex<u64>,
+    /// The blob and index pages of the newest durable checkpoint, and pages
+    /// of older checkpoints that the next ones reuse (`checkpoint.rs`).
+    pub(crate) checkpoint_pages: Mutex<CheckpointPages>,
     cache: Mutex<HashMap<u64, Arc<Vec<u8>>>>,
     opts: StoreOptions,
     /// Program slot holding `ndp.snapshot`.
@@ -254,6 +269,7 @@ impl Store {
             maps: Mutex::new(maps),
             tables: Mutex::new(Vec::new()),
             generation: Mutex::new(0),
+            checkpoint_pages: Mutex::new(CheckpointPages::default()),
             cache: Mutex::new(HashMap::new()),
             opts,
             snapshot_slot,
