@@ -703,6 +703,32 @@ pub fn speedups(rows: &[(f64, Row)]) -> Option<String> {
 mod tests {
     use super::*;
 
+    /// A row of engine `engine` at one point ("scenario 3", 10 tuples, 5
+    /// versions, snapshot "m"), with `result`.
+    fn test_row(engine: &'static str, result: Option<&str>) -> Row {
+        Row {
+            scenario: "scenario 3".into(),
+            engine,
+            profile: "ideal".into(),
+            clock: "virtual",
+            pes: None,
+            workers: None,
+            rows: 10,
+            versions_per_tuple: 5.0,
+            snapshot_position: "m".into(),
+            op: "sum(ol_amount)".into(),
+            result: result.map(str::to_string),
+            wall_s: 0.0,
+            wall_s_runs: vec![],
+            modelled_s: None,
+            link_bytes_to_host: None,
+            link_bytes_to_device: None,
+            medium_bytes_read: None,
+            late_completions: None,
+            versions_visited: None,
+        }
+    }
+
     #[test]
     fn scenario_3_positions_pick_its_markers() {
         let markers = |positions: &[u32]| -> Vec<String> {
@@ -724,25 +750,12 @@ mod tests {
     #[test]
     fn speedups_divide_every_other_engine_by_ndp_at_the_same_point() {
         let row = |engine, pes, workers, position: &str, wall_s| Row {
-            scenario: "scenario 3".into(),
-            engine,
-            profile: "ideal".into(),
-            clock: "virtual",
             pes,
             workers,
-            rows: 10,
-            versions_per_tuple: 5.0,
             snapshot_position: position.into(),
-            op: "sum(ol_amount)".into(),
-            result: None,
             wall_s,
             wall_s_runs: vec![wall_s],
-            modelled_s: None,
-            link_bytes_to_host: None,
-            link_bytes_to_device: None,
-            medium_bytes_read: None,
-            late_completions: None,
-            versions_visited: None,
+            ..test_row(engine, None)
         };
         let rows: Vec<(f64, Row)> = vec![
             (0.0, row("ndpdb-ndp", Some(2), None, "oldest", 0.1)),
@@ -768,27 +781,7 @@ mod tests {
             "w",
         )
         .unwrap();
-        let row = |engine, result: &str| Row {
-            scenario: "s".into(),
-            engine,
-            profile: "p".into(),
-            clock: "virtual",
-            pes: None,
-            workers: None,
-            rows: 1,
-            versions_per_tuple: 1.0,
-            snapshot_position: "m".into(),
-            op: "sum".into(),
-            result: Some(result.into()),
-            wall_s: 0.0,
-            wall_s_runs: vec![],
-            modelled_s: None,
-            link_bytes_to_host: None,
-            link_bytes_to_device: None,
-            medium_bytes_read: None,
-            late_completions: None,
-            versions_visited: None,
-        };
+        let row = |engine, result: &str| test_row(engine, Some(result));
         assert!(check_agreement(&w, &[row("ndpdb-ndp", "1.00"), row("postgresql", "1.00")]).is_ok());
         assert!(same_answers("postgresql", "m", &[Some("1".into()), Some("1".into())]).is_ok());
         let e = same_answers("ndpdb-ndp", "m", &[Some("1".into()), Some("2".into())]).unwrap_err().to_string();

@@ -215,6 +215,16 @@ impl Scan<'_, '_> {
         if self.flash { 1 } else { BATCH as u64 }
     }
 
+    /// Whether `used` output bytes fit a PE's `share` of the output range.
+    pub(crate) fn fits_share(&self, used: usize, share: u64) -> Result<(), DeviceError> {
+        if used as u64 > share {
+            return Err(
+                self.fail(format!("result buffer share of {share} bytes is full; give the call a larger output range"))
+            );
+        }
+        Ok(())
+    }
+
     fn check_columns(&self) -> Result<(), DeviceError> {
         let n = self.layout.slots.len();
         let mut cols: Vec<(u16, bool)> = vec![];
@@ -703,12 +713,7 @@ impl Scan<'_, '_> {
                 }
             }
             rows += 1;
-            if out.len() as u64 > share {
-                return Err(scan.fail(format!(
-                    "result buffer share of {share} bytes is full; give the call a larger output range"
-                )));
-            }
-            Ok(())
+            scan.fits_share(out.len(), share)
         })?;
         let used = out.len() as u64;
         out[0..8].copy_from_slice(&used.to_le_bytes());

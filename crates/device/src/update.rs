@@ -98,12 +98,7 @@ impl Scan<'_, '_> {
             out.extend_from_slice(&RecordId::new(rec.lpn, rec.slot).0.to_le_bytes());
             out.extend_from_slice(&RecordId::new(lpn, slot).0.to_le_bytes());
             entries += 1;
-            if out.len() as u64 > share {
-                return Err(scan.fail(format!(
-                    "result buffer share of {share} bytes is full; give the call a larger output range"
-                )));
-            }
-            Ok(())
+            scan.fits_share(out.len(), share)
         })?;
         if let Some(last) = page.take() {
             self.program_page(&pages, next_page - 1, &last)?;

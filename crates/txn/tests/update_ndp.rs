@@ -134,6 +134,32 @@ fn fig1_device_first_repeatable_read_host_gets_a_serialization_failure() {
     assert_eq!(db.locks_held(), 0);
 }
 
+/// Fig. 1, host first: the open host transaction `h` holds its tuple locks;
+/// a device transaction at `iso` runs `SET balance = balance + add WHERE
+/// predicate` and commits, its PE polling the host's lock, while `h` ends
+/// with `end` 50 ms later. Returns the device transaction's outcome.
+fn device_behind_host<'db>(
+    db: &'db Database,
+    t: &std::sync::Arc<Table>,
+    h: Txn<'db>,
+    iso: Isolation,
+    add: i64,
+    predicate: Option<Predicate>,
+    end: impl FnOnce(Txn<'db>) -> Result<(), TxnError>,
+) -> Result<u64, TxnError> {
+    std::thread::scope(|s| {
+        let device = s.spawn(|| {
+            let mut d = db.begin(iso);
+            let n = d.ndp_update(t, 1, UpdateExpr::Add(add), predicate, 4)?;
+            d.commit()?;
+            Ok(n)
+        });
+        std::thread::sleep(Duration::from_millis(50));
+        end(h).unwrap();
+        device.join().unwrap()
+    })
+}
+
 #[test]
 fn fig1_host_first_device_waits_and_loses_to_the_first_updater() {
     let dir = tempfile::tempdir().unwrap();
@@ -141,17 +167,8 @@ fn fig1_host_first_device_waits_and_loses_to_the_first_updater() {
     let t = accounts(&db);
     let mut h = db.begin(Isolation::RepeatableRead);
     h.update(&t, 9, &[Value::Int(9), Value::Int(1)]).unwrap();
-    std::thread::scope(|s| {
-        let device = s.spawn(|| {
-            let mut d = db.begin(Isolation::RepeatableRead);
-            d.ndp_update(&t, 1, UpdateExpr::Add(100), id_is(9), 4)
-        });
-        // The PE polls the bucket the host holds.
-        std::thread::sleep(Duration::from_millis(50));
-        h.commit().unwrap();
-        let r = device.join().unwrap();
-        assert!(matches!(r, Err(TxnError::Serialization(_))), "the device based its version on a stale one: {r:?}");
-    });
+    let r = device_behind_host(&db, &t, h, Isolation::RepeatableRead, 100, id_is(9), Txn::commit);
+    assert!(matches!(r, Err(TxnError::Serialization(_))), "the device based its version on a stale one: {r:?}");
     assert_eq!(balance(&db, &t, 9), 1);
     assert_eq!(chain(&db, &t, 9).len(), 2, "the device's version was never installed");
     assert_eq!(db.locks_held(), 0, "the failed device transaction holds no locks");
@@ -164,17 +181,7 @@ fn fig1_host_first_aborts_and_the_device_proceeds() {
     let t = accounts(&db);
     let mut h = db.begin(Isolation::RepeatableRead);
     h.update(&t, 9, &[Value::Int(9), Value::Int(1)]).unwrap();
-    std::thread::scope(|s| {
-        let device = s.spawn(|| {
-            let mut d = db.begin(Isolation::RepeatableRead);
-            let n = d.ndp_update(&t, 1, UpdateExpr::Add(100), id_is(9), 4)?;
-            d.commit()?;
-            Ok::<_, TxnError>(n)
-        });
-        std::thread::sleep(Duration::from_millis(50));
-        h.abort().unwrap();
-        assert_eq!(device.join().unwrap().unwrap(), 1);
-    });
+    assert_eq!(device_behind_host(&db, &t, h, Isolation::RepeatableRead, 100, id_is(9), Txn::abort).unwrap(), 1);
     assert_eq!(balance(&db, &t, 9), START + 100);
     assert_eq!(db.locks_held(), 0);
 }
@@ -189,18 +196,8 @@ fn read_committed_device_update_applies_to_the_newest_version() {
     let t = accounts(&db);
     let mut h = db.begin(Isolation::ReadCommitted);
     h.update(&t, 9, &[Value::Int(9), Value::Int(1)]).unwrap();
-    std::thread::scope(|s| {
-        let device = s.spawn(|| {
-            let mut d = db.begin(Isolation::ReadCommitted);
-            let n = d.ndp_update(&t, 1, UpdateExpr::Add(100), id_is(9), 4)?;
-            d.commit()?;
-            Ok::<_, TxnError>(n)
-        });
-        // The PE polls the bucket the host holds; its snapshot saw START.
-        std::thread::sleep(Duration::from_millis(50));
-        h.commit().unwrap();
-        assert_eq!(device.join().unwrap().unwrap(), 1);
-    });
+    // The device's statement snapshot saw START.
+    assert_eq!(device_behind_host(&db, &t, h, Isolation::ReadCommitted, 100, id_is(9), Txn::commit).unwrap(), 1);
     assert_eq!(balance(&db, &t, 9), 1 + 100, "the expression applies to the committed 1, not to the stale {START}");
     let c = chain(&db, &t, 9);
     assert_eq!(c.len(), 3, "one linear chain: {START}, 1, 101: {c:?}");
@@ -220,17 +217,8 @@ fn read_committed_device_update_skips_rows_that_no_longer_qualify_or_were_delete
     let mut h = db.begin(Isolation::ReadCommitted);
     h.update(&t, 9, &[Value::Int(9), Value::Int(1)]).unwrap();
     h.delete(&t, 10).unwrap();
-    std::thread::scope(|s| {
-        let device = s.spawn(|| {
-            let mut d = db.begin(Isolation::ReadCommitted);
-            let n = d.ndp_update(&t, 1, UpdateExpr::Add(5), rich, 4)?;
-            d.commit()?;
-            Ok::<_, TxnError>(n)
-        });
-        std::thread::sleep(Duration::from_millis(50));
-        h.commit().unwrap();
-        assert_eq!(device.join().unwrap().unwrap(), ACCOUNTS - 2);
-    });
+    let n = device_behind_host(&db, &t, h, Isolation::ReadCommitted, 5, rich, Txn::commit).unwrap();
+    assert_eq!(n, ACCOUNTS - 2);
     assert_eq!(balance(&db, &t, 9), 1, "1 is below 500 on the newest version: not updated");
     let mut r = db.begin(Isolation::RepeatableRead);
     assert_eq!(r.get(&t, 10).unwrap(), None, "a deleted row stays deleted");
