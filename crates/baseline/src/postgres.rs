@@ -32,6 +32,14 @@ pub enum PgError {
         "running as root but there is no `postgres` user to run PostgreSQL as; create one or run ndpdb as another user"
     )]
     NoPostgresUser,
+    #[error(
+        "PostgreSQL's server headers are not installed (no storage/lock.h under {include}); install them (Debian: apt-get install {package}) to time PostgreSQL's lock manager"
+    )]
+    NoServerHeaders { include: PathBuf, package: String },
+    #[error(
+        "no C compiler to build the lock-timing function ({cc}: {detail}); install one (Debian: apt-get install gcc) or set CC"
+    )]
+    NoCompiler { cc: String, detail: String },
     #[error("{step} failed: {detail}")]
     Setup { step: &'static str, detail: String },
     #[error("PostgreSQL: {0}")]
@@ -54,7 +62,12 @@ fn bin_dir() -> Option<PathBuf> {
         .map(|e| e.path().join("bin"))
         .filter(|p| p.join("initdb").exists())
         .collect();
-    candidates.sort();
+    // The newest major version: by number (`9.6` is older than `15`).
+    let version = |p: &PathBuf| -> Vec<u32> {
+        let name = p.parent().and_then(|d| d.file_name()).map(|n| n.to_string_lossy().into_owned());
+        name.unwrap_or_default().split('.').map(|part| part.parse().unwrap_or(0)).collect()
+    };
+    candidates.sort_by_key(version);
     if let Some(newest) = candidates.pop() {
         return Some(newest);
     }
@@ -120,6 +133,11 @@ impl PgServer {
 
     pub fn port(&self) -> u16 {
         self.port
+    }
+
+    /// The directory of the server's binaries (`initdb`, `pg_config`, ...).
+    pub fn bin_dir(&self) -> &Path {
+        &self.bin
     }
 
     pub fn socket_dir(&self) -> &Path {

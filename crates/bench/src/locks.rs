@@ -47,7 +47,11 @@
 //! keys, without contention; percentiles and a histogram over log-scale
 //! buckets. The size matters for random keys: each request touches a random
 //! line of the table, so whether the table stays in the caches decides the
-//! median, while the conventional manager only holds the locks alive.
+//! median, while the conventional manager only holds the locks alive. With
+//! `postgres`, PostgreSQL's own lock manager is timed too, inside a private
+//! server by a C function ndpdb compiles against its headers
+//! (`ndpdb_baseline::pglocks`), on the same key sequences: the paper's
+//! actual baseline, beside ndpdb's Rust rendering of its structure.
 //!
 //! Every run ends by checking that its table is empty again; a lock left
 //! behind fails the experiment. Host threads and PEs are all host threads:
@@ -61,6 +65,8 @@ use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::time::{Duration, Instant};
 
 use anyhow::{Context, Result, anyhow, bail, ensure};
+use ndpdb_baseline::pglocks::{PgLockRun, PgLockTimer};
+use ndpdb_baseline::postgres::{PgError, PgServer};
 use ndpdb_device::programs::SplitMix64;
 use ndpdb_device::{ClockKind, Command, Device, DeviceOptions, Profile, QueuePair, RangeId, Reply, params};
 use ndpdb_locktable::bench::{Access, HostBench, LatencySummary, bench_host, summarize, timer_overhead_ns};
@@ -123,6 +129,10 @@ pub struct Config {
     /// (`ndpdb_locktable::DEFAULT_TABLE_BYTES` is neoDBMS's "few megabytes").
     /// Exp. 1 uses the first; Exp. 3 measures every one.
     pub table_bytes: Vec<usize>,
+    /// Exp. 3 also times PostgreSQL's own lock manager in a private server
+    /// (`ndpdb_baseline::pglocks`), when PostgreSQL, its server headers and
+    /// a C compiler are installed.
+    pub postgres: bool,
     pub seed: u64,
 }
 
@@ -181,7 +191,7 @@ impl Config {
     /// Progress steps of a run (what `run`'s callback counts to).
     pub fn steps(&self) -> usize {
         let has = |e| usize::from(self.experiments.contains(&e));
-        let exp3 = 2 * (self.table_bytes.len() + 1);
+        let exp3 = 2 * (self.table_bytes.len() + 1 + usize::from(self.postgres));
         has(1) * 2 * self.contention_pct.len() + has(2) * self.profiles.len() + has(3) * exp3
     }
 
@@ -214,7 +224,8 @@ pub enum Row {
 #[derive(Debug, Clone, Serialize)]
 pub struct LatencyRow {
     pub experiment: u32,
-    /// `ndpdb` (the shared table) or `conventional`.
+    /// `ndpdb` (the shared table), `conventional` (ndpdb's PostgreSQL-style
+    /// manager) or `postgresql` (PostgreSQL's own, Exp. 3).
     pub lock_table: &'static str,
     /// Who made the measured requests: `host` or `device`.
     pub side: &'static str,
@@ -256,6 +267,9 @@ pub struct LatencyRow {
     pub lock_events: Option<LockEvents>,
     /// Real time of the phase.
     pub wall_s: f64,
+    /// `postgresql` rows: the server that was timed (`pg_config --version`).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub postgres_version: Option<String>,
     /// Exp. 3: non-empty buckets of the latency histogram.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub histogram: Option<Vec<HistBin>>,
@@ -312,9 +326,17 @@ pub struct TransferRow {
     pub clock: &'static str,
 }
 
+/// What a run measured, and what it could not measure on this machine.
+#[derive(Debug, Default)]
+pub struct Outcome {
+    pub rows: Vec<Row>,
+    /// For the user: a part of the run that was skipped, and why.
+    pub notes: Vec<String>,
+}
+
 /// Runs the configured experiments, with scratch images under `dir`.
 /// `on_step(done, total, label)` is called as each step begins.
-pub fn run(cfg: &Config, dir: &Path, mut on_step: impl FnMut(usize, usize, &str)) -> Result<Vec<Row>> {
+pub fn run(cfg: &Config, dir: &Path, mut on_step: impl FnMut(usize, usize, &str)) -> Result<Outcome> {
     cfg.validate()?;
     let total = cfg.steps();
     let mut done = 0;
@@ -323,6 +345,7 @@ pub fn run(cfg: &Config, dir: &Path, mut on_step: impl FnMut(usize, usize, &str)
         done += 1;
     };
     let mut rows = Vec::new();
+    let mut notes = Vec::new();
     if cfg.experiments.contains(&1) {
         rows.extend(exp1(cfg, &dir.join("exp1"), &mut step)?.into_iter().map(|r| Row::Latency(Box::new(r))));
     }
@@ -330,9 +353,9 @@ pub fn run(cfg: &Config, dir: &Path, mut on_step: impl FnMut(usize, usize, &str)
         rows.extend(exp2(cfg, dir, &mut step)?.into_iter().map(Row::Transfer));
     }
     if cfg.experiments.contains(&3) {
-        rows.extend(exp3(cfg, &mut step)?.into_iter().map(|r| Row::Latency(Box::new(r))));
+        rows.extend(exp3(cfg, &mut notes, &mut step)?.into_iter().map(|r| Row::Latency(Box::new(r))));
     }
-    Ok(rows)
+    Ok(Outcome { rows, notes })
 }
 
 /// Fails unless every word of every bucket is zero: no lock is held or
@@ -650,6 +673,7 @@ fn latency_row(
         timer_overhead_ns: None,
         lock_events: None,
         wall_s,
+        postgres_version: None,
         histogram: None,
     })
 }
@@ -714,8 +738,10 @@ fn pcie_latencies_ns(profile: &Profile, dir: &Path) -> Result<Vec<f64>> {
 // ---- Exp. 3 ----
 
 /// Per access: ndpdb's table at each size, then the conventional manager
-/// (which has no size) once.
-fn exp3(cfg: &Config, step: &mut dyn FnMut(String)) -> Result<Vec<LatencyRow>> {
+/// (which has no size) once, then PostgreSQL's own lock manager when
+/// configured and available (else a note says why not).
+fn exp3(cfg: &Config, notes: &mut Vec<String>, step: &mut dyn FnMut(String)) -> Result<Vec<LatencyRow>> {
+    let postgres = if cfg.postgres { start_postgres(notes)? } else { None };
     let mut rows = Vec::new();
     for access in [Access::Sequential, Access::Random] {
         let tables = cfg.table_bytes.iter().map(|&b| Some(b)).chain([None]);
@@ -724,8 +750,102 @@ fn exp3(cfg: &Config, step: &mut dyn FnMut(String)) -> Result<Vec<LatencyRow>> {
             step(format!("Exp. 3: {name}, {} access", access_name(access)));
             rows.push(exp3_run(cfg, table_bytes, access)?);
         }
+        if cfg.postgres {
+            step(format!("Exp. 3: postgresql, {} access", access_name(access)));
+        }
+        if let Some((server, timer)) = &postgres {
+            rows.push(exp3_postgres(cfg, server, timer, access)?);
+        }
+    }
+    if let Some((server, _)) = postgres {
+        server.stop()?;
     }
     Ok(rows)
+}
+
+/// A private server with the lock-timing function loaded; `None` (and a
+/// note) when this machine lacks PostgreSQL, its headers or a compiler.
+fn start_postgres(notes: &mut Vec<String>) -> Result<Option<(PgServer, PgLockTimer)>> {
+    let skipped = |e: PgError| format!("Exp. 3 without PostgreSQL's own lock manager: {e}");
+    let server = match PgServer::start() {
+        Ok(s) => s,
+        Err(e @ (PgError::NotInstalled | PgError::NoPostgresUser)) => {
+            notes.push(skipped(e));
+            return Ok(None);
+        }
+        Err(e) => return Err(e).context("starting the private PostgreSQL server for Exp. 3"),
+    };
+    match PgLockTimer::load(&server) {
+        Ok(timer) => Ok(Some((server, timer))),
+        Err(e @ (PgError::NoServerHeaders { .. } | PgError::NoCompiler { .. })) => {
+            notes.push(skipped(e));
+            Ok(None)
+        }
+        Err(e) => Err(e).context("loading the lock-timing function into PostgreSQL"),
+    }
+}
+
+/// PostgreSQL's own lock manager: each thread a backend (one psql session)
+/// that times the same requests as `bench_host` would, warm-up first.
+fn exp3_postgres(cfg: &Config, server: &PgServer, timer: &PgLockTimer, access: Access) -> Result<LatencyRow> {
+    let spec = exp3_spec(cfg, access);
+    let warmup = exp3_warmup(cfg, &spec);
+    let wall = Instant::now();
+    let mut sessions = (0..cfg.threads).map(|_| server.session()).collect::<Result<Vec<_>, _>>()?;
+    let runs = std::thread::scope(|scope| {
+        let handles: Vec<_> = sessions
+            .iter_mut()
+            .enumerate()
+            .map(|(t, session)| {
+                scope.spawn(move || -> Result<Vec<u64>, PgError> {
+                    let run = |b: &HostBench| PgLockRun {
+                        requests: b.thread_requests(t),
+                        random: b.access == Access::Random,
+                        rng: b.thread_seed(t),
+                        base: b.thread_base(t),
+                        keys: b.keys_per_thread,
+                    };
+                    timer.time(session, run(&warmup))?;
+                    timer.time(session, run(&spec))
+                })
+            })
+            .collect();
+        handles.into_iter().map(|h| h.join().expect("PostgreSQL lock-timing thread panicked")).collect::<Vec<_>>()
+    });
+    let mut samples = Vec::with_capacity(spec.requests);
+    for run in runs {
+        samples.extend(run?);
+    }
+    let held = PgLockTimer::tuple_locks_held(&mut sessions[0])?;
+    ensure!(held == 0, "PostgreSQL holds {held} tuple locks after the run; a lock was left behind");
+    let mut row = latency_row(3, "postgresql", "host", "real", &samples, wall.elapsed().as_secs_f64())?;
+    row.access = Some(access_name(access));
+    row.threads = cfg.threads;
+    row.keys = EXP3_KEYS_PER_THREAD;
+    row.timer_overhead_ns = Some(timer_overhead_ns(10_000));
+    row.postgres_version = Some(timer.server_version.clone());
+    row.histogram = Some(histogram(&samples));
+    Ok(row)
+}
+
+fn exp3_spec(cfg: &Config, access: Access) -> HostBench {
+    HostBench {
+        requests: cfg.requests as usize,
+        access,
+        threads: cfg.threads,
+        contention_pct: 0,
+        keys_per_thread: EXP3_KEYS_PER_THREAD,
+        seed: cfg.seed,
+    }
+}
+
+/// The warm-up before each measurement: a share of the requests, other keys.
+fn exp3_warmup(cfg: &Config, spec: &HostBench) -> HostBench {
+    HostBench {
+        requests: (cfg.requests / WARMUP_DIVISOR).min(WARMUP_MAX) as usize,
+        seed: cfg.seed.rotate_left(29),
+        ..*spec
+    }
 }
 
 /// `64 B`, `256 KiB`, `4 MiB`: bytes in the largest unit that divides them.
@@ -749,19 +869,8 @@ fn access_name(access: Access) -> &'static str {
 /// One measurement: on ndpdb's table of `table_bytes`, or on the
 /// conventional manager when `None`.
 fn exp3_run(cfg: &Config, table_bytes: Option<usize>, access: Access) -> Result<LatencyRow> {
-    let spec = HostBench {
-        requests: cfg.requests as usize,
-        access,
-        threads: cfg.threads,
-        contention_pct: 0,
-        keys_per_thread: EXP3_KEYS_PER_THREAD,
-        seed: cfg.seed,
-    };
-    let warmup = HostBench {
-        requests: (cfg.requests / WARMUP_DIVISOR).min(WARMUP_MAX) as usize,
-        seed: cfg.seed.rotate_left(29),
-        ..spec
-    };
+    let spec = exp3_spec(cfg, access);
+    let warmup = exp3_warmup(cfg, &spec);
     let wall = Instant::now();
     let (lock_table, samples, events) = if let Some(bytes) = table_bytes {
         let table = LockTable::with_bytes(bytes)?;
@@ -872,20 +981,22 @@ pub fn table(rows: &[Row]) -> String {
     out
 }
 
-/// One line per access and size of ndpdb's table: the conventional
-/// manager's median over ndpdb's.
+/// One line per baseline (the conventional manager, PostgreSQL's own),
+/// access and size of ndpdb's table: the baseline's median over ndpdb's.
 fn exp3_ratios(exp3: &[&LatencyRow]) -> String {
     let mut out = String::new();
-    for access in ["sequential", "random"] {
-        let of_access = || exp3.iter().filter(move |r| r.access == Some(access));
-        let Some(c) = of_access().find(|r| r.lock_table == "conventional").map(|r| r.p50_ns) else { continue };
-        for r in of_access().filter(|r| r.lock_table == "ndpdb") {
-            let n = r.p50_ns;
-            let size = r.table_bytes.map_or("-".into(), size_label);
-            out += &format!(
-                "median conventional/ndpdb, {access}, {size} table: {:.2}x ({c} / {n} ns)\n",
-                c as f64 / n.max(1) as f64
-            );
+    for baseline in ["conventional", "postgresql"] {
+        for access in ["sequential", "random"] {
+            let of_access = || exp3.iter().filter(move |r| r.access == Some(access));
+            let Some(c) = of_access().find(|r| r.lock_table == baseline).map(|r| r.p50_ns) else { continue };
+            for r in of_access().filter(|r| r.lock_table == "ndpdb") {
+                let n = r.p50_ns;
+                let size = r.table_bytes.map_or("-".into(), size_label);
+                out += &format!(
+                    "median {baseline}/ndpdb, {access}, {size} table: {:.2}x ({c} / {n} ns)\n",
+                    c as f64 / n.max(1) as f64
+                );
+            }
         }
     }
     out
@@ -1025,6 +1136,8 @@ enum Mark {
     P99,
     /// The conventional manager's p50: dashed across the whole axis.
     Reference,
+    /// PostgreSQL's own manager's p50: dotted across the whole axis.
+    PostgresReference,
 }
 
 /// One line of the table-size plot: (table bytes, ns) points, or one point
@@ -1051,8 +1164,12 @@ fn table_size_lines(rows: &[&LatencyRow]) -> Vec<SizeLine> {
         let line = |name: String, mark, points| SizeLine { name, color, mark, points };
         lines.push(line(format!("ndpdb p50, {access}"), Mark::P50, points(|r| r.p50_ns)));
         lines.push(line(format!("ndpdb p99, {access}"), Mark::P99, points(|r| r.p99_ns)));
-        if let Some(c) = rows.iter().find(|r| r.lock_table == "conventional" && r.access == Some(access)) {
-            lines.push(line(format!("conventional p50, {access}"), Mark::Reference, vec![(0.0, c.p50_ns as f64)]));
+        for baseline in ["conventional", "postgresql"] {
+            if let Some(c) = rows.iter().find(|r| r.lock_table == baseline && r.access == Some(access)) {
+                let (name, at) = (format!("{baseline} p50, {access}"), vec![(0.0, c.p50_ns as f64)]);
+                let mark = if baseline == "conventional" { Mark::Reference } else { Mark::PostgresReference };
+                lines.push(line(name, mark, at));
+            }
         }
     }
     lines
@@ -1068,7 +1185,12 @@ where
 {
     use plotters::prelude::*;
     let lines = table_size_lines(rows);
-    let sizes = || lines.iter().filter(|l| l.mark != Mark::Reference).flat_map(|l| l.points.iter().map(|p| p.0));
+    let sizes = || {
+        lines
+            .iter()
+            .filter(|l| !matches!(l.mark, Mark::Reference | Mark::PostgresReference))
+            .flat_map(|l| l.points.iter().map(|p| p.0))
+    };
     let (x_min, x_max) = (sizes().fold(f64::INFINITY, f64::min), sizes().fold(0.0, f64::max));
     // Half a doubling of margin on each side; a label per power of two, or
     // per second one beyond a dozen.
@@ -1126,6 +1248,11 @@ where
                 let y = l.points[0].1;
                 let dashes = DashedLineSeries::new([(x_lo, y), (x_hi, y)], 8, 5, thick);
                 chart.draw_series(dashes).map_err(err)?.label(name).legend(move |at| stroke(at, thick, 3));
+            }
+            Mark::PostgresReference => {
+                let y = l.points[0].1;
+                let dots = DashedLineSeries::new([(x_lo, y), (x_hi, y)], 2, 4, thick);
+                chart.draw_series(dots).map_err(err)?.label(name).legend(move |at| stroke(at, thick, 6));
             }
         }
     }

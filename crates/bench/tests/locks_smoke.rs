@@ -25,23 +25,30 @@ fn tiny(experiments: Vec<u32>) -> Config {
         pes: 2,
         keys: 64,
         table_bytes: vec![ndpdb_locktable::DEFAULT_TABLE_BYTES],
+        postgres: false,
         seed: 7,
     }
 }
 
 fn run_guarded(cfg: Config) -> Vec<Row> {
+    let (rows, notes) = run_with_notes(cfg);
+    assert!(notes.is_empty(), "{notes:?}");
+    rows
+}
+
+fn run_with_notes(cfg: Config) -> (Vec<Row>, Vec<String>) {
     let (tx, rx) = mpsc::channel();
     std::thread::spawn(move || {
         let dir = tempfile::tempdir().unwrap();
         let mut steps = Vec::new();
-        let rows = locks::run(&cfg, dir.path(), |done, total, label| steps.push((done, total, label.to_string())));
-        let _ = tx.send((rows.map_err(|e| format!("{e:#}")), steps, cfg.steps()));
+        let outcome = locks::run(&cfg, dir.path(), |done, total, label| steps.push((done, total, label.to_string())));
+        let _ = tx.send((outcome.map_err(|e| format!("{e:#}")), steps, cfg.steps()));
     });
     let (rows, steps, expected) = rx.recv_timeout(GUARD).expect("the locks experiments did not finish (a hang?)");
-    let rows = rows.unwrap_or_else(|e| panic!("the run failed: {e}"));
+    let outcome = rows.unwrap_or_else(|e| panic!("the run failed: {e}"));
     assert_eq!(steps.len(), expected, "one progress step per phase: {steps:?}");
     assert!(steps.iter().enumerate().all(|(i, (done, total, _))| *done == i && *total == expected));
-    rows
+    (outcome.rows, outcome.notes)
 }
 
 fn json(row: &Row) -> Value {
@@ -195,6 +202,46 @@ fn exp3_measures_each_table_size_and_plots_against_it() {
             assert!(std::env::var_os("CI").is_none(), "CI must draw plots: {e}");
             assert!(e.to_string().contains("fonts-dejavu-core"), "{e}");
         }
+    }
+}
+
+/// PostgreSQL's own lock manager, timed in a private server by the C
+/// function ndpdb compiles against its headers: two backends at once, the
+/// same requests as ndpdb's tables, and no tuple lock left in `pg_locks`
+/// (the run checks that itself). CI installs PostgreSQL, its headers and a
+/// compiler; elsewhere the run must say which of them is missing.
+#[test]
+fn exp3_times_postgresqls_own_lock_manager() {
+    let mut cfg = tiny(vec![3]);
+    cfg.postgres = true;
+    cfg.threads = 2;
+    cfg.requests = 3_001;
+    let (rows, notes) = run_with_notes(cfg);
+    let lines: Vec<Value> = rows.iter().map(json).collect();
+    let pg: Vec<&Value> = lines.iter().filter(|l| l["lock_table"] == "postgresql").collect();
+    if pg.is_empty() {
+        assert!(std::env::var_os("CI").is_none(), "CI must time PostgreSQL's lock manager: {notes:?}");
+        assert_eq!(notes.len(), 1, "{notes:?}");
+        assert!(notes[0].contains("install"), "the note says what to install: {}", notes[0]);
+        return;
+    }
+    assert!(notes.is_empty(), "{notes:?}");
+    assert_eq!(pg.len(), 2, "one line per access");
+    for access in ["sequential", "random"] {
+        let l = pg.iter().find(|l| l["access"] == access).unwrap_or_else(|| panic!("no {access} line"));
+        assert_eq!(l["requests"], 3_001);
+        assert_eq!(l["threads"], 2);
+        assert_eq!(l["clock"], "real");
+        assert!(l["table_bytes"].is_null());
+        assert!(l["postgres_version"].as_str().unwrap().starts_with("PostgreSQL "), "{l}");
+        assert!(l["p50_ns"].as_u64().unwrap() > 0);
+        let counted: u64 = l["histogram"].as_array().unwrap().iter().map(|b| b["count"].as_u64().unwrap()).sum();
+        assert_eq!(counted, 3_001);
+    }
+    let text = locks::table(&rows);
+    for access in ["sequential", "random"] {
+        let line = format!("median postgresql/ndpdb, {access}, 4 MiB table:");
+        assert!(text.contains(&line), "the table lacks `{line}`:\n{text}");
     }
 }
 

@@ -206,8 +206,9 @@ struct CrashWorkerArgs {
     after_help = "Exp. 1 (Fig. 4): host and device lock+unlock latency while c% of the measured side's requests \
 go to keys the other side is requesting at the same time. Exp. 2 (Fig. 5): 64 B and 8 KiB over the coherent \
 interconnect (modelled from the profile) and over PCIe (a MemoryRead on the device's virtual clock). Exp. 3 \
-(Fig. 6): --requests lock+unlock pairs, sequential and random keys, on ndpdb's table at each --table-bytes \
-and on the conventional lock manager; with more than one size it also plots latency against the table's size. \
+(Fig. 6): --requests lock+unlock pairs, sequential and random keys, on ndpdb's table at each --table-bytes, \
+on the conventional lock manager (ndpdb's, built the way PostgreSQL's is) and on PostgreSQL's own lock manager \
+(timed inside a private server; --no-postgres leaves it out); with more than one size it also plots latency against the table's size. \
 See docs/locks-bench.md."
 )]
 struct LocksArgs {
@@ -239,6 +240,10 @@ struct LocksArgs {
     /// 65,536 buckets). Exp. 1 uses the first only; Exp. 3 measures ndpdb's table at every size
     #[arg(long, value_delimiter = ',', default_values_t = [ndpdb_bench::locks::DEFAULT_TABLE_BYTES])]
     table_bytes: Vec<usize>,
+    /// Exp. 3: leave out PostgreSQL's own lock manager (timed in a private server; needs PostgreSQL, its
+    /// server headers and a C compiler)
+    #[arg(long)]
+    no_postgres: bool,
     /// Seed of the key generators
     #[arg(long, default_value_t = 1)]
     seed: u64,
@@ -584,14 +589,19 @@ fn locks_cmd(a: LocksArgs) -> Result<()> {
         pes: a.pes,
         keys: a.keys,
         table_bytes: a.table_bytes,
+        postgres: !a.no_postgres,
         seed: a.seed,
     };
     cfg.validate()?;
     for w in cfg.warnings() {
         eprintln!("warning: {w}");
     }
-    let rows = run_locks(&cfg)?;
-    let table = locks::table(&rows);
+    let outcome = run_locks(&cfg)?;
+    let rows = outcome.rows;
+    let mut table = locks::table(&rows);
+    for n in &outcome.notes {
+        table += &format!("note: {n}\n");
+    }
     a.report.print(&rows, &table)?;
     let (dir, plots) = write_locks(&rows, &table, &a.report.out)?;
     eprintln!("results: {}", dir.display());
@@ -724,7 +734,7 @@ fn crash_cmd(a: CrashArgs) -> Result<()> {
     Ok(())
 }
 
-pub(crate) fn run_locks(cfg: &ndpdb_bench::locks::Config) -> Result<Vec<ndpdb_bench::locks::Row>> {
+pub(crate) fn run_locks(cfg: &ndpdb_bench::locks::Config) -> Result<ndpdb_bench::locks::Outcome> {
     let dir = scratch()?;
     let bar = indicatif::ProgressBar::new(cfg.steps() as u64);
     bar.set_style(indicatif::ProgressStyle::with_template("{msg:<40} [{bar:30}] {pos}/{len} steps").expect("template"));

@@ -52,6 +52,27 @@ impl Default for HostBench {
     }
 }
 
+impl HostBench {
+    /// Requests of thread `t`: the total split evenly, the remainder to the
+    /// first threads.
+    pub fn thread_requests(&self, t: usize) -> usize {
+        self.requests / self.threads + usize::from(t < self.requests % self.threads)
+    }
+
+    /// Thread `t`'s first key: the threads' ranges follow each other.
+    pub fn thread_base(&self, t: usize) -> u64 {
+        t as u64 * self.keys_per_thread
+    }
+
+    /// Thread `t`'s generator state before its first request (the
+    /// generator is [`splitmix`]; another implementation of the benchmark,
+    /// such as the one timing PostgreSQL's lock manager, starts from it to
+    /// draw the same keys).
+    pub fn thread_seed(&self, t: usize) -> u64 {
+        self.seed ^ (t as u64).wrapping_mul(0xA24B_AED4_963E_E407)
+    }
+}
+
 /// Percentiles of latency samples, in nanoseconds.
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub struct LatencySummary {
@@ -67,7 +88,7 @@ pub struct LatencySummary {
 
 /// SplitMix64: a tiny, good-enough generator that keeps the crate free of
 /// `rand`.
-fn splitmix(state: &mut u64) -> u64 {
+pub fn splitmix(state: &mut u64) -> u64 {
     *state = state.wrapping_add(0x9E37_79B9_7F4A_7C15);
     let mut z = *state;
     z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
@@ -79,10 +100,10 @@ fn splitmix(state: &mut u64) -> u64 {
 /// lock+unlock pair, thread after thread.
 pub fn bench_host(table: &dyn TupleLockTable, spec: &HostBench) -> Result<Vec<u64>, LockError> {
     assert!(spec.threads >= 1 && spec.keys_per_thread >= 1 && spec.contention_pct <= 100, "bad spec {spec:?}");
-    let per_thread = |t: usize| spec.requests / spec.threads + usize::from(t < spec.requests % spec.threads);
     let runs = std::thread::scope(|scope| {
-        let handles: Vec<_> =
-            (0..spec.threads).map(|t| scope.spawn(move || run_thread(table, spec, t, per_thread(t)))).collect();
+        let handles: Vec<_> = (0..spec.threads)
+            .map(|t| scope.spawn(move || run_thread(table, spec, t, spec.thread_requests(t))))
+            .collect();
         handles.into_iter().map(|h| h.join().expect("benchmark thread panicked")).collect::<Vec<_>>()
     });
     let mut samples = Vec::with_capacity(spec.requests);
@@ -99,8 +120,8 @@ fn run_thread(
     requests: usize,
 ) -> Result<Vec<u64>, LockError> {
     let ts = thread as u64 + 1;
-    let base = thread as u64 * spec.keys_per_thread;
-    let mut rng = spec.seed ^ (thread as u64).wrapping_mul(0xA24B_AED4_963E_E407);
+    let base = spec.thread_base(thread);
+    let mut rng = spec.thread_seed(thread);
     let mut samples = Vec::with_capacity(requests);
     for i in 0..requests as u64 {
         let hot = spec.contention_pct > 0 && splitmix(&mut rng) % 100 < u64::from(spec.contention_pct);
