@@ -331,8 +331,9 @@ pub fn run(cfg: &Config, mut on_point: impl FnMut(&Point)) -> Result<Summary> {
     Ok(sum)
 }
 
-/// The harness's image. Pages that writes supersede are not reused yet
-/// (checkpoint blobs are), so every checkpoint costs fresh map pages.
+/// The harness's image. Superseded pages are reused after checkpoints, but
+/// only within one process: each restart leaves the pages that were on
+/// their way back unused, and the harness restarts at every crash point.
 const CAPACITY_BYTES: u64 = 1 << 30;
 
 /// Transactions between the worker's explicit checkpoints (besides those

@@ -100,8 +100,9 @@ pub fn update_round(
 /// ORDER_LINE tuples with `versions` versions in all: 140 bytes a version
 /// (record, slot, page slack), and a log that holds every version's log
 /// record (about 110 bytes) plus 64 MiB, so that no checkpoint interrupts
-/// the steps (each costs fresh pages, about 20 bytes a tuple, as pages are
-/// not reused yet); room for a few checkpoints is added.
+/// the steps (each costs fresh pages, about 20 bytes a tuple, until a later
+/// checkpoint frees the pages it superseded); room for a few checkpoints is
+/// added.
 pub fn sizing(tuples: u64, versions: u64) -> (u64, StoreOptions) {
     let log = versions * 128 + (64 << 20);
     let checkpoints = 8;

@@ -23,7 +23,8 @@ use ndpdb_format::schema::{Column, LayoutDescriptor};
 use parking_lot::Mutex;
 
 use crate::store::{
-    Allocator, Head, META_OBJECT, Maps, OpKind, ROOT_PPN, Store, StoreError, StoreOptions, Table, TableId, TableState,
+    Allocator, Head, META_OBJECT, Maps, OpKind, PageReuse, ROOT_PPN, Store, StoreError, StoreOptions, Table, TableId,
+    TableState,
 };
 use crate::wal::{self, LogGeometry, RecordKind, Wal};
 use ndpdb_format::record::VersionHeader;
@@ -123,7 +124,7 @@ impl Store {
                 let reused = self.checkpoint_pages.lock().free.pop();
                 reserved.push(match reused {
                     Some(ppn) => ppn,
-                    None => self.maps.lock().alloc.allocate(META_OBJECT)?,
+                    None => self.allocate(META_OBJECT)?,
                 });
             }
         };
@@ -173,6 +174,9 @@ impl Store {
         drop(qp);
         *self.generation.lock() = generation;
         self.wal.set_checkpoint(log_lsn);
+        // No durable checkpoint references what was superseded before the
+        // capture any more.
+        self.checkpoint_durable();
         // This checkpoint is durable: the previous one's pages are free.
         let mut pages = self.checkpoint_pages.lock();
         let previous = std::mem::replace(&mut pages.durable, blob_ppns.into_iter().chain(index_pages_kept).collect());
@@ -201,7 +205,9 @@ impl Store {
                 }
             })
             .collect();
-        let m = self.maps.lock();
+        let mut m = self.maps.lock();
+        // The blob records these maps: the pages superseded so far are not in it.
+        m.reuse.capture();
         Checkpoint {
             next_lpn: m.next_lpn,
             next_txn: txn.next_txn,
@@ -434,6 +440,7 @@ impl Store {
                 l2p_dirty: BTreeSet::new(),
                 l2p_pages: cp.l2p_pages,
                 next_lpn: cp.next_lpn,
+                reuse: PageReuse::default(),
                 alloc: Allocator {
                     next_region: cp.next_region,
                     region_pages,

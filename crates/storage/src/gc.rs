@@ -14,8 +14,10 @@
 //! `V`: the page is read, patched, resealed and written to a new physical
 //! page, and the L2P map points the same logical page at it. RecordIds keep
 //! naming the same records, so no chain a snapshot still walks is broken.
-//! Physical pages given up this way are not reused yet (the allocator only
-//! appends); GC shortens chains and frees logical pages.
+//! The physical pages given up this way, and those of unmapped pages, go
+//! back to the allocator once a durable checkpoint no longer references
+//! them (`PageReuse` in `store.rs`); GC shortens chains and frees logical
+//! pages.
 
 use std::collections::{BTreeMap, HashSet};
 
@@ -107,7 +109,7 @@ impl Store {
             drop
         };
         for lpn in unreachable {
-            self.unmap(lpn);
+            self.unmap(heap_object(table.id), lpn);
             stats.pages_unmapped += 1;
         }
         Ok(stats)

@@ -205,6 +205,8 @@ impl Store {
         if freshness == Freshness::Flush {
             self.flush(table)?;
         }
+        // The call carries physical page numbers until it ends.
+        let _reading = self.page_reader();
         let (call, delta_bytes) = {
             let s = table.state.lock();
             let m = self.maps.lock();
@@ -277,8 +279,9 @@ impl Store {
     ) -> Result<AggregateResult> {
         self.check_columns(table, &Operation::Aggregate { func, column }, predicate)?;
         let m = self.measure();
-        let pages = self.read_all_pages(table, workers)?;
-        let partials = self.walk(table, snapshot, &pages, workers, |rec, part: &mut Partial| {
+        let view = HostView::of(table);
+        let pages = self.read_all_pages(&view.lpns, workers)?;
+        let partials = self.walk(snapshot, &view, &pages, workers, |rec, part: &mut Partial| {
             if !qualifies(table, rec, predicate)? {
                 return Ok(());
             }
@@ -309,8 +312,9 @@ impl Store {
     ) -> Result<RowsResult> {
         self.check_columns(table, &Operation::Rows { projection: projection.to_vec() }, predicate)?;
         let m = self.measure();
-        let pages = self.read_all_pages(table, workers)?;
-        let parts = self.walk(table, snapshot, &pages, workers, |rec, rows: &mut Vec<(u64, Vec<Value>)>| {
+        let view = HostView::of(table);
+        let pages = self.read_all_pages(&view.lpns, workers)?;
+        let parts = self.walk(snapshot, &view, &pages, workers, |rec, rows: &mut Vec<(u64, Vec<Value>)>| {
             if !qualifies(table, rec, predicate)? {
                 return Ok(());
             }
@@ -332,9 +336,10 @@ impl Store {
         Ok(RowsResult { rows, stats: self.stats(m, visited) })
     }
 
-    /// Every written heap page of the table, read over the link and verified.
-    fn read_all_pages(&self, table: &Table, workers: usize) -> Result<HashMap<u64, Vec<u8>>> {
-        let lpns = table.state.lock().heap_pages.clone();
+    /// The heap pages `lpns` (a [`HostView`]'s), read over the link and
+    /// verified; pages GC has unmapped since the view was taken are left
+    /// out (they hold no version a running snapshot can reach).
+    fn read_all_pages(&self, lpns: &[u64], workers: usize) -> Result<HashMap<u64, Vec<u8>>> {
         let workers = workers.max(1);
         let chunk = lpns.len().div_ceil(workers).max(1);
         let results: Vec<Result<PageList>> = std::thread::scope(|s| {
@@ -362,15 +367,21 @@ impl Store {
     /// the emulator's device workers find commands waiting instead of being
     /// woken for each one.
     fn read_pages_ahead(&self, lpns: &[u64], qp: &mut ndpdb_device::QueuePair) -> Result<PageList> {
-        let ppns: Vec<u64> = {
+        let _reading = self.page_reader();
+        let (lpns, ppns): (Vec<u64>, Vec<u64>) = {
             let m = self.maps.lock();
-            lpns.iter()
-                .map(|&lpn| match m.l2p.get(lpn as usize) {
-                    None => Err(StoreError::Corrupt(format!("logical page {lpn} does not exist"))),
-                    Some(&u64::MAX) => Err(StoreError::Corrupt(format!("logical page {lpn} is not mapped"))),
-                    Some(&ppn) => Ok(ppn),
-                })
-                .collect::<Result<_>>()?
+            let mut mapped = (Vec::with_capacity(lpns.len()), Vec::with_capacity(lpns.len()));
+            for &lpn in lpns {
+                match m.l2p.get(lpn as usize) {
+                    None => return Err(StoreError::Corrupt(format!("logical page {lpn} does not exist"))),
+                    Some(&u64::MAX) => {} // unmapped by GC since the view was taken
+                    Some(&ppn) => {
+                        mapped.0.push(lpn);
+                        mapped.1.push(ppn);
+                    }
+                }
+            }
+            mapped
         };
         let mut pages = Vec::with_capacity(lpns.len());
         let mut index_of: HashMap<u64, usize> = HashMap::new();
@@ -396,21 +407,16 @@ impl Store {
     /// is charged to the model's clock (`Device::charge_host`).
     fn walk<A: Default + Send>(
         &self,
-        table: &Table,
         snapshot: &Snapshot,
+        view: &HostView,
         pages: &HashMap<u64, Vec<u8>>,
         workers: usize,
         visit: impl Fn(&Rec<'_>, &mut A) -> Result<()> + Sync,
     ) -> Result<Vec<(A, u64)>> {
-        let (heads, delta) = {
-            let s = table.state.lock();
-            let delta: HashMap<u64, Vec<u8>> = s.delta.iter().map(|p| (p.lpn(), p.bytes().to_vec())).collect();
-            (s.heads.iter().map(|h| h.rid).collect::<Vec<_>>(), delta)
-        };
+        let (heads, delta) = (&view.heads, &view.delta);
         let workers = workers.max(1);
         let chunk = heads.len().div_ceil(workers).max(1);
         let visit = &visit;
-        let delta = &delta;
         std::thread::scope(|s| {
             let handles: Vec<_> = heads
                 .chunks(chunk)
@@ -460,6 +466,28 @@ impl Store {
             self.device().charge_host(cpu_ns);
             Ok(done.into_iter().map(|(a, v, _)| (a, v)).collect())
         })
+    }
+}
+
+/// What a host-only scan walks, taken at one moment under the table's lock:
+/// the heads, the delta buffer's pages and the written heap pages. Every
+/// version a head reaches is in one of those pages then: a delta page
+/// becomes a heap page under the same lock. Taken apart (the pages first,
+/// the heads later), a delta page written in between would be in neither.
+struct HostView {
+    heads: Vec<RecordId>,
+    delta: HashMap<u64, Vec<u8>>,
+    lpns: Vec<u64>,
+}
+
+impl HostView {
+    fn of(table: &Table) -> HostView {
+        let s = table.state.lock();
+        HostView {
+            heads: s.heads.iter().map(|h| h.rid).collect(),
+            delta: s.delta.iter().map(|p| (p.lpn(), p.bytes().to_vec())).collect(),
+            lpns: s.heap_pages.clone(),
+        }
     }
 }
 

@@ -131,6 +131,140 @@ pub(crate) struct Maps {
     pub l2p_pages: Vec<u64>,
     pub next_lpn: u64,
     pub alloc: Allocator,
+    /// Physical pages given up, on their way back to `alloc`'s callers.
+    pub reuse: PageReuse,
+}
+
+/// Physical pages that writes, map flushes and garbage collection give up,
+/// and when each may be written again. A page moves down this list:
+///
+/// ```text
+///   superseded ──checkpoint captures the maps──► awaiting
+///   awaiting ──that checkpoint's root is durable──► limbo (epoch e)
+///   limbo ──every page reader that began by epoch e has ended──► free
+///   free (per object) ──► allocate
+/// ```
+///
+/// - **superseded**: the maps no longer point at it, but the newest durable
+///   checkpoint may: recovery would read it.
+/// - **awaiting**: a checkpoint captured the maps after it was superseded,
+///   so that checkpoint does not reference it; the one before may.
+/// - **limbo**: no durable checkpoint references it (a torn root falls back
+///   to the newest durable checkpoint, never an older one). A page reader
+///   that began before it was superseded (an NDP call carries physical page
+///   numbers; a scan resolves them before it reads) may still read it.
+/// - **free**: no reader that could know the page is running
+///   ([`PageReaders`]); it is handed out again, to the object whose region
+///   it is in, so that placement stays per object.
+///
+/// Only this process knows these lists: after a restart, the pages in them
+/// are not reused (`docs/format/wal.md`, "Reusing physical pages").
+#[derive(Debug, Default)]
+pub(crate) struct PageReuse {
+    superseded: Vec<(u64, u64)>,
+    awaiting: Vec<(u64, u64)>,
+    /// (epoch it entered limbo in, object, ppn), in entry order.
+    limbo: std::collections::VecDeque<(u64, u64, u64)>,
+    free: HashMap<u64, Vec<u64>>,
+    free_pages: u64,
+    /// Pages handed out again so far.
+    reused: u64,
+}
+
+/// The readers of physical pages that are running, by the epoch each began
+/// in: everything that reads pages whose numbers it resolved earlier (NDP
+/// calls, which carry them; scans; point reads) holds a [`PageReader`] from
+/// before it resolves them until its last read. A durable checkpoint ends
+/// an epoch ([`PageReuse::durable`]).
+#[derive(Debug, Default)]
+pub(crate) struct PageReaders {
+    epoch: u64,
+    running: std::collections::BTreeMap<u64, usize>,
+}
+
+/// One running reader of physical pages ([`PageReaders`]).
+pub(crate) struct PageReader<'a> {
+    readers: &'a Mutex<PageReaders>,
+    epoch: u64,
+}
+
+impl Drop for PageReader<'_> {
+    fn drop(&mut self) {
+        let mut r = self.readers.lock();
+        if let Some(n) = r.running.get_mut(&self.epoch) {
+            *n -= 1;
+            if *n == 0 {
+                r.running.remove(&self.epoch);
+            }
+        }
+    }
+}
+
+/// How many physical pages are at each step of [`PageReuse`].
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct PageReuseStats {
+    pub superseded: u64,
+    pub awaiting: u64,
+    pub limbo: u64,
+    pub free: u64,
+    /// Pages handed out again since the store was opened.
+    pub reused: u64,
+}
+
+impl PageReuse {
+    /// `object`'s page `ppn` is no longer mapped (`u64::MAX`: nothing was).
+    pub(crate) fn supersede(&mut self, object: u64, ppn: u64) {
+        if ppn != u64::MAX {
+            self.superseded.push((object, ppn));
+        }
+    }
+
+    /// A checkpoint has captured the maps: nothing superseded so far is in it.
+    pub(crate) fn capture(&mut self) {
+        self.awaiting.append(&mut self.superseded);
+    }
+
+    /// A checkpoint that captured the maps is durable; readers that begin
+    /// from now on are in a later epoch than `epoch`.
+    pub(crate) fn durable(&mut self, epoch: u64) {
+        self.limbo.extend(self.awaiting.drain(..).map(|(object, ppn)| (epoch, object, ppn)));
+    }
+
+    /// Frees the pages in limbo that no running reader can know: those that
+    /// entered it before the oldest running reader's epoch (all of them if
+    /// none runs).
+    fn release_limbo(&mut self, oldest_reader: Option<u64>) {
+        while let Some(&(epoch, object, ppn)) = self.limbo.front() {
+            if oldest_reader.is_some_and(|r| r <= epoch) {
+                break;
+            }
+            self.limbo.pop_front();
+            self.free.entry(object).or_default().push(ppn);
+            self.free_pages += 1;
+        }
+    }
+
+    /// A free page of `object`'s, or with `any`, of any object's.
+    fn take(&mut self, object: u64, any: bool) -> Option<u64> {
+        let ppn = match self.free.get_mut(&object).and_then(Vec::pop) {
+            Some(p) => Some(p),
+            None if any => self.free.values_mut().find_map(Vec::pop),
+            None => None,
+        }?;
+        self.free_pages -= 1;
+        self.reused += 1;
+        Some(ppn)
+    }
+
+    pub(crate) fn stats(&self) -> PageReuseStats {
+        PageReuseStats {
+            superseded: self.superseded.len() as u64,
+            awaiting: self.awaiting.len() as u64,
+            limbo: self.limbo.len() as u64,
+            free: self.free_pages,
+            reused: self.reused,
+        }
+    }
 }
 
 /// Physical pages of checkpoint blobs. Those of the newest durable
@@ -200,6 +334,9 @@ pub struct Store {
     /// The blob and index pages of the newest durable checkpoint, and pages
     /// of older checkpoints that the next ones reuse (`checkpoint.rs`).
     pub(crate) checkpoint_pages: Mutex<CheckpointPages>,
+    /// The running readers of physical pages, which keep pages they may
+    /// know in limbo ([`PageReuse`]). Lock order: the maps, then this.
+    page_readers: Mutex<PageReaders>,
     cache: Mutex<HashMap<u64, Arc<Vec<u8>>>>,
     opts: StoreOptions,
     /// Program slot holding `ndp.snapshot`.
@@ -250,6 +387,7 @@ impl Store {
             l2p_dirty: BTreeSet::new(),
             l2p_pages: Vec::new(),
             next_lpn: 0,
+            reuse: PageReuse::default(),
             alloc: Allocator {
                 next_region: region_pages + log_pages,
                 region_pages,
@@ -270,6 +408,7 @@ impl Store {
             tables: Mutex::new(Vec::new()),
             generation: Mutex::new(0),
             checkpoint_pages: Mutex::new(CheckpointPages::default()),
+            page_readers: Mutex::new(PageReaders::default()),
             cache: Mutex::new(HashMap::new()),
             opts,
             snapshot_slot,
@@ -395,28 +534,75 @@ impl Store {
         Ok(lpn)
     }
 
-    /// Writes a sealed page of `object` to a new physical page and maps `lpn` to it.
+    /// A physical page for `object`: a free one of its own ([`PageReuse`]),
+    /// else a new one from its region, else (the device full) any free one.
+    pub(crate) fn allocate(&self, object: u64) -> Result<u64> {
+        let mut m = self.maps.lock();
+        if let Some(ppn) = m.reuse.take(object, false) {
+            return Ok(ppn);
+        }
+        if !m.reuse.limbo.is_empty() {
+            let oldest = self.page_readers.lock().running.keys().next().copied();
+            m.reuse.release_limbo(oldest);
+            if let Some(ppn) = m.reuse.take(object, false) {
+                return Ok(ppn);
+            }
+        }
+        match m.alloc.allocate(object) {
+            Err(StoreError::DeviceFull { .. }) if let Some(ppn) = m.reuse.take(object, true) => Ok(ppn),
+            other => other,
+        }
+    }
+
+    /// Held while physical pages resolved under it are read
+    /// ([`PageReaders`]); a reader may nest another.
+    pub(crate) fn page_reader(&self) -> PageReader<'_> {
+        let mut r = self.page_readers.lock();
+        let epoch = r.epoch;
+        *r.running.entry(epoch).or_default() += 1;
+        PageReader { readers: &self.page_readers, epoch }
+    }
+
+    /// A checkpoint that captured the maps is durable: what was superseded
+    /// before the capture moves to limbo, and a new epoch of readers begins.
+    pub(crate) fn checkpoint_durable(&self) {
+        let mut m = self.maps.lock();
+        let mut r = self.page_readers.lock();
+        m.reuse.durable(r.epoch);
+        r.epoch += 1;
+    }
+
+    /// Where the physical pages given up are on their way back.
+    pub fn page_reuse(&self) -> PageReuseStats {
+        self.maps.lock().reuse.stats()
+    }
+
+    /// Writes a sealed page of `object` to a new physical page and maps
+    /// `lpn` to it; the page it was mapped to before is superseded.
     fn write_page(&self, object: u64, lpn: u64, bytes: Vec<u8>) -> Result<u64> {
-        let ppn = self.maps.lock().alloc.allocate(object)?;
+        let ppn = self.allocate(object)?;
         self.qp.lock().call(Command::PageWrite { ppn, data: bytes })?;
         let mut m = self.maps.lock();
-        m.l2p[lpn as usize] = ppn;
+        let old = std::mem::replace(&mut m.l2p[lpn as usize], ppn);
+        m.reuse.supersede(object, old);
         m.l2p_dirty.insert(lpn);
         Ok(ppn)
     }
 
     /// Writes a new version of logical page `lpn` and remaps it; the old
-    /// physical page is given up (not reused yet).
+    /// physical page is superseded.
     pub(crate) fn replace_page(&self, object: u64, lpn: u64, bytes: Vec<u8>) -> Result<()> {
         self.write_page(object, lpn, bytes)?;
         self.cache.lock().remove(&lpn);
         Ok(())
     }
 
-    /// Forgets a logical page that holds nothing reachable.
-    pub(crate) fn unmap(&self, lpn: u64) {
+    /// Forgets `object`'s logical page that holds nothing reachable; its
+    /// physical page is superseded.
+    pub(crate) fn unmap(&self, object: u64, lpn: u64) {
         let mut m = self.maps.lock();
-        m.l2p[lpn as usize] = u64::MAX;
+        let old = std::mem::replace(&mut m.l2p[lpn as usize], u64::MAX);
+        m.reuse.supersede(object, old);
         m.l2p_dirty.insert(lpn);
         drop(m);
         self.cache.lock().remove(&lpn);
@@ -577,13 +763,14 @@ impl Store {
                 m.l2p[p * self.per_page..end].to_vec()
             };
             let bytes = page::map_page(self.page_bytes, PageKind::L2pMap, 0, p as u64, &entries);
-            let ppn = self.maps.lock().alloc.allocate(L2P_OBJECT)?;
+            let ppn = self.allocate(L2P_OBJECT)?;
             self.qp.lock().call(Command::PageWrite { ppn, data: bytes })?;
             let mut m = self.maps.lock();
             while m.l2p_pages.len() <= p {
                 m.l2p_pages.push(u64::MAX);
             }
-            m.l2p_pages[p] = ppn;
+            let old = std::mem::replace(&mut m.l2p_pages[p], ppn);
+            m.reuse.supersede(L2P_OBJECT, old);
         }
         self.maps.lock().l2p_dirty.clear();
         Ok(())
@@ -625,6 +812,7 @@ impl Store {
 
     /// Reads and verifies a whole page over the link.
     pub(crate) fn read_page(&self, lpn: u64, qp: &mut QueuePair) -> Result<Vec<u8>> {
+        let _reading = self.page_reader();
         let ppn = *self
             .maps
             .lock()
@@ -681,5 +869,52 @@ pub(crate) fn encode_table_record(out: &mut Vec<u8>, id: TableId, name: &str, la
     for c in columns {
         out.extend_from_slice(&(c.name.len() as u16).to_le_bytes());
         out.extend_from_slice(c.name.as_bytes());
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use ndpdb_device::{ClockKind, DeviceOptions, Profile};
+
+    fn store(dir: &std::path::Path) -> Store {
+        let dev = Device::create(
+            dir,
+            Profile::load("u280-nvm").unwrap(),
+            Some(16 << 20),
+            DeviceOptions::with_clock(ClockKind::Virtual),
+        )
+        .unwrap();
+        Store::new(dev, StoreOptions { log_bytes: 1 << 20, ..StoreOptions::default() }).unwrap()
+    }
+
+    /// A superseded page comes back only after a checkpoint captured the
+    /// maps, that checkpoint is durable, and every reader that began before
+    /// it is durable has ended; then to its own object first.
+    #[test]
+    fn a_page_is_reused_only_past_a_durable_checkpoint_and_its_readers() {
+        let dir = tempfile::tempdir().unwrap();
+        let s = store(dir.path());
+        let (object, other) = (heap_object(1), vid_object(1));
+        let page = s.allocate(object).unwrap();
+        s.maps.lock().reuse.supersede(object, page);
+        let fresh = |n: usize| -> Vec<u64> { (0..n).map(|_| s.allocate(object).unwrap()).collect() };
+        // Durable, but captured by no checkpoint: the durable one may hold it.
+        s.checkpoint_durable();
+        assert!(!fresh(4).contains(&page));
+        let early = s.page_reader();
+        s.maps.lock().reuse.capture();
+        s.checkpoint_durable();
+        assert_eq!(s.page_reuse().limbo, 1);
+        // A reader that began before it was durable may know the page.
+        let late = s.page_reader();
+        assert!(!fresh(4).contains(&page), "handed out under a running reader");
+        assert!(!(0..4).map(|_| s.allocate(other).unwrap()).any(|p| p == page));
+        drop(early);
+        // One that began after cannot.
+        assert_eq!(s.allocate(object).unwrap(), page);
+        drop(late);
+        let stats = s.page_reuse();
+        assert_eq!((stats.limbo, stats.free, stats.reused), (0, 0, 1));
     }
 }

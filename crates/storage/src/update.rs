@@ -9,8 +9,8 @@
 //! updater wins; a host writer that based its version on the same one had to
 //! hold the same lock), maps the written pages and points the VID map at the
 //! new versions, all or nothing. A call that fails, or whose install is
-//! refused, leaves pages that nothing maps; they are not reused (no physical
-//! page is reused yet).
+//! refused, leaves pages that nothing maps (reserved pages the PEs did not
+//! fill go back to the allocator by way of `PageReuse`).
 //!
 //! Pages: the host first counts the qualifying tuples with an NDP
 //! `count(*)` in the same snapshot (so the reservation is exact, not the
@@ -130,6 +130,16 @@ impl Store {
             written.extend_from_slice(&mine[..used as usize]);
         }
         let written_lpns: std::collections::HashSet<u64> = written.iter().map(|&(l, _)| l).collect();
+        {
+            // Reserved pages the PEs did not fill: never mapped, so never in
+            // a checkpoint; they go back the usual way.
+            let mut m = self.maps.lock();
+            for &(lpn, ppn) in &pages {
+                if !written_lpns.contains(&lpn) {
+                    m.reuse.supersede(heap_object(table.id), ppn);
+                }
+            }
+        }
         for t in &tuples {
             if t.vid >= table.vids() || !written_lpns.contains(&t.new.lpn()) {
                 return Err(StoreError::Corrupt(format!(
@@ -162,7 +172,7 @@ impl Store {
         let mut out = Vec::with_capacity(n as usize);
         for _ in 0..n {
             let lpn = self.new_lpn()?;
-            let ppn = self.maps.lock().alloc.allocate(heap_object(table.id))?;
+            let ppn = self.allocate(heap_object(table.id))?;
             out.push((lpn, ppn));
         }
         Ok(out)
