@@ -13,7 +13,7 @@
 //! log position it reflects; opening replays the write-ahead log from there
 //! (`wal.rs`), so a crash between checkpoints loses no committed transaction.
 
-use std::collections::{BTreeSet, HashMap};
+use std::collections::{BTreeSet, HashMap, HashSet};
 use std::sync::Arc;
 
 use ndpdb_device::{Command, Device, Reply};
@@ -23,8 +23,8 @@ use ndpdb_format::schema::{Column, LayoutDescriptor};
 use parking_lot::Mutex;
 
 use crate::store::{
-    Allocator, Head, META_OBJECT, Maps, OpKind, PageReuse, ROOT_PPN, Store, StoreError, StoreOptions, Table, TableId,
-    TableState,
+    Allocator, Head, L2P_OBJECT, META_OBJECT, Maps, OpKind, PageReuse, ROOT_PPN, Store, StoreError, StoreOptions,
+    Table, TableId, TableState,
 };
 use crate::wal::{self, LogGeometry, RecordKind, Wal};
 use ndpdb_format::record::VersionHeader;
@@ -302,6 +302,7 @@ impl Store {
             )));
         }
         let (mut store, mut meta) = store.restore(cp, root.generation)?;
+        store.rebuild_free_pages(root.log_start + root.log_pages, &checkpoint_pages)?;
         store.checkpoint_pages.lock().durable = checkpoint_pages;
         let geo = LogGeometry { start: root.log_start, pages: root.log_pages, page_bytes: page as u64 };
         let scan = wal::scan(geo, root.log_lsn, &store.qp)?;
@@ -490,6 +491,73 @@ impl Store {
         }
         *self.generation.lock() = generation;
         Ok((self, TxnMeta { next_txn: cp.next_txn, snapshots: cp.snapshots }))
+    }
+
+    /// After a restore, before the log is replayed: every allocated data page
+    /// that the restored checkpoint does not reference is free (pages that
+    /// were on their way back when the last process ended, pages superseded
+    /// after the checkpoint, pages written after it, older checkpoints'
+    /// blobs). Allocated: regions from `data_start` up to the allocator's
+    /// next region, less each object's unallocated cursor range. Referenced:
+    /// the L2P map's pages and entries, and the checkpoint's own pages. A
+    /// free page goes to the object whose referenced pages share its region
+    /// (a region has one owner), else to the checkpoint blobs' object.
+    /// Fails if the checkpoint references a page outside what it allocated.
+    pub(crate) fn rebuild_free_pages(&self, data_start: u64, checkpoint_pages: &[u64]) -> Result<()> {
+        let tables = self.tables();
+        let mut m = self.maps.lock();
+        let (region, next_region) = (m.alloc.region_pages, m.alloc.next_region);
+        if data_start > next_region || region == 0 {
+            return Err(StoreError::Corrupt(format!(
+                "checkpoint: allocator region {next_region} before the data pages at {data_start}"
+            )));
+        }
+        // Owner of each region, from what references pages in it.
+        let mut owner: HashMap<u64, u64> = HashMap::new();
+        let mut lpn_object: HashMap<u64, u64> = HashMap::new();
+        for t in &tables {
+            let s = t.state.lock();
+            lpn_object.extend(s.heap_pages.iter().map(|&l| (l, crate::store::heap_object(t.id))));
+            lpn_object.extend(s.vid_pages.iter().map(|&l| (l, crate::store::vid_object(t.id))));
+        }
+        let mut referenced: HashSet<u64> = HashSet::new();
+        let mut refer = |ppn: u64, object: Option<u64>| -> Result<()> {
+            if ppn < data_start || ppn >= next_region {
+                return Err(StoreError::Corrupt(format!(
+                    "checkpoint: physical page {ppn} outside the allocated pages {data_start}..{next_region}"
+                )));
+            }
+            referenced.insert(ppn);
+            if let Some(o) = object {
+                owner.entry((ppn - data_start) / region).or_insert(o);
+            }
+            Ok(())
+        };
+        for (lpn, &ppn) in m.l2p.iter().enumerate() {
+            if ppn != u64::MAX {
+                refer(ppn, lpn_object.get(&(lpn as u64)).copied())?;
+            }
+        }
+        for &ppn in m.l2p_pages.iter().filter(|&&p| p != u64::MAX) {
+            refer(ppn, Some(L2P_OBJECT))?;
+        }
+        for &ppn in checkpoint_pages {
+            refer(ppn, Some(META_OBJECT))?;
+        }
+        for (&object, &(next, end)) in &m.alloc.cursors {
+            if end > next && next >= data_start {
+                owner.entry((next - data_start) / region).or_insert(object);
+            }
+        }
+        let unallocated: Vec<(u64, u64)> = m.alloc.cursors.values().copied().collect();
+        // Highest first: objects take from the end, so in ascending order.
+        let free: Vec<(u64, u64)> = (data_start..next_region)
+            .rev()
+            .filter(|p| !referenced.contains(p) && !unallocated.iter().any(|&(n, e)| (n..e).contains(p)))
+            .map(|p| (*owner.get(&((p - data_start) / region)).unwrap_or(&META_OBJECT), p))
+            .collect();
+        m.reuse.restore_free(free);
+        Ok(())
     }
 
     /// A device memory range holding a layout descriptor.

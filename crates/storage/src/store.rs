@@ -157,8 +157,9 @@ pub(crate) struct Maps {
 ///   ([`PageReaders`]); it is handed out again, to the object whose region
 ///   it is in, so that placement stays per object.
 ///
-/// Only this process knows these lists: after a restart, the pages in them
-/// are not reused (`docs/format/wal.md`, "Reusing physical pages").
+/// The lists live in memory: at open, `Store::rebuild_free_pages` finds
+/// every allocated page the restored checkpoint does not reference free
+/// (`docs/storage.md`, "Reusing physical pages").
 #[derive(Debug, Default)]
 pub(crate) struct PageReuse {
     superseded: Vec<(u64, u64)>,
@@ -256,6 +257,14 @@ impl PageReuse {
         Some(ppn)
     }
 
+    /// Pages found free when the store was opened (`rebuild_free_pages`).
+    pub(crate) fn restore_free(&mut self, pages: Vec<(u64, u64)>) {
+        self.free_pages += pages.len() as u64;
+        for (object, ppn) in pages {
+            self.free.entry(object).or_default().push(ppn);
+        }
+    }
+
     pub(crate) fn stats(&self) -> PageReuseStats {
         PageReuseStats {
             superseded: self.superseded.len() as u64,
@@ -271,8 +280,8 @@ impl PageReuse {
 /// checkpoint are what recovery reads; once a newer checkpoint is durable
 /// (its root written and flushed), they are free for the next one. A torn
 /// root falls back to the newest durable checkpoint, never to an older one,
-/// so that is safe. The free pages are known to this process only: after a
-/// restart, older checkpoints' pages are not reused.
+/// so that is safe. After a restart, older checkpoints' pages are found
+/// free at open with every other unreferenced page (`rebuild_free_pages`).
 #[derive(Debug, Default)]
 pub(crate) struct CheckpointPages {
     pub durable: Vec<u64>,

@@ -396,7 +396,8 @@ fn repeated_checkpoints_reuse_their_pages() {
 /// more pages than the 64 MiB image has, while a reader keeps running NDP
 /// and host sums beside them, each of which must see the conserved total
 /// (a call reading a reused page would not); crashes in between come back
-/// with every committed transfer, and the integrity check passes.
+/// with every committed transfer, find the pages the crashed process had
+/// given up free again, and the integrity check passes.
 #[test]
 fn superseded_pages_are_reused_and_survive_crashes() {
     const ACCOUNTS: i64 = 20_000;
@@ -469,6 +470,9 @@ fn superseded_pages_are_reused_and_survive_crashes() {
             let (store, meta) = Store::open(small(false), opts()).unwrap();
             db = Database::open(store, meta);
             t = db.table("t").unwrap();
+            // What was on its way back, and what the log's round superseded, is free again.
+            let found = db.store().page_reuse().free;
+            assert!(found > 0, "no free page found at open in round {round}");
             let mut r = db.begin(Isolation::RepeatableRead);
             for (k, &v) in balances.iter().enumerate() {
                 assert_eq!(r.get(&t, k as u64).unwrap().unwrap()[1], Value::Int(v), "account {k} in round {round}");
