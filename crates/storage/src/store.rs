@@ -24,13 +24,32 @@ pub enum StoreError {
     Corrupt(String),
     #[error("invalid input: {0}")]
     InvalidInput(String),
-    #[error("the device is full: no free physical pages left of {pages}; create the database with a larger capacity")]
-    DeviceFull { pages: u64 },
+    #[error(
+        "the device is full: no free physical pages left of {pages}{}; create the database with a larger capacity",
+        waiting_hint(*waiting)
+    )]
+    DeviceFull {
+        pages: u64,
+        /// Superseded pages that are not free yet: a durable checkpoint
+        /// (and the end of older readers) would free them.
+        waiting: u64,
+    },
     #[error(
         "the write-ahead log is full ({used} of {bytes} bytes since the last checkpoint, {needed} more needed): \
          end open transactions so that a checkpoint can run, or create the database with a larger log"
     )]
     LogFull { bytes: u64, needed: u64, used: u64 },
+}
+
+/// The part of a full device's message about pages on their way back.
+fn waiting_hint(waiting: u64) -> String {
+    match waiting {
+        0 => String::new(),
+        n => format!(
+            " ({n} superseded pages are not free yet: a checkpoint frees them once it is durable and readers that \
+             began before it have ended; garbage collection gives up more)"
+        ),
+    }
 }
 
 impl StoreError {
@@ -323,7 +342,7 @@ impl Allocator {
         let start = self.next_region;
         let len = self.region_pages.min(self.total_pages.saturating_sub(start));
         if len == 0 {
-            return Err(StoreError::DeviceFull { pages: self.total_pages });
+            return Err(StoreError::DeviceFull { pages: self.total_pages, waiting: 0 });
         }
         self.next_region += len;
         self.cursors.insert(object, (start + 1, start + len));
@@ -405,7 +424,7 @@ impl Store {
             },
         };
         if region_pages + log_pages + region_pages >= total_pages {
-            return Err(StoreError::DeviceFull { pages: total_pages });
+            return Err(StoreError::DeviceFull { pages: total_pages, waiting: 0 });
         }
         let wal_qp = dev.queue_pair();
         Ok(Store {
@@ -559,6 +578,11 @@ impl Store {
         }
         match m.alloc.allocate(object) {
             Err(StoreError::DeviceFull { .. }) if let Some(ppn) = m.reuse.take(object, true) => Ok(ppn),
+            Err(StoreError::DeviceFull { pages, .. }) => {
+                let r = &m.reuse;
+                let waiting = (r.superseded.len() + r.awaiting.len() + r.limbo.len()) as u64;
+                Err(StoreError::DeviceFull { pages, waiting })
+            }
             other => other,
         }
     }
@@ -925,5 +949,28 @@ mod tests {
         drop(late);
         let stats = s.page_reuse();
         assert_eq!((stats.limbo, stats.free, stats.reused), (0, 0, 1));
+    }
+
+    /// A full device says so, and how many superseded pages a checkpoint
+    /// would give back; once one is free, any object may take it.
+    #[test]
+    fn a_full_device_names_the_pages_a_checkpoint_would_free() {
+        let dir = tempfile::tempdir().unwrap();
+        let s = store(dir.path());
+        let mut last = 0;
+        let e = loop {
+            match s.allocate(heap_object(1)) {
+                Ok(p) => last = p,
+                Err(e) => break e,
+            }
+        };
+        assert!(matches!(e, StoreError::DeviceFull { waiting: 0, .. }), "{e}");
+        assert!(e.to_string().contains("larger capacity"), "{e}");
+        s.maps.lock().reuse.supersede(heap_object(1), last);
+        let e = s.allocate(vid_object(1)).unwrap_err().to_string();
+        assert!(e.contains("1 superseded pages") && e.contains("checkpoint"), "{e}");
+        s.maps.lock().reuse.capture();
+        s.checkpoint_durable();
+        assert_eq!(s.allocate(vid_object(1)).unwrap(), last, "the device is full: any object takes a free page");
     }
 }
