@@ -818,13 +818,25 @@ fn exp3_postgres(cfg: &Config, server: &PgServer, timer: &PgLockTimer, access: A
     }
     let held = PgLockTimer::tuple_locks_held(&mut sessions[0])?;
     ensure!(held == 0, "PostgreSQL holds {held} tuple locks after the run; a lock was left behind");
-    let mut row = latency_row(3, "postgresql", "host", "real", &samples, wall.elapsed().as_secs_f64())?;
+    let mut row = exp3_row(cfg, "postgresql", access, &samples, wall)?;
+    row.postgres_version = Some(timer.server_version.clone());
+    Ok(row)
+}
+
+/// An Exp. 3 line: what every table's line has.
+fn exp3_row(
+    cfg: &Config,
+    lock_table: &'static str,
+    access: Access,
+    samples: &[u64],
+    wall: Instant,
+) -> Result<LatencyRow> {
+    let mut row = latency_row(3, lock_table, "host", "real", samples, wall.elapsed().as_secs_f64())?;
     row.access = Some(access_name(access));
     row.threads = cfg.threads;
     row.keys = EXP3_KEYS_PER_THREAD;
     row.timer_overhead_ns = Some(timer_overhead_ns(10_000));
-    row.postgres_version = Some(timer.server_version.clone());
-    row.histogram = Some(histogram(&samples));
+    row.histogram = Some(histogram(samples));
     Ok(row)
 }
 
@@ -890,14 +902,9 @@ fn exp3_run(cfg: &Config, table_bytes: Option<usize>, access: Access) -> Result<
         );
         ("conventional", samples, None)
     };
-    let mut row = latency_row(3, lock_table, "host", "real", &samples, wall.elapsed().as_secs_f64())?;
-    row.access = Some(access_name(access));
-    row.threads = cfg.threads;
-    row.keys = EXP3_KEYS_PER_THREAD;
+    let mut row = exp3_row(cfg, lock_table, access, &samples, wall)?;
     row.table_bytes = table_bytes;
-    row.timer_overhead_ns = Some(timer_overhead_ns(10_000));
     row.lock_events = events;
-    row.histogram = Some(histogram(&samples));
     Ok(row)
 }
 
@@ -1244,15 +1251,12 @@ where
                     .label(name)
                     .legend(move |at| stroke(at, thin, 0) + TriangleMarker::new((10, 0), 5, color.filled()));
             }
-            Mark::Reference => {
+            Mark::Reference | Mark::PostgresReference => {
+                // Dashes for the conventional manager, dots for PostgreSQL's.
+                let (dash, space, gap) = if l.mark == Mark::Reference { (8, 5, 3) } else { (2, 4, 6) };
                 let y = l.points[0].1;
-                let dashes = DashedLineSeries::new([(x_lo, y), (x_hi, y)], 8, 5, thick);
-                chart.draw_series(dashes).map_err(err)?.label(name).legend(move |at| stroke(at, thick, 3));
-            }
-            Mark::PostgresReference => {
-                let y = l.points[0].1;
-                let dots = DashedLineSeries::new([(x_lo, y), (x_hi, y)], 2, 4, thick);
-                chart.draw_series(dots).map_err(err)?.label(name).legend(move |at| stroke(at, thick, 6));
+                let line = DashedLineSeries::new([(x_lo, y), (x_hi, y)], dash, space, thick);
+                chart.draw_series(line).map_err(err)?.label(name).legend(move |at| stroke(at, thick, gap));
             }
         }
     }

@@ -186,7 +186,6 @@ pub(crate) struct PageReuse {
     /// (epoch it entered limbo in, object, ppn), in entry order.
     limbo: std::collections::VecDeque<(u64, u64, u64)>,
     free: HashMap<u64, Vec<u64>>,
-    free_pages: u64,
     /// Pages handed out again so far.
     reused: u64,
 }
@@ -260,7 +259,6 @@ impl PageReuse {
             }
             self.limbo.pop_front();
             self.free.entry(object).or_default().push(ppn);
-            self.free_pages += 1;
         }
     }
 
@@ -271,14 +269,12 @@ impl PageReuse {
             None if any => self.free.values_mut().find_map(Vec::pop),
             None => None,
         }?;
-        self.free_pages -= 1;
         self.reused += 1;
         Some(ppn)
     }
 
     /// Pages found free when the store was opened (`rebuild_free_pages`).
     pub(crate) fn restore_free(&mut self, pages: Vec<(u64, u64)>) {
-        self.free_pages += pages.len() as u64;
         for (object, ppn) in pages {
             self.free.entry(object).or_default().push(ppn);
         }
@@ -289,7 +285,7 @@ impl PageReuse {
             superseded: self.superseded.len() as u64,
             awaiting: self.awaiting.len() as u64,
             limbo: self.limbo.len() as u64,
-            free: self.free_pages,
+            free: self.free.values().map(|f| f.len() as u64).sum(),
             reused: self.reused,
         }
     }
@@ -579,9 +575,8 @@ impl Store {
         match m.alloc.allocate(object) {
             Err(StoreError::DeviceFull { .. }) if let Some(ppn) = m.reuse.take(object, true) => Ok(ppn),
             Err(StoreError::DeviceFull { pages, .. }) => {
-                let r = &m.reuse;
-                let waiting = (r.superseded.len() + r.awaiting.len() + r.limbo.len()) as u64;
-                Err(StoreError::DeviceFull { pages, waiting })
+                let r = m.reuse.stats();
+                Err(StoreError::DeviceFull { pages, waiting: r.superseded + r.awaiting + r.limbo })
             }
             other => other,
         }

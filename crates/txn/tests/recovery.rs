@@ -8,9 +8,14 @@ use ndpdb_storage::{Freshness, ROOT_PPN, Store, StoreOptions};
 use ndpdb_txn::{Database, Isolation, ReadMode};
 
 fn device(dir: &std::path::Path, create: bool) -> Device {
+    device_of(dir, create, 64 << 20)
+}
+
+/// A u280-nvm device of `bytes` (when created) in `dir`.
+fn device_of(dir: &std::path::Path, create: bool, bytes: u64) -> Device {
     let p = Profile::load("u280-nvm").unwrap();
     let o = DeviceOptions::with_clock(ClockKind::Virtual);
-    if create { Device::create(dir, p, Some(64 << 20), o).unwrap() } else { Device::open(dir, p, o).unwrap() }
+    if create { Device::create(dir, p, Some(bytes), o).unwrap() } else { Device::open(dir, p, o).unwrap() }
 }
 
 fn opts() -> StoreOptions {
@@ -403,14 +408,7 @@ fn superseded_pages_are_reused_and_survive_crashes() {
     const ACCOUNTS: i64 = 20_000;
     const ROUNDS: u64 = 60;
     let dir = tempfile::tempdir().unwrap();
-    let small = |create: bool| {
-        let (p, o) = (Profile::load("u280-nvm").unwrap(), DeviceOptions::with_clock(ClockKind::Virtual));
-        if create {
-            Device::create(dir.path(), p, Some(8 << 20), o).unwrap()
-        } else {
-            Device::open(dir.path(), p, o).unwrap()
-        }
-    };
+    let small = |create: bool| device_of(dir.path(), create, 8 << 20);
     let mut db = Database::create(Store::new(small(true), opts()).unwrap()).unwrap();
     let mut t = table_with(&db, ACCOUNTS, 100);
     let total = i128::from(100 * ACCOUNTS);
