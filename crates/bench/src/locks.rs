@@ -53,6 +53,14 @@
 //! (`ndpdb_baseline::pglocks`), on the same key sequences: the paper's
 //! actual baseline, beside ndpdb's Rust rendering of its structure.
 //!
+//! Beside each size of ndpdb's table, a `floor` line times only the two
+//! compare-and-swaps an uncontended pair makes on the key's bucket line
+//! (`bench_line_floor`), in a table of that size: what reaching the line
+//! costs on this machine, which no table of that size can beat. The ratio
+//! lines name the best ratio each baseline could give at that size, so a
+//! reader sees how much of a shortfall is the protocol and how much the
+//! machine (`docs/locks-bench.md`, "The cache-line floor").
+//!
 //! Every run ends by checking that its table is empty again; a lock left
 //! behind fails the experiment. Host threads and PEs are all host threads:
 //! more of them than cores measures the scheduler (a holder preempted), not
@@ -69,7 +77,9 @@ use ndpdb_baseline::pglocks::{PgLockRun, PgLockTimer};
 use ndpdb_baseline::postgres::{PgError, PgServer};
 use ndpdb_device::programs::SplitMix64;
 use ndpdb_device::{ClockKind, Command, Device, DeviceOptions, Profile, QueuePair, RangeId, Reply, params};
-use ndpdb_locktable::bench::{Access, HostBench, LatencySummary, bench_host, summarize, timer_overhead_ns};
+use ndpdb_locktable::bench::{
+    Access, HostBench, LatencySummary, bench_host, bench_line_floor, summarize, timer_overhead_ns,
+};
 use ndpdb_locktable::{ConventionalLockTable, Grant, LockCounters, LockKey, LockTable};
 use serde::Serialize;
 
@@ -191,7 +201,8 @@ impl Config {
     /// Progress steps of a run (what `run`'s callback counts to).
     pub fn steps(&self) -> usize {
         let has = |e| usize::from(self.experiments.contains(&e));
-        let exp3 = 2 * (self.table_bytes.len() + 1 + usize::from(self.postgres));
+        // Per access: ndpdb and its floor per size, conventional, PostgreSQL.
+        let exp3 = 2 * (2 * self.table_bytes.len() + 1 + usize::from(self.postgres));
         has(1) * 2 * self.contention_pct.len() + has(2) * self.profiles.len() + has(3) * exp3
     }
 
@@ -225,7 +236,8 @@ pub enum Row {
 pub struct LatencyRow {
     pub experiment: u32,
     /// `ndpdb` (the shared table), `conventional` (ndpdb's PostgreSQL-style
-    /// manager) or `postgresql` (PostgreSQL's own, Exp. 3).
+    /// manager), `postgresql` (PostgreSQL's own, Exp. 3) or `floor` (Exp. 3:
+    /// the pair's two CASes on the bucket line alone, no protocol).
     pub lock_table: &'static str,
     /// Who made the measured requests: `host` or `device`.
     pub side: &'static str,
@@ -251,7 +263,8 @@ pub struct LatencyRow {
     pub pes: Option<u32>,
     /// Exp. 1: keys per side's window; Exp. 3: keys per thread.
     pub keys: u64,
-    /// Bytes of ndpdb's table; null for the conventional one.
+    /// Bytes of ndpdb's table (and of a `floor` line's); null for the
+    /// conventional manager and PostgreSQL's.
     pub table_bytes: Option<usize>,
     /// Exp. 1: the share of the measured side's window that the other side
     /// requests (the contention level, rounded to whole keys).
@@ -737,18 +750,18 @@ fn pcie_latencies_ns(profile: &Profile, dir: &Path) -> Result<Vec<f64>> {
 
 // ---- Exp. 3 ----
 
-/// Per access: ndpdb's table at each size, then the conventional manager
-/// (which has no size) once, then PostgreSQL's own lock manager when
-/// configured and available (else a note says why not).
+/// Per access: ndpdb's table at each size, each followed by the cache-line
+/// floor of that size, then the conventional manager (which has no size)
+/// once, then PostgreSQL's own lock manager when configured and available
+/// (else a note says why not).
 fn exp3(cfg: &Config, notes: &mut Vec<String>, step: &mut dyn FnMut(String)) -> Result<Vec<LatencyRow>> {
     let postgres = if cfg.postgres { start_postgres(notes)? } else { None };
     let mut rows = Vec::new();
     for access in [Access::Sequential, Access::Random] {
-        let tables = cfg.table_bytes.iter().map(|&b| Some(b)).chain([None]);
-        for table_bytes in tables {
-            let name = table_bytes.map_or("conventional".to_string(), |b| format!("ndpdb {}", size_label(b)));
-            step(format!("Exp. 3: {name}, {} access", access_name(access)));
-            rows.push(exp3_run(cfg, table_bytes, access)?);
+        let sized = cfg.table_bytes.iter().flat_map(|&b| [Exp3Table::Ndpdb(b), Exp3Table::Floor(b)]);
+        for table in sized.chain([Exp3Table::Conventional]) {
+            step(format!("Exp. 3: {}, {} access", table.label(), access_name(access)));
+            rows.push(exp3_run(cfg, table, access)?);
         }
         if cfg.postgres {
             step(format!("Exp. 3: postgresql, {} access", access_name(access)));
@@ -761,6 +774,28 @@ fn exp3(cfg: &Config, notes: &mut Vec<String>, step: &mut dyn FnMut(String)) -> 
         server.stop()?;
     }
     Ok(rows)
+}
+
+/// What an Exp. 3 line in this process measures.
+#[derive(Debug, Clone, Copy)]
+enum Exp3Table {
+    /// ndpdb's table of this many bytes.
+    Ndpdb(usize),
+    /// The two CASes of an uncontended pair on the bucket's line of a table
+    /// of this many bytes, without the protocol (`bench_line_floor`).
+    Floor(usize),
+    /// The PostgreSQL-style lock manager.
+    Conventional,
+}
+
+impl Exp3Table {
+    fn label(self) -> String {
+        match self {
+            Exp3Table::Ndpdb(b) => format!("ndpdb {}", size_label(b)),
+            Exp3Table::Floor(b) => format!("cache-line floor {}", size_label(b)),
+            Exp3Table::Conventional => "conventional".into(),
+        }
+    }
 }
 
 /// A private server with the lock-timing function loaded; `None` (and a
@@ -878,29 +913,38 @@ fn access_name(access: Access) -> &'static str {
     }
 }
 
-/// One measurement: on ndpdb's table of `table_bytes`, or on the
-/// conventional manager when `None`.
-fn exp3_run(cfg: &Config, table_bytes: Option<usize>, access: Access) -> Result<LatencyRow> {
+/// One measurement in this process (PostgreSQL's runs in its server).
+fn exp3_run(cfg: &Config, table: Exp3Table, access: Access) -> Result<LatencyRow> {
     let spec = exp3_spec(cfg, access);
     let warmup = exp3_warmup(cfg, &spec);
     let wall = Instant::now();
-    let (lock_table, samples, events) = if let Some(bytes) = table_bytes {
-        let table = LockTable::with_bytes(bytes)?;
-        bench_host(&table, &warmup)?;
-        let before = table.counters();
-        let samples = bench_host(&table, &spec)?;
-        check_empty(&table)?;
-        ("ndpdb", samples, Some(LockEvents::between(&before, &table.counters())))
-    } else {
-        let table = ConventionalLockTable::new();
-        bench_host(&table, &warmup)?;
-        let samples = bench_host(&table, &spec)?;
-        let left = table.lock_objects();
-        ensure!(
-            left == 0,
-            "the conventional lock table holds {left} lock objects after the run; a lock was left behind"
-        );
-        ("conventional", samples, None)
+    let (lock_table, table_bytes, samples, events) = match table {
+        Exp3Table::Ndpdb(bytes) => {
+            let table = LockTable::with_bytes(bytes)?;
+            bench_host(&table, &warmup)?;
+            let before = table.counters();
+            let samples = bench_host(&table, &spec)?;
+            check_empty(&table)?;
+            ("ndpdb", Some(bytes), samples, Some(LockEvents::between(&before, &table.counters())))
+        }
+        Exp3Table::Floor(bytes) => {
+            let table = LockTable::with_bytes(bytes)?;
+            bench_line_floor(&table, &warmup)?;
+            let samples = bench_line_floor(&table, &spec)?;
+            check_empty(&table)?;
+            ("floor", Some(bytes), samples, None)
+        }
+        Exp3Table::Conventional => {
+            let table = ConventionalLockTable::new();
+            bench_host(&table, &warmup)?;
+            let samples = bench_host(&table, &spec)?;
+            let left = table.lock_objects();
+            ensure!(
+                left == 0,
+                "the conventional lock table holds {left} lock objects after the run; a lock was left behind"
+            );
+            ("conventional", None, samples, None)
+        }
     };
     let mut row = exp3_row(cfg, lock_table, access, &samples, wall)?;
     row.table_bytes = table_bytes;
@@ -989,7 +1033,9 @@ pub fn table(rows: &[Row]) -> String {
 }
 
 /// One line per baseline (the conventional manager, PostgreSQL's own),
-/// access and size of ndpdb's table: the baseline's median over ndpdb's.
+/// access and size of ndpdb's table: the baseline's median over ndpdb's,
+/// and, where the size has a `floor` line, over the floor's: the best ratio
+/// any table of that size could reach on this machine.
 fn exp3_ratios(exp3: &[&LatencyRow]) -> String {
     let mut out = String::new();
     for baseline in ["conventional", "postgresql"] {
@@ -1000,9 +1046,18 @@ fn exp3_ratios(exp3: &[&LatencyRow]) -> String {
                 let n = r.p50_ns;
                 let size = r.table_bytes.map_or("-".into(), size_label);
                 out += &format!(
-                    "median {baseline}/ndpdb, {access}, {size} table: {:.2}x ({c} / {n} ns)\n",
+                    "median {baseline}/ndpdb, {access}, {size} table: {:.2}x ({c} / {n} ns)",
                     c as f64 / n.max(1) as f64
                 );
+                let floor = of_access().find(|f| f.lock_table == "floor" && f.table_bytes == r.table_bytes);
+                if let Some(f) = floor {
+                    let f = f.p50_ns;
+                    out += &format!(
+                        "; at most {:.2}x over the cache-line floor ({c} / {f} ns)",
+                        c as f64 / f.max(1) as f64
+                    );
+                }
+                out += "\n";
             }
         }
     }
@@ -1107,7 +1162,9 @@ pub fn plot(rows: &[Row], dir: &Path) -> Result<Vec<PathBuf>> {
     }
     let exp3 = latency_rows(rows, 3);
     for access in ["sequential", "random"] {
-        let of_access: Vec<&LatencyRow> = exp3.iter().copied().filter(|r| r.access == Some(access)).collect();
+        // The histograms are the paper's Fig. 6: the lock tables, not the floor.
+        let of_access: Vec<&LatencyRow> =
+            exp3.iter().copied().filter(|r| r.access == Some(access) && r.lock_table != "floor").collect();
         if !of_access.is_empty() {
             files.extend(histogram_plot(&of_access, access, dir)?);
         }
@@ -1141,6 +1198,8 @@ enum Mark {
     P50,
     /// ndpdb's p99: thin, with triangles.
     P99,
+    /// The cache-line floor's p50: thin, with squares.
+    Floor,
     /// The conventional manager's p50: dashed across the whole axis.
     Reference,
     /// PostgreSQL's own manager's p50: dotted across the whole axis.
@@ -1157,8 +1216,8 @@ struct SizeLine {
     points: Vec<(f64, f64)>,
 }
 
-/// What the table-size plot shows, per access: ndpdb's p50 and p99 by
-/// size, and the conventional manager's p50.
+/// What the table-size plot shows, per access: ndpdb's p50 and p99 and the
+/// cache-line floor's p50 by size, and the baselines' p50.
 fn table_size_lines(rows: &[&LatencyRow]) -> Vec<SizeLine> {
     let mut lines = Vec::new();
     for (color, access) in ["sequential", "random"].into_iter().enumerate() {
@@ -1171,6 +1230,15 @@ fn table_size_lines(rows: &[&LatencyRow]) -> Vec<SizeLine> {
         let line = |name: String, mark, points| SizeLine { name, color, mark, points };
         lines.push(line(format!("ndpdb p50, {access}"), Mark::P50, points(|r| r.p50_ns)));
         lines.push(line(format!("ndpdb p99, {access}"), Mark::P99, points(|r| r.p99_ns)));
+        let mut floor: Vec<(f64, f64)> = rows
+            .iter()
+            .filter(|r| r.lock_table == "floor" && r.access == Some(access))
+            .map(|r| (r.table_bytes.unwrap_or(0) as f64, r.p50_ns as f64))
+            .collect();
+        floor.sort_by(|a, b| a.0.total_cmp(&b.0));
+        if !floor.is_empty() {
+            lines.push(line(format!("cache-line floor p50, {access}"), Mark::Floor, floor));
+        }
         for baseline in ["conventional", "postgresql"] {
             if let Some(c) = rows.iter().find(|r| r.lock_table == baseline && r.access == Some(access)) {
                 let (name, at) = (format!("{baseline} p50, {access}"), vec![(0.0, c.p50_ns as f64)]);
@@ -1250,6 +1318,18 @@ where
                     .map_err(err)?
                     .label(name)
                     .legend(move |at| stroke(at, thin, 0) + TriangleMarker::new((10, 0), 5, color.filled()));
+            }
+            Mark::Floor => {
+                chart.draw_series(LineSeries::new(l.points.clone(), thin)).map_err(err)?;
+                let dots = l
+                    .points
+                    .iter()
+                    .map(|&(x, y)| EmptyElement::at((x, y)) + Rectangle::new([(-3, -3), (3, 3)], color.filled()));
+                chart
+                    .draw_series(dots)
+                    .map_err(err)?
+                    .label(name)
+                    .legend(move |at| stroke(at, thin, 0) + Rectangle::new([(7, -3), (13, 3)], color.filled()));
             }
             Mark::Reference | Mark::PostgresReference => {
                 // Dashes for the conventional manager, dots for PostgreSQL's.

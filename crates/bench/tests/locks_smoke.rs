@@ -128,9 +128,10 @@ fn all_three_experiments_write_complete_lines() {
     };
     assert!(pcie(8192) > pcie(64), "8 KiB takes longer over PCIe than 64 B");
 
-    // Exp. 3: both tables, both orders, each with a histogram of every sample.
+    // Exp. 3: both tables and the floor, both orders, each with a histogram
+    // of every sample.
     let exp3 = of(3);
-    assert_eq!(exp3.len(), 4);
+    assert_eq!(exp3.len(), 6);
     for l in &exp3 {
         for k in latency_keys {
             assert!(l.get(k).is_some(), "Exp. 3 line lacks {k}: {l}");
@@ -141,7 +142,7 @@ fn all_three_experiments_write_complete_lines() {
         let counted: u64 = l["histogram"].as_array().unwrap().iter().map(|b| b["count"].as_u64().unwrap()).sum();
         assert_eq!(counted, 2_000);
     }
-    for table in ["ndpdb", "conventional"] {
+    for table in ["ndpdb", "floor", "conventional"] {
         for access in ["sequential", "random"] {
             assert!(exp3.iter().any(|l| l["lock_table"] == table && l["access"] == access), "{table} {access}");
         }
@@ -161,18 +162,21 @@ fn exp3_measures_each_table_size_and_plots_against_it() {
     cfg.requests = 500;
     let rows = run_guarded(cfg);
     let lines: Vec<Value> = rows.iter().map(json).collect();
-    // Per access: ndpdb's table at each size, the conventional manager once.
-    assert_eq!(lines.len(), 2 * (sizes.len() + 1));
+    // Per access: ndpdb's table and its cache-line floor at each size, the
+    // conventional manager once.
+    assert_eq!(lines.len(), 2 * (2 * sizes.len() + 1));
     for access in ["sequential", "random"] {
         let of = |table: &str| {
             lines.iter().filter(|l| l["access"] == access && l["lock_table"] == table).collect::<Vec<_>>()
         };
         let ndpdb: Vec<u64> = of("ndpdb").iter().map(|l| l["table_bytes"].as_u64().unwrap()).collect();
         assert_eq!(ndpdb, sizes.map(|b| b as u64), "{access}");
+        let floor: Vec<u64> = of("floor").iter().map(|l| l["table_bytes"].as_u64().unwrap()).collect();
+        assert_eq!(floor, sizes.map(|b| b as u64), "{access}");
         let conventional = of("conventional");
         assert_eq!(conventional.len(), 1, "{access}");
         assert!(conventional[0]["table_bytes"].is_null(), "{}", conventional[0]);
-        for l in of("ndpdb").into_iter().chain(conventional) {
+        for l in of("ndpdb").into_iter().chain(of("floor")).chain(conventional) {
             assert_eq!(l["requests"], 500);
             assert!(l["histogram"].is_array(), "{l}");
         }
@@ -182,7 +186,9 @@ fn exp3_measures_each_table_size_and_plots_against_it() {
     for access in ["sequential", "random"] {
         for size in ["4 KiB", "16 KiB"] {
             let line = format!("median conventional/ndpdb, {access}, {size} table:");
-            assert!(text.contains(&line), "the table lacks `{line}`:\n{text}");
+            let found = text.lines().find(|l| l.starts_with(&line));
+            let found = found.unwrap_or_else(|| panic!("the table lacks `{line}`:\n{text}"));
+            assert!(found.contains("over the cache-line floor"), "no floor ratio in `{found}`");
         }
     }
 

@@ -8,10 +8,12 @@
 //! `Instant::now()` calls, whose own cost ([`timer_overhead_ns`]) is in every
 //! sample. Programs report the summary; tests never assert timings.
 
+use std::sync::atomic::Ordering;
 use std::time::Instant;
 
 use crate::bucket::LockKey;
 use crate::error::LockError;
+use crate::table::LockTable;
 use crate::{Grant, TupleLockTable};
 
 /// The key every thread contends for.
@@ -120,25 +122,106 @@ fn run_thread(
     requests: usize,
 ) -> Result<Vec<u64>, LockError> {
     let ts = thread as u64 + 1;
-    let base = spec.thread_base(thread);
-    let mut rng = spec.thread_seed(thread);
+    let mut keys = KeyStream::new(spec, thread);
     let mut samples = Vec::with_capacity(requests);
-    for i in 0..requests as u64 {
-        let hot = spec.contention_pct > 0 && splitmix(&mut rng) % 100 < u64::from(spec.contention_pct);
-        let key = if hot {
-            HOT_KEY
-        } else {
-            let offset = match spec.access {
-                Access::Sequential => i % spec.keys_per_thread,
-                Access::Random => splitmix(&mut rng) % spec.keys_per_thread,
-            };
-            LockKey::new(base + offset, 0)
-        };
+    for _ in 0..requests {
+        let key = keys.next_key();
         let start = Instant::now();
         let grant = table.lock(key, ts, None)?;
         debug_assert_eq!(grant, Grant::Acquired);
         table.unlock(key, ts)?;
         samples.push(start.elapsed().as_nanos() as u64);
+    }
+    Ok(samples)
+}
+
+/// The keys thread `t` of a [`HostBench`] requests, in order.
+struct KeyStream {
+    rng: u64,
+    base: u64,
+    keys: u64,
+    access: Access,
+    contention_pct: u32,
+    i: u64,
+}
+
+impl KeyStream {
+    fn new(spec: &HostBench, thread: usize) -> Self {
+        Self {
+            rng: spec.thread_seed(thread),
+            base: spec.thread_base(thread),
+            keys: spec.keys_per_thread,
+            access: spec.access,
+            contention_pct: spec.contention_pct,
+            i: 0,
+        }
+    }
+
+    #[inline]
+    fn next_key(&mut self) -> LockKey {
+        let i = self.i;
+        self.i += 1;
+        if self.contention_pct > 0 && splitmix(&mut self.rng) % 100 < u64::from(self.contention_pct) {
+            return HOT_KEY;
+        }
+        let offset = match self.access {
+            Access::Sequential => i % self.keys,
+            Access::Random => splitmix(&mut self.rng) % self.keys,
+        };
+        LockKey::new(self.base + offset, 0)
+    }
+}
+
+/// What the memory of `table` alone costs a lock+unlock pair: for each key
+/// of `spec`, exactly the two compare-and-swaps of an uncontended pair
+/// (`word 0: 0 → ts`, then `ts → 0`) on the key's bucket, timed as
+/// [`bench_host`] times the table, with none of the protocol around them (no
+/// queue, no counters, no dynamic dispatch). Every lock table whose buckets
+/// fill a region of this size takes at least this long on this machine, so
+/// the line shows how much of a pair is the protocol and how much is reaching
+/// the line (`docs/locks-bench.md`, "The cache-line floor"). Uncontended
+/// specs only; the table must be idle, and is left as it was;
+/// threads whose keys share a bucket spin on its word in turn.
+pub fn bench_line_floor(table: &LockTable, spec: &HostBench) -> Result<Vec<u64>, LockError> {
+    assert!(spec.threads >= 1 && spec.keys_per_thread >= 1 && spec.contention_pct == 0, "bad spec {spec:?}");
+    let buckets = table.buckets();
+    let runs = std::thread::scope(|scope| {
+        let handles: Vec<_> = (0..spec.threads)
+            .map(|t| {
+                scope.spawn(move || {
+                    let ts = t as u64 + 1;
+                    let mut keys = KeyStream::new(spec, t);
+                    let requests = spec.thread_requests(t);
+                    let mut samples = Vec::with_capacity(requests);
+                    for _ in 0..requests {
+                        let key = keys.next_key();
+                        let start = Instant::now();
+                        let bucket = table.bucket_of(key);
+                        let word = buckets[bucket].slot(0);
+                        // Another thread of this run may hold the word for
+                        // an instant (its key shares the bucket): spin, as
+                        // the pair would wait. Anything else is not ours.
+                        while let Err(found) = word.compare_exchange(0, ts, Ordering::AcqRel, Ordering::Acquire) {
+                            if found > spec.threads as u64 {
+                                return Err(LockError::NotIdle { bucket, found });
+                            }
+                            std::hint::spin_loop();
+                        }
+                        let gave = word.compare_exchange(ts, 0, Ordering::AcqRel, Ordering::Acquire);
+                        samples.push(start.elapsed().as_nanos() as u64);
+                        if let Err(found) = gave {
+                            return Err(LockError::NotIdle { bucket, found });
+                        }
+                    }
+                    Ok(samples)
+                })
+            })
+            .collect();
+        handles.into_iter().map(|h| h.join().expect("benchmark thread panicked")).collect::<Vec<_>>()
+    });
+    let mut samples = Vec::with_capacity(spec.requests);
+    for run in runs {
+        samples.extend(run?);
     }
     Ok(samples)
 }

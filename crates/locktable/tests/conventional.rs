@@ -94,3 +94,28 @@ fn benchmark_runs_on_both_tables() {
     assert_eq!(bench::summarize(&[]), None);
     let _ = bench::timer_overhead_ns(100);
 }
+
+#[test]
+fn the_cache_line_floor_leaves_the_table_idle_and_refuses_a_used_one() {
+    // 1 KiB = 16 buckets: two threads' keys share buckets all the time.
+    let table = LockTable::with_bytes(1 << 10).unwrap();
+    for access in [Access::Sequential, Access::Random] {
+        let spec = HostBench { requests: 5000, access, threads: 2, contention_pct: 0, keys_per_thread: 1000, seed: 3 };
+        assert_eq!(bench::bench_line_floor(&table, &spec).unwrap().len(), 5000);
+        assert!(table.buckets().iter().all(|b| b.words() == [0; 8]), "a word was left set");
+    }
+    // A transaction's lock is not the benchmark's to take.
+    assert_eq!(table.lock(key(5), 77, None), Ok(Grant::Acquired));
+    let spec = HostBench {
+        requests: 100,
+        access: Access::Sequential,
+        threads: 1,
+        contention_pct: 0,
+        keys_per_thread: 16,
+        seed: 1,
+    };
+    let err = bench::bench_line_floor(&table, &spec).unwrap_err();
+    assert_eq!(err, LockError::NotIdle { bucket: table.bucket_of(key(5)), found: 77 });
+    assert!(err.to_string().contains("a table of its own"), "{err}");
+    table.unlock(key(5), 77).unwrap();
+}
