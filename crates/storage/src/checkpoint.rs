@@ -15,6 +15,7 @@
 
 use std::collections::{BTreeSet, HashMap, HashSet};
 use std::sync::Arc;
+use std::sync::atomic::Ordering;
 
 use ndpdb_device::{Command, Device, Reply};
 use ndpdb_format::meta::{Checkpoint, Root, TableMeta};
@@ -23,8 +24,8 @@ use ndpdb_format::schema::{Column, LayoutDescriptor};
 use parking_lot::Mutex;
 
 use crate::store::{
-    Allocator, Head, L2P_OBJECT, META_OBJECT, Maps, OpKind, PageReuse, ROOT_PPN, Store, StoreError, StoreOptions,
-    Table, TableId, TableState,
+    Allocator, Budget, CheckpointSize, Head, L2P_OBJECT, META_OBJECT, Maps, OpKind, PageReuse, ROOT_PPN, Store,
+    StoreError, StoreOptions, Table, TableId, TableState,
 };
 use crate::wal::{self, LogGeometry, RecordKind, Wal};
 use ndpdb_format::record::VersionHeader;
@@ -102,10 +103,10 @@ impl Store {
     /// checkpoint's position).
     pub fn checkpoint(&self, txn: &TxnMeta, committed: &CommittedHeads) -> Result<()> {
         for t in self.tables() {
-            self.write_delta(&t, &mut t.state.lock())?;
-            self.flush_vid_map_as(&t, committed.get(&t.id))?;
+            self.write_delta(&t, &mut t.state.lock(), Budget::Checkpoint)?;
+            self.flush_vid_map_as(&t, committed.get(&t.id), Budget::Checkpoint)?;
         }
-        self.flush_l2p()?;
+        self.flush_l2p(Budget::Checkpoint)?;
         let page = self.page_bytes;
         // The blob's own pages must be allocated before the blob records the
         // allocator, or the next run would hand them out again and overwrite
@@ -113,18 +114,24 @@ impl Store {
         // pages change the cursors' values, not the blob's length (except a
         // first cursor for META_OBJECT), so this settles in two rounds.
         let mut reserved: Vec<u64> = Vec::new();
-        let blob = loop {
-            let blob = self.checkpoint_blob(txn, committed).encode();
+        let (blob, size) = loop {
+            let cp = self.checkpoint_blob(txn, committed);
+            let size = CheckpointSize {
+                blob_bytes: 0,
+                tuples: cp.tables.iter().map(|t| t.heads.len() as u64).sum(),
+                lpns: cp.next_lpn,
+            };
+            let blob = cp.encode();
             let blob_pages = blob.len().div_ceil(page);
             let need = blob_pages + blob_pages.div_ceil(page / 8);
             if reserved.len() >= need {
-                break blob;
+                break (blob, size);
             }
             while reserved.len() < need {
                 let reused = self.checkpoint_pages.lock().free.pop();
                 reserved.push(match reused {
                     Some(ppn) => ppn,
-                    None => self.allocate(META_OBJECT)?,
+                    None => self.allocate(META_OBJECT, Budget::Checkpoint)?,
                 });
             }
         };
@@ -177,6 +184,7 @@ impl Store {
         // No durable checkpoint references what was superseded before the
         // capture any more.
         self.checkpoint_durable();
+        self.maps.lock().last_checkpoint = CheckpointSize { blob_bytes: blob.len() as u64, ..size };
         // This checkpoint is durable: the previous one's pages are free.
         let mut pages = self.checkpoint_pages.lock();
         let previous = std::mem::replace(&mut pages.durable, blob_ppns.into_iter().chain(index_pages_kept).collect());
@@ -304,6 +312,7 @@ impl Store {
         let (mut store, mut meta) = store.restore(cp, root.generation)?;
         store.rebuild_free_pages(root.log_start + root.log_pages, &checkpoint_pages)?;
         store.checkpoint_pages.lock().durable = checkpoint_pages;
+        store.maps.lock().last_checkpoint.blob_bytes = root.blob_bytes;
         let geo = LogGeometry { start: root.log_start, pages: root.log_pages, page_bytes: page as u64 };
         let scan = wal::scan(geo, root.log_lsn, &store.qp)?;
         let mut rec = Recovery {
@@ -442,6 +451,12 @@ impl Store {
                 l2p_pages: cp.l2p_pages,
                 next_lpn: cp.next_lpn,
                 reuse: PageReuse::default(),
+                // The blob's bytes are the root's (`open_with_report`).
+                last_checkpoint: CheckpointSize {
+                    blob_bytes: 0,
+                    tuples: cp.tables.iter().map(|t| t.heads.len() as u64).sum(),
+                    lpns: cp.next_lpn,
+                },
                 alloc: Allocator {
                     next_region: cp.next_region,
                     region_pages,
@@ -487,6 +502,8 @@ impl Store {
                     heap_pages: t.heap_pages,
                 }),
             });
+            self.tuples.fetch_add(table.state.lock().heads.len() as u64, Ordering::Relaxed);
+            self.table_count.fetch_add(1, Ordering::Relaxed);
             self.tables.lock().push(table);
         }
         *self.generation.lock() = generation;

@@ -3,6 +3,7 @@
 
 use std::collections::{BTreeSet, HashMap};
 use std::sync::Arc;
+use std::sync::atomic::{AtomicU64, Ordering};
 
 use ndpdb_device::{Command, Device, DeviceError, QueuePair, RangeId};
 use ndpdb_format::FormatError;
@@ -25,7 +26,8 @@ pub enum StoreError {
     #[error("invalid input: {0}")]
     InvalidInput(String),
     #[error(
-        "the device is full: no free physical pages left of {pages}{}; create the database with a larger capacity",
+        "the device is full: no free physical pages left of {pages}{}{}; create the database with a larger capacity",
+        reserve_hint(*reserved),
         waiting_hint(*waiting)
     )]
     DeviceFull {
@@ -33,12 +35,23 @@ pub enum StoreError {
         /// Superseded pages that are not free yet: a durable checkpoint
         /// (and the end of older readers) would free them.
         waiting: u64,
+        /// Free pages held back for the next checkpoint, which only it may
+        /// write ([`Budget`]); 0 when the checkpoint itself ran out.
+        reserved: u64,
     },
     #[error(
         "the write-ahead log is full ({used} of {bytes} bytes since the last checkpoint, {needed} more needed): \
          end open transactions so that a checkpoint can run, or create the database with a larger log"
     )]
     LogFull { bytes: u64, needed: u64, used: u64 },
+}
+
+/// The part of a full device's message about the checkpoint's reserve.
+fn reserve_hint(reserved: u64) -> String {
+    match reserved {
+        0 => String::new(),
+        n => format!(" for writes; {n} are held back so that a checkpoint can still run"),
+    }
 }
 
 /// The part of a full device's message about pages on their way back.
@@ -152,6 +165,37 @@ pub(crate) struct Maps {
     pub alloc: Allocator,
     /// Physical pages given up, on their way back to `alloc`'s callers.
     pub reuse: PageReuse,
+    /// The last checkpoint's size, from which the next one's is estimated.
+    pub last_checkpoint: CheckpointSize,
+}
+
+/// Who asks for a physical page, and so whether it may take the pages held
+/// back for the next checkpoint.
+///
+/// Pages are written once, and the pages that writes supersede come back
+/// only through a durable checkpoint ([`PageReuse`]), which itself writes
+/// pages: the delta buffers, the dirty VID-map and L2P pages, and its blob.
+/// If ordinary writes could take the last free page, a full device could
+/// never checkpoint again, and so never get a superseded page back. So
+/// [`Budget::Write`] allocations leave [`Store::checkpoint_reserve`] pages
+/// free, an upper bound of what the next checkpoint writes, and only
+/// [`Budget::Checkpoint`] allocations (everything `Store::checkpoint`
+/// writes) may take them.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Budget {
+    Write,
+    Checkpoint,
+}
+
+/// What the last checkpoint wrote or restored, for
+/// [`Store::checkpoint_reserve`].
+#[derive(Debug, Clone, Copy, Default)]
+pub(crate) struct CheckpointSize {
+    /// Bytes of its blob.
+    pub blob_bytes: u64,
+    /// Tuples (VID map entries of all tables) and logical pages it recorded.
+    pub tuples: u64,
+    pub lpns: u64,
 }
 
 /// Physical pages that writes, map flushes and garbage collection give up,
@@ -262,6 +306,11 @@ impl PageReuse {
         }
     }
 
+    /// Free pages, of every object.
+    fn free_pages(&self) -> u64 {
+        self.free.values().map(|f| f.len() as u64).sum()
+    }
+
     /// A free page of `object`'s, or with `any`, of any object's.
     fn take(&mut self, object: u64, any: bool) -> Option<u64> {
         let ppn = match self.free.get_mut(&object).and_then(Vec::pop) {
@@ -329,6 +378,13 @@ pub const CHAIN_MAX: usize = 1 << 24;
 pub const ROOT_PPN: u64 = 0;
 
 impl Allocator {
+    /// Pages never handed out: the rest of every object's region, and the
+    /// regions not begun.
+    fn fresh_pages(&self) -> u64 {
+        let in_regions: u64 = self.cursors.values().map(|&(next, end)| end - next).sum();
+        in_regions + self.total_pages.saturating_sub(self.next_region)
+    }
+
     pub(crate) fn allocate(&mut self, object: u64) -> Result<u64> {
         let (next, end) = self.cursors.get(&object).copied().unwrap_or((0, 0));
         if next < end {
@@ -338,7 +394,17 @@ impl Allocator {
         let start = self.next_region;
         let len = self.region_pages.min(self.total_pages.saturating_sub(start));
         if len == 0 {
-            return Err(StoreError::DeviceFull { pages: self.total_pages, waiting: 0 });
+            // No region left to begin: the rest of another object's region
+            // (the object with the lowest number, so runs repeat). Every
+            // fresh page serves whoever needs one last, which is what
+            // `fresh_pages` and the checkpoint's reserve count on.
+            let other = self.cursors.iter().filter(|(_, (n, e))| n < e).map(|(&o, _)| o).min();
+            let Some(other) = other else {
+                return Err(StoreError::DeviceFull { pages: self.total_pages, waiting: 0, reserved: 0 });
+            };
+            let (n, e) = self.cursors[&other];
+            self.cursors.insert(other, (n + 1, e));
+            return Ok(n);
         }
         self.next_region += len;
         self.cursors.insert(object, (start + 1, start + len));
@@ -358,6 +424,11 @@ pub struct Store {
     /// The blob and index pages of the newest durable checkpoint, and pages
     /// of older checkpoints that the next ones reuse (`checkpoint.rs`).
     pub(crate) checkpoint_pages: Mutex<CheckpointPages>,
+    /// Tuples of all tables (VIDs handed out), and tables: the shape the
+    /// checkpoint reserve is estimated from (read under the maps' lock,
+    /// which cannot take the tables' locks).
+    pub(crate) tuples: AtomicU64,
+    pub(crate) table_count: AtomicU64,
     /// The running readers of physical pages, which keep pages they may
     /// know in limbo ([`PageReuse`]). Lock order: the maps, then this.
     page_readers: Mutex<PageReaders>,
@@ -412,6 +483,7 @@ impl Store {
             l2p_pages: Vec::new(),
             next_lpn: 0,
             reuse: PageReuse::default(),
+            last_checkpoint: CheckpointSize::default(),
             alloc: Allocator {
                 next_region: region_pages + log_pages,
                 region_pages,
@@ -420,7 +492,7 @@ impl Store {
             },
         };
         if region_pages + log_pages + region_pages >= total_pages {
-            return Err(StoreError::DeviceFull { pages: total_pages, waiting: 0 });
+            return Err(StoreError::DeviceFull { pages: total_pages, waiting: 0, reserved: 0 });
         }
         let wal_qp = dev.queue_pair();
         Ok(Store {
@@ -432,6 +504,8 @@ impl Store {
             tables: Mutex::new(Vec::new()),
             generation: Mutex::new(0),
             checkpoint_pages: Mutex::new(CheckpointPages::default()),
+            tuples: AtomicU64::new(0),
+            table_count: AtomicU64::new(0),
             page_readers: Mutex::new(PageReaders::default()),
             cache: Mutex::new(HashMap::new()),
             opts,
@@ -495,6 +569,7 @@ impl Store {
             }),
         });
         tables.push(table.clone());
+        self.table_count.fetch_add(1, Ordering::Relaxed);
         Ok(table)
     }
 
@@ -560,8 +635,23 @@ impl Store {
 
     /// A physical page for `object`: a free one of its own ([`PageReuse`]),
     /// else a new one from its region, else (the device full) any free one.
-    pub(crate) fn allocate(&self, object: u64) -> Result<u64> {
+    pub(crate) fn allocate(&self, object: u64, budget: Budget) -> Result<u64> {
         let mut m = self.maps.lock();
+        if budget == Budget::Write {
+            let reserve = self.checkpoint_reserve(&m);
+            if m.alloc.fresh_pages() + m.reuse.free_pages() <= reserve {
+                let oldest = self.page_readers.lock().running.keys().next().copied();
+                m.reuse.release_limbo(oldest);
+                if m.alloc.fresh_pages() + m.reuse.free_pages() <= reserve {
+                    let r = m.reuse.stats();
+                    return Err(StoreError::DeviceFull {
+                        pages: m.alloc.total_pages,
+                        waiting: r.superseded + r.awaiting + r.limbo,
+                        reserved: reserve,
+                    });
+                }
+            }
+        }
         if let Some(ppn) = m.reuse.take(object, false) {
             return Ok(ppn);
         }
@@ -576,10 +666,50 @@ impl Store {
             Err(StoreError::DeviceFull { .. }) if let Some(ppn) = m.reuse.take(object, true) => Ok(ppn),
             Err(StoreError::DeviceFull { pages, .. }) => {
                 let r = m.reuse.stats();
-                Err(StoreError::DeviceFull { pages, waiting: r.superseded + r.awaiting + r.limbo })
+                Err(StoreError::DeviceFull { pages, waiting: r.superseded + r.awaiting + r.limbo, reserved: 0 })
             }
             other => other,
         }
+    }
+
+    /// How many free pages ordinary writes leave for the next checkpoint
+    /// ([`Budget`]): an upper bound of what it allocates, from the last
+    /// checkpoint's size and what was added since.
+    ///
+    /// - **Blob**: the last blob's bytes, plus 24 per tuple added (its head
+    ///   is 17), plus 24 per logical page added (its L2P entry, its entry in
+    ///   a page list, its share of an L2P map page), plus 4 KiB (a new
+    ///   table's name, layout and allocator cursors), in pages, plus its
+    ///   index pages; less the pages of older checkpoints it reuses first.
+    /// - **Delta buffers**: `delta_pages` per table.
+    /// - **VID map**: every VID map page (dirty entries are bounded only by
+    ///   the tuples open transactions wrote).
+    /// - **L2P map**: every L2P map page, counting the logical pages the VID
+    ///   map may still add.
+    pub(crate) fn checkpoint_reserve(&self, m: &Maps) -> u64 {
+        let (page, per) = (self.page_bytes as u64, self.per_page as u64);
+        let last = m.last_checkpoint;
+        let tuples = self.tuples.load(Ordering::Relaxed);
+        let tables = self.table_count.load(Ordering::Relaxed);
+        let blob = last.blob_bytes
+            + 24 * tuples.saturating_sub(last.tuples)
+            + 24 * m.next_lpn.saturating_sub(last.lpns)
+            + 4096;
+        let blob_pages = blob.div_ceil(page);
+        let blob_pages = blob_pages + blob_pages.div_ceil(page / 8);
+        let reusable = self.checkpoint_pages.lock().free.len() as u64;
+        let delta = tables * self.opts.delta_pages as u64;
+        let vid = tuples.div_ceil(per) + tables;
+        let l2p = (m.next_lpn + vid).div_ceil(per) + 1;
+        blob_pages.saturating_sub(reusable) + delta + vid + l2p
+    }
+
+    /// Free pages ordinary writes may still take before the device is full
+    /// for them, and the pages held back for the next checkpoint.
+    pub fn headroom(&self) -> (u64, u64) {
+        let m = self.maps.lock();
+        let reserve = self.checkpoint_reserve(&m);
+        ((m.alloc.fresh_pages() + m.reuse.free_pages()).saturating_sub(reserve), reserve)
     }
 
     /// Held while physical pages resolved under it are read
@@ -607,8 +737,8 @@ impl Store {
 
     /// Writes a sealed page of `object` to a new physical page and maps
     /// `lpn` to it; the page it was mapped to before is superseded.
-    fn write_page(&self, object: u64, lpn: u64, bytes: Vec<u8>) -> Result<u64> {
-        let ppn = self.allocate(object)?;
+    fn write_page(&self, object: u64, lpn: u64, bytes: Vec<u8>, budget: Budget) -> Result<u64> {
+        let ppn = self.allocate(object, budget)?;
         self.qp.lock().call(Command::PageWrite { ppn, data: bytes })?;
         let mut m = self.maps.lock();
         let old = std::mem::replace(&mut m.l2p[lpn as usize], ppn);
@@ -620,7 +750,7 @@ impl Store {
     /// Writes a new version of logical page `lpn` and remaps it; the old
     /// physical page is superseded.
     pub(crate) fn replace_page(&self, object: u64, lpn: u64, bytes: Vec<u8>) -> Result<()> {
-        self.write_page(object, lpn, bytes)?;
+        self.write_page(object, lpn, bytes, Budget::Write)?;
         self.cache.lock().remove(&lpn);
         Ok(())
     }
@@ -640,6 +770,7 @@ impl Store {
     pub fn new_vid(&self, table: &Table) -> u64 {
         let mut s = table.state.lock();
         s.heads.push(Head::NONE);
+        self.tuples.fetch_add(1, Ordering::Relaxed);
         let vid = s.heads.len() as u64 - 1;
         s.vid_dirty.insert(vid);
         vid
@@ -669,7 +800,7 @@ impl Store {
                 return Ok(RecordId::new(p.lpn(), slot));
             }
             if s.delta.len() >= self.opts.delta_pages {
-                self.write_delta(table, &mut s)?;
+                self.write_delta(table, &mut s, Budget::Write)?;
                 drop(s);
                 self.bound_map_deltas(table)?;
                 continue;
@@ -684,10 +815,10 @@ impl Store {
     /// buffer only once the L2P map points at its physical copy, and the
     /// caller holds the table's state throughout, so a reader always finds a
     /// record either in the buffer or on the device.
-    pub(crate) fn write_delta(&self, table: &Table, s: &mut TableState) -> Result<()> {
+    pub(crate) fn write_delta(&self, table: &Table, s: &mut TableState, budget: Budget) -> Result<()> {
         while let Some(p) = s.delta.first() {
             let (lpn, bytes) = (p.lpn(), p.sealed());
-            self.write_page(heap_object(table.id), lpn, bytes)?;
+            self.write_page(heap_object(table.id), lpn, bytes, budget)?;
             s.heap_pages.push(lpn);
             s.delta.remove(0);
         }
@@ -700,7 +831,7 @@ impl Store {
             self.flush_vid_map(table)?;
         }
         if self.maps.lock().l2p_dirty.len() > self.opts.map_delta_max {
-            self.flush_l2p()?;
+            self.flush_l2p(Budget::Write)?;
         }
         Ok(())
     }
@@ -708,13 +839,13 @@ impl Store {
     /// Writes the delta buffer, the dirty VID map pages and the dirty L2P map
     /// pages to the device, so that it holds the whole shared state.
     pub fn flush(&self, table: &Table) -> Result<()> {
-        self.write_delta(table, &mut table.state.lock())?;
+        self.write_delta(table, &mut table.state.lock(), Budget::Write)?;
         self.flush_vid_map(table)?;
-        self.flush_l2p()
+        self.flush_l2p(Budget::Write)
     }
 
     pub(crate) fn flush_vid_map(&self, table: &Table) -> Result<()> {
-        self.flush_vid_map_as(table, None)
+        self.flush_vid_map_as(table, None, Budget::Write)
     }
 
     /// Writes the VID map pages that hold dirty entries. A VID stays dirty if
@@ -722,7 +853,12 @@ impl Store {
     /// fuzzy checkpoint), those VIDs' entries are written as the given
     /// committed heads, and the VIDs stay dirty: calls keep shipping their
     /// real heads, which only their open transactions may see.
-    pub(crate) fn flush_vid_map_as(&self, table: &Table, committed: Option<&HashMap<u64, Head>>) -> Result<()> {
+    pub(crate) fn flush_vid_map_as(
+        &self,
+        table: &Table,
+        committed: Option<&HashMap<u64, Head>>,
+        budget: Budget,
+    ) -> Result<()> {
         let dirty: Vec<u64> = {
             let mut s = table.state.lock();
             if let Some(c) = committed {
@@ -765,7 +901,7 @@ impl Store {
                 (first..end).map(entry).collect()
             };
             let bytes = page::map_page(self.page_bytes, PageKind::VidMap, table.id, lpn, &entries);
-            self.write_page(vid_object(table.id), lpn, bytes)?;
+            self.write_page(vid_object(table.id), lpn, bytes, budget)?;
         }
         let mut s = table.state.lock();
         if s.vid_pages.contains(&u64::MAX) {
@@ -780,7 +916,7 @@ impl Store {
         Ok(())
     }
 
-    pub(crate) fn flush_l2p(&self) -> Result<()> {
+    pub(crate) fn flush_l2p(&self, budget: Budget) -> Result<()> {
         // Writing an L2P page maps nothing new (map pages are addressed by
         // physical page), so one pass empties the dirty set.
         let dirty: BTreeSet<usize> = self.maps.lock().l2p_dirty.iter().map(|&l| l as usize / self.per_page).collect();
@@ -791,7 +927,7 @@ impl Store {
                 m.l2p[p * self.per_page..end].to_vec()
             };
             let bytes = page::map_page(self.page_bytes, PageKind::L2pMap, 0, p as u64, &entries);
-            let ppn = self.allocate(L2P_OBJECT)?;
+            let ppn = self.allocate(L2P_OBJECT, budget)?;
             self.qp.lock().call(Command::PageWrite { ppn, data: bytes })?;
             let mut m = self.maps.lock();
             while m.l2p_pages.len() <= p {
@@ -924,9 +1060,9 @@ mod tests {
         let dir = tempfile::tempdir().unwrap();
         let s = store(dir.path());
         let (object, other) = (heap_object(1), vid_object(1));
-        let page = s.allocate(object).unwrap();
+        let page = s.allocate(object, Budget::Write).unwrap();
         s.maps.lock().reuse.supersede(object, page);
-        let fresh = |n: usize| -> Vec<u64> { (0..n).map(|_| s.allocate(object).unwrap()).collect() };
+        let fresh = |n: usize| -> Vec<u64> { (0..n).map(|_| s.allocate(object, Budget::Write).unwrap()).collect() };
         // Durable, but captured by no checkpoint: the durable one may hold it.
         s.checkpoint_durable();
         assert!(!fresh(4).contains(&page));
@@ -937,35 +1073,55 @@ mod tests {
         // A reader that began before it was durable may know the page.
         let late = s.page_reader();
         assert!(!fresh(4).contains(&page), "handed out under a running reader");
-        assert!(!(0..4).map(|_| s.allocate(other).unwrap()).any(|p| p == page));
+        assert!(!(0..4).map(|_| s.allocate(other, Budget::Write).unwrap()).any(|p| p == page));
         drop(early);
         // One that began after cannot.
-        assert_eq!(s.allocate(object).unwrap(), page);
+        assert_eq!(s.allocate(object, Budget::Write).unwrap(), page);
         drop(late);
         let stats = s.page_reuse();
         assert_eq!((stats.limbo, stats.free, stats.reused), (0, 0, 1));
     }
 
-    /// A full device says so, and how many superseded pages a checkpoint
-    /// would give back; once one is free, any object may take it.
+    /// Writes stop while the next checkpoint's reserve is left, and say so;
+    /// a checkpoint may take the reserve. A device full even for it says
+    /// how many superseded pages a checkpoint would free; once one is free,
+    /// any object may take it.
     #[test]
-    fn a_full_device_names_the_pages_a_checkpoint_would_free() {
+    fn a_full_device_keeps_a_checkpoints_reserve_and_names_the_pages_it_would_free() {
         let dir = tempfile::tempdir().unwrap();
         let s = store(dir.path());
-        let mut last = 0;
-        let e = loop {
-            match s.allocate(heap_object(1)) {
-                Ok(p) => last = p,
-                Err(e) => break e,
+        let until_full = |budget| {
+            let mut taken = Vec::new();
+            loop {
+                match s.allocate(heap_object(1), budget) {
+                    Ok(p) => taken.push(p),
+                    Err(e) => break (taken, e),
+                }
             }
         };
-        assert!(matches!(e, StoreError::DeviceFull { waiting: 0, .. }), "{e}");
+        let (writes, e) = until_full(Budget::Write);
+        let reserve = s.checkpoint_reserve(&s.maps.lock());
+        assert!(matches!(e, StoreError::DeviceFull { waiting: 0, reserved, .. } if reserved == reserve), "{e}");
+        assert!(
+            e.to_string().contains("for writes; ") && e.to_string().contains("held back so that a checkpoint"),
+            "{e}"
+        );
+        assert!(!writes.is_empty() && reserve > 0);
+        assert_eq!(s.headroom(), (0, reserve));
+        let (checkpoint, e) = until_full(Budget::Checkpoint);
+        assert_eq!(checkpoint.len() as u64, reserve, "the checkpoint gets exactly the reserve");
+        assert!(matches!(e, StoreError::DeviceFull { waiting: 0, reserved: 0, .. }), "{e}");
         assert!(e.to_string().contains("larger capacity"), "{e}");
+        let last = *checkpoint.last().unwrap();
         s.maps.lock().reuse.supersede(heap_object(1), last);
-        let e = s.allocate(vid_object(1)).unwrap_err().to_string();
+        let e = s.allocate(vid_object(1), Budget::Checkpoint).unwrap_err().to_string();
         assert!(e.contains("1 superseded pages") && e.contains("checkpoint"), "{e}");
         s.maps.lock().reuse.capture();
         s.checkpoint_durable();
-        assert_eq!(s.allocate(vid_object(1)).unwrap(), last, "the device is full: any object takes a free page");
+        assert_eq!(
+            s.allocate(vid_object(1), Budget::Checkpoint).unwrap(),
+            last,
+            "the device is full: any object takes a free page"
+        );
     }
 }

@@ -221,14 +221,17 @@ impl Database {
         self.commit_gate.read()
     }
 
-    /// Checkpoints when the log since the last one fills more than half its
-    /// ring (after commits).
+    /// Checkpoints (after commits) when the log since the last one fills
+    /// more than half its ring, or when writes have less than the
+    /// checkpoint's reserve left and a quarter of it or more is superseded
+    /// pages that only a checkpoint gives back (`Store::headroom`).
     fn maybe_checkpoint(&self) -> Result<()> {
         let (used, capacity) = self.store.wal_usage();
-        if used * 2 < capacity {
-            return Ok(());
-        }
-        self.checkpoint()
+        let (headroom, reserve) = self.store.headroom();
+        let superseded = self.store.page_reuse().superseded;
+        let log_half_full = used * 2 >= capacity;
+        let pages_low = headroom < reserve && superseded > 0 && superseded * 4 >= reserve;
+        if log_half_full || pages_low { self.checkpoint() } else { Ok(()) }
     }
 
     /// Pins the current snapshot under an id that later runs can read at

@@ -1,0 +1,124 @@
+//! A full device: writes stop with a clear error while the pages the next
+//! checkpoint needs are held back, so a checkpoint can always run, give
+//! superseded pages back and let writes resume; nothing committed is lost,
+//! before or after a reopen.
+
+use ndpdb_device::{ClockKind, Device, DeviceOptions, Profile};
+use ndpdb_format::ndp::Aggregate;
+use ndpdb_format::schema::{Column, ColumnType, Value};
+use ndpdb_storage::{Freshness, Store, StoreOptions};
+use ndpdb_txn::{Database, Isolation, ReadMode};
+
+/// A 4 MiB u280-nvm image (512 pages of 8 KiB, 128 of them the log).
+fn device(dir: &std::path::Path, create: bool) -> Device {
+    let p = Profile::load("u280-nvm").unwrap();
+    let o = DeviceOptions::with_clock(ClockKind::Virtual);
+    if create { Device::create(dir, p, Some(4 << 20), o).unwrap() } else { Device::open(dir, p, o).unwrap() }
+}
+
+fn opts() -> StoreOptions {
+    StoreOptions { delta_pages: 3, cache_pages: 16, map_delta_max: 100, log_bytes: 1 << 20, ..StoreOptions::default() }
+}
+
+fn create(dir: &std::path::Path) -> (Database, std::sync::Arc<ndpdb_storage::Table>) {
+    let db = Database::create(Store::new(device(dir, true), opts()).unwrap()).unwrap();
+    let columns = vec![Column::new("k", ColumnType::Int32, false), Column::new("v", ColumnType::Int64, false)];
+    let t = db.create_table("t", columns).unwrap();
+    (db, t)
+}
+
+/// COUNT(*) and SUM(v) on the host and by NDP, which must agree.
+fn count_and_sum(db: &Database) -> (Option<i128>, Option<i128>) {
+    let t = db.table("t").unwrap();
+    let mut r = db.begin(Isolation::RepeatableRead);
+    let mut get = |func, column, mode| r.aggregate(&t, func, column, None, mode).unwrap().value;
+    let ndp = ReadMode::Ndp { pes: 2, freshness: Freshness::Ship };
+    let host = ReadMode::Host { workers: 2 };
+    let (count, sum) = (get(Aggregate::CountStar, 0, host), get(Aggregate::Sum, 1, host));
+    assert_eq!((count, sum), (get(Aggregate::CountStar, 0, ndp), get(Aggregate::Sum, 1, ndp)), "host and NDP");
+    (count, sum)
+}
+
+fn reopen(dir: &std::path::Path) -> Database {
+    let (store, meta, _) = Store::open_with_report(device(dir, false), opts()).unwrap();
+    Database::open(store, meta)
+}
+
+#[test]
+fn a_full_device_still_checkpoints_and_loses_no_commit() {
+    let dir = tempfile::tempdir().unwrap();
+    let (db, t) = create(dir.path());
+    let mut committed = 0i64;
+    let full = loop {
+        let mut w = db.begin(Isolation::ReadCommitted);
+        let batch: Result<(), _> =
+            (0..100).try_for_each(|i| w.insert(&t, &[Value::Int(committed + i), Value::Int(1)]).map(|_| ()));
+        match batch.and_then(|()| w.commit()) {
+            Ok(()) => committed += 100,
+            Err(e) => break e.to_string(),
+        }
+    };
+    assert!(full.contains("device is full") && full.contains("held back so that a checkpoint can still run"), "{full}");
+    assert!(committed > 10_000, "only {committed} rows fit");
+    // The reserve is the checkpoint's: it runs, twice, and nothing is lost.
+    db.checkpoint().unwrap();
+    db.checkpoint().unwrap();
+    let rows = Some(i128::from(committed));
+    assert_eq!(count_and_sum(&db), (rows, rows));
+    // Writes still fail cleanly; the failed transaction leaves nothing.
+    let mut w = db.begin(Isolation::ReadCommitted);
+    let e = (0..1000)
+        .try_for_each(|i| w.insert(&t, &[Value::Int(-i), Value::Int(1)]).map(|_| ()))
+        .and_then(|()| w.commit());
+    assert!(e.unwrap_err().to_string().contains("device is full"));
+    assert_eq!(count_and_sum(&db), (rows, rows));
+    drop(t);
+    drop(db);
+    assert_eq!(count_and_sum(&reopen(dir.path())), (rows, rows));
+}
+
+/// Rounds of updates to every row fill the device with versions and
+/// superseded pages; each time it is full, a checkpoint (possible because
+/// of the reserve), garbage collection and another checkpoint make room,
+/// and the rounds go on.
+#[test]
+fn updates_on_a_full_device_resume_after_checkpoint_and_gc() {
+    const ROWS: i64 = 3000;
+    const ROUNDS: i64 = 60;
+    let dir = tempfile::tempdir().unwrap();
+    let (db, t) = create(dir.path());
+    let mut w = db.begin(Isolation::ReadCommitted);
+    for k in 0..ROWS {
+        w.insert(&t, &[Value::Int(k), Value::Int(0)]).unwrap();
+    }
+    w.commit().unwrap();
+    let (mut round, mut fulls) = (0, 0);
+    while round < ROUNDS {
+        let mut w = db.begin(Isolation::ReadCommitted);
+        let updated = (0..ROWS).try_for_each(|k| w.update(&t, k as u64, &[Value::Int(k), Value::Int(round + 1)]));
+        let outcome = match updated {
+            Ok(()) => w.commit(),
+            Err(e) => {
+                w.abort().unwrap();
+                Err(e)
+            }
+        };
+        match outcome {
+            Ok(()) => round += 1,
+            Err(e) => {
+                assert!(e.to_string().contains("device is full"), "round {round}: {e}");
+                fulls += 1;
+                assert!(fulls <= 2 * ROUNDS, "no progress: still full after {fulls} recoveries");
+                db.checkpoint().unwrap_or_else(|e| panic!("round {round}: checkpoint on a full device: {e}"));
+                db.gc().unwrap_or_else(|e| panic!("round {round}: gc after a checkpoint: {e}"));
+                db.checkpoint().unwrap();
+            }
+        }
+    }
+    assert!(fulls > 0, "the device never filled: the test proves nothing");
+    let expected = (Some(i128::from(ROWS)), Some(i128::from(ROUNDS * ROWS)));
+    assert_eq!(count_and_sum(&db), expected);
+    drop(t);
+    drop(db);
+    assert_eq!(count_and_sum(&reopen(dir.path())), expected);
+}
