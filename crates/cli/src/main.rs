@@ -295,7 +295,7 @@ pub(crate) struct SnapshotArgs {
     #[arg(long, default_value_t = 1)]
     pub(crate) seed: u64,
     /// Runs of each query on each engine; the table shows the median run, the JSON lists all (wall_s_runs)
-    #[arg(long, default_value_t = 3, value_parser = clap::value_parser!(u32).range(1..=100))]
+    #[arg(long, default_value_t = 5, value_parser = clap::value_parser!(u32).range(1..=100))]
     pub(crate) repeat: u32,
     #[command(flatten)]
     pub(crate) report: Report,
