@@ -268,6 +268,17 @@ pub fn run(cmd: DbCmd) -> Result<()> {
             for (id, xmax) in db.pinned_snapshots() {
                 println!("pinned snapshot {id}: transactions below {xmax}");
             }
+            let info = db.store().device().info();
+            let page = u64::from(info.page_bytes);
+            let (headroom, reserve) = db.store().headroom();
+            let r = db.store().page_reuse();
+            println!(
+                "device: {} pages of {page} B; {headroom} free for writes, {reserve} held back for the next \
+                 checkpoint, {} superseded pages waiting for a checkpoint ({} pages reused so far)",
+                info.capacity_bytes / page,
+                r.superseded + r.awaiting + r.limbo,
+                r.reused
+            );
             Ok(())
         }
     }

@@ -203,6 +203,9 @@ fn db_subcommands_keep_state_across_runs() {
     run(&["db", "snapshot", "--db", "d", "--drop", "1"]);
     assert!(run(&["db", "gc", "--db", "d"]).contains("removed 4000 versions"));
     assert_eq!(agg(&["--mode", "ndp"])["versions_visited"], 2000);
+    let info = run(&["db", "info", "--db", "d"]);
+    assert!(info.contains("table order_line (2000 tuples)"), "{info}");
+    assert!(info.contains("pages of 8192 B;") && info.contains("held back for the next checkpoint"), "{info}");
     let err = refused(&ndpdb(&["db", "info", "--db", "nowhere"], dir.path()));
     assert!(err.contains("no device image"), "{err}");
 }
