@@ -39,16 +39,28 @@ pub struct GcStats {
 impl Store {
     /// Collects `table` below `horizon` (see the module docs).
     pub fn gc(&self, table: &Table, horizon: u64) -> Result<GcStats, StoreError> {
+        let mut stats = GcStats::default();
+        self.gc_into(table, horizon, &mut stats)?;
+        Ok(stats)
+    }
+
+    /// [`Store::gc`], adding to `stats` what it did as it does it, so that
+    /// a collection that fails part-way (a full device: each page it patches
+    /// takes a free page first) has counted exactly what it changed, and
+    /// may simply run again (every step is written on its own: chains
+    /// already cut and tuples already removed are not seen again).
+    pub fn gc_into(&self, table: &Table, horizon: u64, stats: &mut GcStats) -> Result<(), StoreError> {
         // Pages written while we collect hold new versions: only pages that
         // existed when we looked at the heads may be unmapped.
         let (heads, pages_before): (Vec<Head>, HashSet<u64>) = {
             let s = table.state.lock();
             (s.heads.clone(), s.heap_pages.iter().copied().collect())
         };
-        let mut stats = GcStats::default();
-        let mut cuts: BTreeMap<u64, Vec<u16>> = BTreeMap::new();
+        // Per page, the slots to cut and how many versions each cut removes;
+        // per removed tuple, its versions.
+        let mut cuts: BTreeMap<u64, Vec<(u16, u64)>> = BTreeMap::new();
         let mut reachable: HashSet<u64> = HashSet::new();
-        let mut dead: Vec<(u64, Head)> = Vec::new();
+        let mut dead: Vec<(u64, Head, u64)> = Vec::new();
         for (vid, head) in heads.iter().enumerate() {
             let mut rid = head.rid;
             let mut on_chain = Vec::new();
@@ -61,13 +73,13 @@ impl Store {
                 let (h, _) = self.read_version(table, rid)?;
                 on_chain.push(rid.lpn());
                 if h.create_ts < horizon {
+                    let below = self.chain_len(table, h.prev)?;
                     if h.tombstone && rid == head.rid {
-                        dead.push((vid as u64, *head));
+                        dead.push((vid as u64, *head, below + 1));
                         on_chain.clear();
                     } else if !h.prev.is_none() {
-                        cuts.entry(rid.lpn()).or_default().push(rid.slot());
+                        cuts.entry(rid.lpn()).or_default().push((rid.slot(), below));
                     }
-                    stats.versions_removed += self.chain_len(table, h.prev)? + u64::from(on_chain.is_empty());
                     break;
                 }
                 rid = h.prev;
@@ -76,30 +88,32 @@ impl Store {
         }
         {
             let mut s = table.state.lock();
-            for (vid, was) in &dead {
+            for &(vid, was, versions) in &dead {
                 // A writer may have come since; then the tuple lives on.
-                if s.heads[*vid as usize] == *was {
-                    s.heads[*vid as usize] = Head::NONE;
-                    s.vid_dirty.insert(*vid);
+                if s.heads[vid as usize] == was {
+                    s.heads[vid as usize] = Head::NONE;
+                    s.vid_dirty.insert(vid);
                     stats.tuples_removed += 1;
+                    stats.versions_removed += versions;
                 } else {
                     reachable.insert(was.rid.lpn());
                 }
             }
         }
-        stats.chains_cut = cuts.values().map(|v| v.len() as u64).sum();
-        for (lpn, slots) in cuts {
-            if self.cut_in_delta(table, lpn, &slots)? {
-                continue;
+        for (lpn, cut) in cuts {
+            let slots: Vec<u16> = cut.iter().map(|&(slot, _)| slot).collect();
+            if !self.cut_in_delta(table, lpn, &slots)? {
+                let mut bytes = self.read_page(lpn, &mut self.qp.lock())?;
+                for &slot in &slots {
+                    page::set_prev(&mut bytes, slot, RecordId::NONE)
+                        .map_err(|e| StoreError::Corrupt(format!("page {lpn}: {e}")))?;
+                }
+                page::seal(&mut bytes);
+                self.replace_page(heap_object(table.id), lpn, bytes)?;
+                stats.pages_rewritten += 1;
             }
-            let mut bytes = self.read_page(lpn, &mut self.qp.lock())?;
-            for &slot in &slots {
-                page::set_prev(&mut bytes, slot, RecordId::NONE)
-                    .map_err(|e| StoreError::Corrupt(format!("page {lpn}: {e}")))?;
-            }
-            page::seal(&mut bytes);
-            self.replace_page(heap_object(table.id), lpn, bytes)?;
-            stats.pages_rewritten += 1;
+            stats.chains_cut += slots.len() as u64;
+            stats.versions_removed += cut.iter().map(|&(_, below)| below).sum::<u64>();
         }
         let unreachable: Vec<u64> = {
             let mut s = table.state.lock();
@@ -112,7 +126,7 @@ impl Store {
             self.unmap(heap_object(table.id), lpn);
             stats.pages_unmapped += 1;
         }
-        Ok(stats)
+        Ok(())
     }
 
     fn chain_len(&self, table: &Table, mut rid: RecordId) -> Result<u64, StoreError> {

@@ -221,16 +221,17 @@ impl Database {
         self.commit_gate.read()
     }
 
-    /// Checkpoints (after commits) when the log since the last one fills
-    /// more than half its ring, or when writes have less than the
-    /// checkpoint's reserve left and a quarter of it or more is superseded
-    /// pages that only a checkpoint gives back (`Store::headroom`).
+    /// Checkpoints (after commits and GC) when the log since the last one
+    /// fills more than half its ring, or when superseded pages, which only
+    /// a checkpoint gives back, are at least a quarter of the checkpoint's
+    /// reserve and as many as the free pages writes have left, or writes
+    /// are down to less than the reserve (`Store::headroom`).
     fn maybe_checkpoint(&self) -> Result<()> {
         let (used, capacity) = self.store.wal_usage();
         let (headroom, reserve) = self.store.headroom();
         let superseded = self.store.page_reuse().superseded;
         let log_half_full = used * 2 >= capacity;
-        let pages_low = headroom < reserve && superseded > 0 && superseded * 4 >= reserve;
+        let pages_low = superseded > 0 && superseded * 4 >= reserve && (superseded >= headroom || headroom < reserve);
         if log_half_full || pages_low { self.checkpoint() } else { Ok(()) }
     }
 
@@ -317,17 +318,28 @@ impl Database {
     }
 
     /// Removes versions no open snapshot can see, in every table.
+    ///
+    /// Each page GC patches takes a free page before it gives its old one
+    /// up, and only a checkpoint makes given-up pages free. So on a device
+    /// too full for the next patch, GC checkpoints and goes on, as long as
+    /// the last attempt gave pages up; the pages it unmaps at the end (the
+    /// old versions') are most of what it frees.
     pub fn gc(&self) -> Result<ndpdb_storage::GcStats> {
         let horizon = self.gc_horizon();
         let mut total = ndpdb_storage::GcStats::default();
         for t in self.store.tables() {
-            let s = self.store.gc(&t, horizon)?;
-            total.chains_cut += s.chains_cut;
-            total.tuples_removed += s.tuples_removed;
-            total.pages_rewritten += s.pages_rewritten;
-            total.pages_unmapped += s.pages_unmapped;
-            total.versions_removed += s.versions_removed;
+            loop {
+                let given_up = self.store.page_reuse().superseded;
+                match self.store.gc_into(&t, horizon, &mut total) {
+                    Ok(()) => break,
+                    Err(StoreError::DeviceFull { .. }) if self.store.page_reuse().superseded > given_up => {
+                        self.checkpoint()?;
+                    }
+                    Err(e) => return Err(e.into()),
+                }
+            }
         }
+        self.maybe_checkpoint()?;
         Ok(total)
     }
 

@@ -122,3 +122,37 @@ fn updates_on_a_full_device_resume_after_checkpoint_and_gc() {
     drop(db);
     assert_eq!(count_and_sum(&reopen(dir.path())), expected);
 }
+
+/// Without any explicit checkpoint: rounds of updates and GC on a small
+/// device, with a log large enough that log-driven checkpoints come too late.
+/// Commits checkpoint on their own when the free pages run down to the
+/// reserve and superseded pages wait, so no round fails.
+#[test]
+fn commits_checkpoint_on_their_own_when_free_pages_run_low() {
+    const ROWS: i64 = 3000;
+    const ROUNDS: i64 = 40;
+    let dir = tempfile::tempdir().unwrap();
+    let p = Profile::load("u280-nvm").unwrap();
+    let dev = Device::create(dir.path(), p, Some(6 << 20), DeviceOptions::with_clock(ClockKind::Virtual)).unwrap();
+    let db = Database::create(Store::new(dev, StoreOptions { log_bytes: 3 << 20, ..opts() }).unwrap()).unwrap();
+    let columns = vec![Column::new("k", ColumnType::Int32, false), Column::new("v", ColumnType::Int64, false)];
+    let t = db.create_table("t", columns).unwrap();
+    let mut w = db.begin(Isolation::ReadCommitted);
+    for k in 0..ROWS {
+        w.insert(&t, &[Value::Int(k), Value::Int(0)]).unwrap();
+    }
+    w.commit().unwrap();
+    let mut reused = 0;
+    for round in 0..ROUNDS {
+        let mut w = db.begin(Isolation::ReadCommitted);
+        for k in 0..ROWS {
+            w.update(&t, k as u64, &[Value::Int(k), Value::Int(round + 1)])
+                .unwrap_or_else(|e| panic!("round {round}: {e}; {:?}", db.store().page_reuse()));
+        }
+        w.commit().unwrap_or_else(|e| panic!("round {round}: {e}"));
+        db.gc().unwrap_or_else(|e| panic!("round {round}: gc: {e}"));
+        reused = db.store().page_reuse().reused;
+    }
+    assert!(reused > 500, "only {reused} pages reused: the device never ran low");
+    assert_eq!(count_and_sum(&db), (Some(i128::from(ROWS)), Some(i128::from(ROUNDS * ROWS))));
+}
