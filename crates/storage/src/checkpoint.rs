@@ -377,7 +377,7 @@ impl Store {
                     let tombstone = kind == OpKind::Delete;
                     let header =
                         VersionHeader { create_ts: txn, prev: head.rid, tombstone, data_len: data.len() as u16 };
-                    let rid = self.append_version(table, header, &data)?;
+                    let rid = self.append_version_as(table, header, &data, Budget::Checkpoint)?;
                     self.set_head(table, vid, Head { rid, create_ts: txn, tombstone });
                 }
                 meta.next_txn = meta.next_txn.max(txn + 1);

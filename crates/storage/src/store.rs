@@ -183,7 +183,12 @@ pub(crate) struct Maps {
 /// writes) may take them.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub(crate) enum Budget {
+    /// Leaves the reserve free, and one page more.
     Write,
+    /// A delta-buffer page that was admitted, and so counted in the
+    /// reserve, when it was started: leaves the reserve (less itself) free.
+    Buffered,
+    /// May take the reserve: the checkpoint, and recovery's replay.
     Checkpoint,
 }
 
@@ -429,6 +434,8 @@ pub struct Store {
     /// which cannot take the tables' locks).
     pub(crate) tuples: AtomicU64,
     pub(crate) table_count: AtomicU64,
+    /// Delta-buffer pages started and not yet written, of all tables.
+    pub(crate) delta_buffered: AtomicU64,
     /// The running readers of physical pages, which keep pages they may
     /// know in limbo ([`PageReuse`]). Lock order: the maps, then this.
     page_readers: Mutex<PageReaders>,
@@ -506,6 +513,7 @@ impl Store {
             checkpoint_pages: Mutex::new(CheckpointPages::default()),
             tuples: AtomicU64::new(0),
             table_count: AtomicU64::new(0),
+            delta_buffered: AtomicU64::new(0),
             page_readers: Mutex::new(PageReaders::default()),
             cache: Mutex::new(HashMap::new()),
             opts,
@@ -637,20 +645,10 @@ impl Store {
     /// else a new one from its region, else (the device full) any free one.
     pub(crate) fn allocate(&self, object: u64, budget: Budget) -> Result<u64> {
         let mut m = self.maps.lock();
-        if budget == Budget::Write {
-            let reserve = self.checkpoint_reserve(&m);
-            if m.alloc.fresh_pages() + m.reuse.free_pages() <= reserve {
-                let oldest = self.page_readers.lock().running.keys().next().copied();
-                m.reuse.release_limbo(oldest);
-                if m.alloc.fresh_pages() + m.reuse.free_pages() <= reserve {
-                    let r = m.reuse.stats();
-                    return Err(StoreError::DeviceFull {
-                        pages: m.alloc.total_pages,
-                        waiting: r.superseded + r.awaiting + r.limbo,
-                        reserved: reserve,
-                    });
-                }
-            }
+        match budget {
+            Budget::Write => self.keep_reserve(&mut m, 1)?,
+            Budget::Buffered => self.keep_reserve(&mut m, 0)?,
+            Budget::Checkpoint => {}
         }
         if let Some(ppn) = m.reuse.take(object, false) {
             return Ok(ppn);
@@ -672,6 +670,37 @@ impl Store {
         }
     }
 
+    /// Fails unless the free pages (fresh, free, and limbo that may be
+    /// freed now) are at least the checkpoint's reserve plus `more`.
+    fn keep_reserve(&self, m: &mut Maps, more: u64) -> Result<()> {
+        let reserve = self.checkpoint_reserve(m);
+        if m.alloc.fresh_pages() + m.reuse.free_pages() >= reserve + more {
+            return Ok(());
+        }
+        let oldest = self.page_readers.lock().running.keys().next().copied();
+        m.reuse.release_limbo(oldest);
+        if m.alloc.fresh_pages() + m.reuse.free_pages() >= reserve + more {
+            return Ok(());
+        }
+        let r = m.reuse.stats();
+        Err(StoreError::DeviceFull {
+            pages: m.alloc.total_pages,
+            waiting: r.superseded + r.awaiting + r.limbo,
+            reserved: reserve,
+        })
+    }
+
+    /// Admits a new delta-buffer page: it will take a free page when it is
+    /// written, so it may start only while the free pages cover the reserve
+    /// with it counted in (the reserve's delta term). Under the maps' lock,
+    /// so two writers cannot both take the last page.
+    pub(crate) fn admit_delta_page(&self) -> Result<()> {
+        let mut m = self.maps.lock();
+        self.keep_reserve(&mut m, 1)?;
+        self.delta_buffered.fetch_add(1, Ordering::Relaxed);
+        Ok(())
+    }
+
     /// How many free pages ordinary writes leave for the next checkpoint
     /// ([`Budget`]): an upper bound of what it allocates, from the last
     /// checkpoint's size and what was added since.
@@ -681,7 +710,9 @@ impl Store {
     ///   a page list, its share of an L2P map page), plus 4 KiB (a new
     ///   table's name, layout and allocator cursors), in pages, plus its
     ///   index pages; less the pages of older checkpoints it reuses first.
-    /// - **Delta buffers**: `delta_pages` per table.
+    /// - **Delta buffers**: every delta page started and not yet written
+    ///   (`delta_buffered`; writers start one only while the pool covers
+    ///   it, [`Store::admit_delta_page`]).
     /// - **VID map**: every VID map page (dirty entries are bounded only by
     ///   the tuples open transactions wrote).
     /// - **L2P map**: every L2P map page, counting the logical pages the VID
@@ -698,7 +729,7 @@ impl Store {
         let blob_pages = blob.div_ceil(page);
         let blob_pages = blob_pages + blob_pages.div_ceil(page / 8);
         let reusable = self.checkpoint_pages.lock().free.len() as u64;
-        let delta = tables * self.opts.delta_pages as u64;
+        let delta = self.delta_buffered.load(Ordering::Relaxed);
         let vid = tuples.div_ceil(per) + tables;
         let l2p = (m.next_lpn + vid).div_ceil(per) + 1;
         blob_pages.saturating_sub(reusable) + delta + vid + l2p
@@ -784,6 +815,21 @@ impl Store {
 
     /// Appends a version record to the table's delta buffer.
     pub fn append_version(&self, table: &Table, header: VersionHeader, data: &[u8]) -> Result<RecordId> {
+        self.append_version_as(table, header, data, Budget::Write)
+    }
+
+    /// [`Store::append_version`] on `budget`: `Write` for transactions, which
+    /// start a delta page only while the pages it will take leave the
+    /// checkpoint's reserve free ([`Store::admit_delta_page`]); `Checkpoint`
+    /// for recovery, which replays what was committed and may use the
+    /// reserve (refusing it would leave the database unopenable).
+    pub(crate) fn append_version_as(
+        &self,
+        table: &Table,
+        header: VersionHeader,
+        data: &[u8],
+        budget: Budget,
+    ) -> Result<RecordId> {
         let record = header.record(data);
         if record.len() + page::PAGE_HEADER_BYTES + page::SLOT_BYTES > self.page_bytes {
             return Err(StoreError::InvalidInput(format!(
@@ -800,13 +846,25 @@ impl Store {
                 return Ok(RecordId::new(p.lpn(), slot));
             }
             if s.delta.len() >= self.opts.delta_pages {
-                self.write_delta(table, &mut s, Budget::Write)?;
+                let flush = if budget == Budget::Write { Budget::Buffered } else { budget };
+                self.write_delta(table, &mut s, flush)?;
                 drop(s);
-                self.bound_map_deltas(table)?;
+                self.bound_map_deltas(table, if budget == Budget::Write { Budget::Write } else { budget })?;
                 continue;
             }
             drop(s);
-            let lpn = self.new_lpn()?;
+            if budget == Budget::Write {
+                self.admit_delta_page()?;
+            } else {
+                self.delta_buffered.fetch_add(1, Ordering::Relaxed);
+            }
+            let lpn = match self.new_lpn() {
+                Ok(l) => l,
+                Err(e) => {
+                    self.delta_buffered.fetch_sub(1, Ordering::Relaxed);
+                    return Err(e);
+                }
+            };
             table.state.lock().delta.push(HeapPage::new(self.page_bytes, table.id, lpn));
         }
     }
@@ -821,17 +879,18 @@ impl Store {
             self.write_page(heap_object(table.id), lpn, bytes, budget)?;
             s.heap_pages.push(lpn);
             s.delta.remove(0);
+            self.delta_buffered.fetch_sub(1, Ordering::Relaxed);
         }
         Ok(())
     }
 
     /// Writes dirty map pages when more entries wait than the policy allows.
-    fn bound_map_deltas(&self, table: &Table) -> Result<()> {
+    fn bound_map_deltas(&self, table: &Table, budget: Budget) -> Result<()> {
         if table.state.lock().vid_dirty.len() > self.opts.map_delta_max {
-            self.flush_vid_map(table)?;
+            self.flush_vid_map_as(table, None, budget)?;
         }
         if self.maps.lock().l2p_dirty.len() > self.opts.map_delta_max {
-            self.flush_l2p(Budget::Write)?;
+            self.flush_l2p(budget)?;
         }
         Ok(())
     }
@@ -839,7 +898,7 @@ impl Store {
     /// Writes the delta buffer, the dirty VID map pages and the dirty L2P map
     /// pages to the device, so that it holds the whole shared state.
     pub fn flush(&self, table: &Table) -> Result<()> {
-        self.write_delta(table, &mut table.state.lock(), Budget::Write)?;
+        self.write_delta(table, &mut table.state.lock(), Budget::Buffered)?;
         self.flush_vid_map(table)?;
         self.flush_l2p(Budget::Write)
     }
