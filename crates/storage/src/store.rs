@@ -36,7 +36,8 @@ pub enum StoreError {
         /// (and the end of older readers) would free them.
         waiting: u64,
         /// Free pages held back for the next checkpoint, which only it may
-        /// write ([`Budget`]); 0 when the checkpoint itself ran out.
+        /// write (`Budget` in `store.rs`); 0 when the checkpoint itself ran
+        /// out.
         reserved: u64,
     },
     #[error(
@@ -178,9 +179,11 @@ pub(crate) struct Maps {
 /// If ordinary writes could take the last free page, a full device could
 /// never checkpoint again, and so never get a superseded page back. So
 /// [`Budget::Write`] allocations leave [`Store::checkpoint_reserve`] pages
-/// free, an upper bound of what the next checkpoint writes, and only
-/// [`Budget::Checkpoint`] allocations (everything `Store::checkpoint`
-/// writes) may take them.
+/// free, an upper bound of what the next checkpoint writes; delta-buffer
+/// pages are admitted against it when they are started
+/// ([`Store::admit_delta_page`]) and written as [`Budget::Buffered`]; and
+/// only [`Budget::Checkpoint`] allocations (everything `Store::checkpoint`
+/// writes, and the log replay at open) may take the reserve.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub(crate) enum Budget {
     /// Leaves the reserve free, and one page more.
@@ -268,7 +271,8 @@ impl Drop for PageReader<'_> {
     }
 }
 
-/// How many physical pages are at each step of [`PageReuse`].
+/// How many physical pages are at each step of page reuse (`PageReuse` in
+/// `store.rs`, `docs/storage.md`).
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
 pub struct PageReuseStats {
     pub superseded: u64,
@@ -428,6 +432,7 @@ pub struct Store {
     pub(crate) generation: Mutex<u64>,
     /// The blob and index pages of the newest durable checkpoint, and pages
     /// of older checkpoints that the next ones reuse (`checkpoint.rs`).
+    /// Lock order: the maps, then this (`checkpoint_reserve`).
     pub(crate) checkpoint_pages: Mutex<CheckpointPages>,
     /// Tuples of all tables (VIDs handed out), and tables: the shape the
     /// checkpoint reserve is estimated from (read under the maps' lock,
