@@ -102,6 +102,7 @@ impl Store {
     /// transaction's writes reach the log only when it commits, after the
     /// checkpoint's position).
     pub fn checkpoint(&self, txn: &TxnMeta, committed: &CommittedHeads) -> Result<()> {
+        self.checkpoint_allocated.store(0, Ordering::Relaxed);
         for t in self.tables() {
             self.write_delta(&t, &mut t.state.lock(), Budget::Checkpoint)?;
             self.flush_vid_map_as(&t, committed.get(&t.id), Budget::Checkpoint)?;

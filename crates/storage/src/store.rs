@@ -441,6 +441,9 @@ pub struct Store {
     pub(crate) table_count: AtomicU64,
     /// Delta-buffer pages started and not yet written, of all tables.
     pub(crate) delta_buffered: AtomicU64,
+    /// Free pages the running or last checkpoint took (reset when one
+    /// begins): what the reserve must cover.
+    pub(crate) checkpoint_allocated: AtomicU64,
     /// The running readers of physical pages, which keep pages they may
     /// know in limbo ([`PageReuse`]). Lock order: the maps, then this.
     page_readers: Mutex<PageReaders>,
@@ -519,6 +522,7 @@ impl Store {
             tuples: AtomicU64::new(0),
             table_count: AtomicU64::new(0),
             delta_buffered: AtomicU64::new(0),
+            checkpoint_allocated: AtomicU64::new(0),
             page_readers: Mutex::new(PageReaders::default()),
             cache: Mutex::new(HashMap::new()),
             opts,
@@ -653,7 +657,9 @@ impl Store {
         match budget {
             Budget::Write => self.keep_reserve(&mut m, 1)?,
             Budget::Buffered => self.keep_reserve(&mut m, 0)?,
-            Budget::Checkpoint => {}
+            Budget::Checkpoint => {
+                self.checkpoint_allocated.fetch_add(1, Ordering::Relaxed);
+            }
         }
         if let Some(ppn) = m.reuse.take(object, false) {
             return Ok(ppn);
@@ -764,6 +770,13 @@ impl Store {
         let mut r = self.page_readers.lock();
         m.reuse.durable(r.epoch);
         r.epoch += 1;
+    }
+
+    /// Free pages the last checkpoint took (the running one's so far),
+    /// besides the older checkpoints' blob pages it reused: at most the
+    /// reserve [`Store::headroom`] gave just before it began.
+    pub fn checkpoint_allocated(&self) -> u64 {
+        self.checkpoint_allocated.load(Ordering::Relaxed)
     }
 
     /// Where the physical pages given up are on their way back.

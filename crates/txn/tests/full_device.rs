@@ -161,3 +161,105 @@ fn commits_checkpoint_on_their_own_when_free_pages_run_low() {
     assert!(reused > 500, "only {reused} pages reused: the device never ran low");
     assert_eq!(count_and_sum(&db), (Some(i128::from(ROWS)), Some(i128::from(ROUNDS * ROWS))));
 }
+
+/// The reserve is an upper bound: no checkpoint takes more free pages than
+/// `Store::headroom` held back just before it began, after any mix of
+/// inserts, updates, deletes, GC, an open transaction (fuzzy checkpoints)
+/// and a reopen, with small and with default buffer and map-delta policies.
+#[test]
+fn no_checkpoint_takes_more_than_the_reserve() {
+    for seed in 1..=4u64 {
+        let dir = tempfile::tempdir().unwrap();
+        let store_opts = if seed % 2 == 0 { opts() } else { StoreOptions { log_bytes: 2 << 20, ..Default::default() } };
+        let p = Profile::load("u280-nvm").unwrap();
+        let dev = Device::create(dir.path(), p, Some(16 << 20), DeviceOptions::with_clock(ClockKind::Virtual)).unwrap();
+        let db = Database::create(Store::new(dev, store_opts.clone()).unwrap()).unwrap();
+        let columns = || vec![Column::new("k", ColumnType::Int32, false), Column::new("v", ColumnType::Int64, false)];
+        let tables = [db.create_table("t", columns()).unwrap(), db.create_table("u", columns()).unwrap()];
+        let mut x = seed.wrapping_mul(0x9E37_79B9_7F4A_7C15) | 1;
+        let mut next = move || {
+            x ^= x << 13;
+            x ^= x >> 7;
+            x ^= x << 17;
+            x
+        };
+        let checked = |db: &Database, what: &str| {
+            let (_, reserve) = db.store().headroom();
+            db.checkpoint().unwrap_or_else(|e| panic!("seed {seed}, {what}: {e}"));
+            let took = db.store().checkpoint_allocated();
+            assert!(
+                took <= reserve,
+                "seed {seed}, {what}: the checkpoint took {took} pages, the reserve was {reserve}"
+            );
+        };
+        let mut straggler: Option<(ndpdb_txn::Txn<'_>, usize, u64)> = None;
+        for step in 0..2500 {
+            let ti = (next() % 2) as usize;
+            let t = &tables[ti];
+            let n = t.vids();
+            // The open transaction's key is busy in both tables: tuple lock
+            // keys of equal VIDs share a bucket across tables (the table id
+            // sits above the bucket mask), and one thread would wait for
+            // itself.
+            let busy = |k: u64| straggler.as_ref().is_some_and(|s| s.2 == k);
+            match next() % 100 {
+                0..=54 if n > 0 => {
+                    let mut w = db.begin(Isolation::ReadCommitted);
+                    for _ in 0..1 + next() % 20 {
+                        let k = next() % n;
+                        if !busy(k) {
+                            let _ = w.update(t, k, &[Value::Int(k as i32 as i64), Value::Int((next() % 1000) as i64)]);
+                        }
+                    }
+                    w.commit().unwrap();
+                }
+                0..=74 => {
+                    let mut w = db.begin(Isolation::ReadCommitted);
+                    for i in 0..1 + next() % 50 {
+                        w.insert(t, &[Value::Int((n + i) as i32 as i64), Value::Int(1)]).unwrap();
+                    }
+                    w.commit().unwrap();
+                }
+                75..=84 if n > 0 => {
+                    let k = next() % n;
+                    if !busy(k) {
+                        let mut w = db.begin(Isolation::ReadCommitted);
+                        let _ = w.delete(t, k);
+                        w.commit().unwrap();
+                    }
+                }
+                85..=89 => {
+                    db.gc().unwrap();
+                }
+                90..=94 => match straggler.take() {
+                    Some((w, _, _)) => w.commit().unwrap(),
+                    None if n > 0 => {
+                        let k = next() % n;
+                        let mut w = db.begin(Isolation::ReadCommitted);
+                        if w.update(t, k, &[Value::Int(k as i32 as i64), Value::Int(7)]).is_ok() {
+                            straggler = Some((w, ti, k));
+                        } else {
+                            w.abort().unwrap();
+                        }
+                    }
+                    None => {}
+                },
+                _ => checked(&db, &format!("step {step}")),
+            }
+        }
+        if let Some((w, _, _)) = straggler.take() {
+            w.commit().unwrap();
+        }
+        checked(&db, "the end");
+        drop(straggler);
+        drop(tables);
+        drop(db);
+        let (store, meta, _) = Store::open_with_report(device_of(dir.path()), store_opts).unwrap();
+        let db = Database::open(store, meta);
+        checked(&db, "after a reopen");
+    }
+}
+
+fn device_of(dir: &std::path::Path) -> Device {
+    Device::open(dir, Profile::load("u280-nvm").unwrap(), DeviceOptions::with_clock(ClockKind::Virtual)).unwrap()
+}
