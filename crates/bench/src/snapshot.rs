@@ -42,7 +42,9 @@ pub struct Config {
     pub repeat: u32,
 }
 
-#[derive(Debug, Clone, Serialize)]
+/// `Default`: empty text, zeros and nulls, for the fields a caller does
+/// not know yet (the measurements, filled in when they are taken).
+#[derive(Debug, Clone, Default, Serialize)]
 pub struct Row {
     pub scenario: String,
     pub engine: &'static str,
@@ -191,15 +193,7 @@ pub fn run(
         versions_per_tuple,
         snapshot_position: m.to_string(),
         op: format!("{}({})", w.query.op, if w.query.op == "count-star" { "*" } else { &w.query.column }),
-        result: None,
-        wall_s: 0.0,
-        wall_s_runs: vec![],
-        modelled_s: None,
-        link_bytes_to_host: None,
-        link_bytes_to_device: None,
-        medium_bytes_read: None,
-        late_completions: None,
-        versions_visited: None,
+        ..Row::default()
     };
     let mut rows = run_ndpdb(w, &plan, cfg, dir, &base, &mut progress)?;
     let mut notes = Notes::default();
@@ -727,21 +721,12 @@ mod tests {
             engine,
             profile: "ideal".into(),
             clock: "virtual",
-            pes: None,
-            workers: None,
             rows: 10,
             versions_per_tuple: 5.0,
             snapshot_position: "m".into(),
             op: "sum(ol_amount)".into(),
             result: result.map(str::to_string),
-            wall_s: 0.0,
-            wall_s_runs: vec![],
-            modelled_s: None,
-            link_bytes_to_host: None,
-            link_bytes_to_device: None,
-            medium_bytes_read: None,
-            late_completions: None,
-            versions_visited: None,
+            ..Row::default()
         }
     }
 

@@ -270,12 +270,14 @@ pub fn run(cmd: DbCmd) -> Result<()> {
             }
             let info = db.store().device().info();
             let page = u64::from(info.page_bytes);
-            let (headroom, reserve) = db.store().headroom();
+            let h = db.store().headroom();
             let r = db.store().page_reuse();
             println!(
-                "device: {} pages of {page} B; {headroom} free for writes, {reserve} held back for the next \
+                "device: {} pages of {page} B; {} free for writes, {} held back for the next \
                  checkpoint, {} superseded pages waiting for a checkpoint ({} pages reused so far)",
                 info.capacity_bytes / page,
+                h.writes,
+                h.reserve,
                 r.superseded + r.awaiting + r.limbo,
                 r.reused
             );

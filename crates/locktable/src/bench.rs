@@ -102,35 +102,45 @@ pub fn splitmix(state: &mut u64) -> u64 {
 /// lock+unlock pair, thread after thread.
 pub fn bench_host(table: &dyn TupleLockTable, spec: &HostBench) -> Result<Vec<u64>, LockError> {
     assert!(spec.threads >= 1 && spec.keys_per_thread >= 1 && spec.contention_pct <= 100, "bad spec {spec:?}");
+    run_threads(spec, |key, ts| {
+        let grant = table.lock(key, ts, None)?;
+        debug_assert_eq!(grant, Grant::Acquired);
+        table.unlock(key, ts)
+    })
+}
+
+/// Runs `pair(key, ts)` for each request of each thread of `spec` (thread
+/// `t` is transaction `t + 1`, drawing its keys from [`KeyStream`]), timing
+/// each call with two `Instant::now()`; returns the samples (ns), thread
+/// after thread. The first error ends its thread's run and is returned.
+fn run_threads<F>(spec: &HostBench, pair: F) -> Result<Vec<u64>, LockError>
+where
+    F: Fn(LockKey, u64) -> Result<(), LockError> + Sync,
+{
+    let pair = &pair;
     let runs = std::thread::scope(|scope| {
         let handles: Vec<_> = (0..spec.threads)
-            .map(|t| scope.spawn(move || run_thread(table, spec, t, spec.thread_requests(t))))
+            .map(|t| {
+                scope.spawn(move || {
+                    let ts = t as u64 + 1;
+                    let mut keys = KeyStream::new(spec, t);
+                    let requests = spec.thread_requests(t);
+                    let mut samples = Vec::with_capacity(requests);
+                    for _ in 0..requests {
+                        let key = keys.next_key();
+                        let start = Instant::now();
+                        pair(key, ts)?;
+                        samples.push(start.elapsed().as_nanos() as u64);
+                    }
+                    Ok(samples)
+                })
+            })
             .collect();
         handles.into_iter().map(|h| h.join().expect("benchmark thread panicked")).collect::<Vec<_>>()
     });
     let mut samples = Vec::with_capacity(spec.requests);
     for run in runs {
         samples.extend(run?);
-    }
-    Ok(samples)
-}
-
-fn run_thread(
-    table: &dyn TupleLockTable,
-    spec: &HostBench,
-    thread: usize,
-    requests: usize,
-) -> Result<Vec<u64>, LockError> {
-    let ts = thread as u64 + 1;
-    let mut keys = KeyStream::new(spec, thread);
-    let mut samples = Vec::with_capacity(requests);
-    for _ in 0..requests {
-        let key = keys.next_key();
-        let start = Instant::now();
-        let grant = table.lock(key, ts, None)?;
-        debug_assert_eq!(grant, Grant::Acquired);
-        table.unlock(key, ts)?;
-        samples.push(start.elapsed().as_nanos() as u64);
     }
     Ok(samples)
 }
@@ -185,45 +195,23 @@ impl KeyStream {
 pub fn bench_line_floor(table: &LockTable, spec: &HostBench) -> Result<Vec<u64>, LockError> {
     assert!(spec.threads >= 1 && spec.keys_per_thread >= 1 && spec.contention_pct == 0, "bad spec {spec:?}");
     let buckets = table.buckets();
-    let runs = std::thread::scope(|scope| {
-        let handles: Vec<_> = (0..spec.threads)
-            .map(|t| {
-                scope.spawn(move || {
-                    let ts = t as u64 + 1;
-                    let mut keys = KeyStream::new(spec, t);
-                    let requests = spec.thread_requests(t);
-                    let mut samples = Vec::with_capacity(requests);
-                    for _ in 0..requests {
-                        let key = keys.next_key();
-                        let start = Instant::now();
-                        let bucket = table.bucket_of(key);
-                        let word = buckets[bucket].slot(0);
-                        // Another thread of this run may hold the word for
-                        // an instant (its key shares the bucket): spin, as
-                        // the pair would wait. Anything else is not ours.
-                        while let Err(found) = word.compare_exchange(0, ts, Ordering::AcqRel, Ordering::Acquire) {
-                            if found > spec.threads as u64 {
-                                return Err(LockError::NotIdle { bucket, found });
-                            }
-                            std::hint::spin_loop();
-                        }
-                        let gave = word.compare_exchange(ts, 0, Ordering::AcqRel, Ordering::Acquire);
-                        samples.push(start.elapsed().as_nanos() as u64);
-                        if let Err(found) = gave {
-                            return Err(LockError::NotIdle { bucket, found });
-                        }
-                    }
-                    Ok(samples)
-                })
-            })
-            .collect();
-        handles.into_iter().map(|h| h.join().expect("benchmark thread panicked")).collect::<Vec<_>>()
-    });
-    let mut samples = Vec::with_capacity(spec.requests);
-    for run in runs {
-        samples.extend(run?);
-    }
-    Ok(samples)
+    run_threads(spec, |key, ts| {
+        let bucket = table.bucket_of(key);
+        let word = buckets[bucket].slot(0);
+        // Another thread of this run may hold the word for an instant (its
+        // key shares the bucket): spin, as the pair would wait. Anything
+        // else is not ours.
+        while let Err(found) = word.compare_exchange(0, ts, Ordering::AcqRel, Ordering::Acquire) {
+            if found > spec.threads as u64 {
+                return Err(LockError::NotIdle { bucket, found });
+            }
+            std::hint::spin_loop();
+        }
+        match word.compare_exchange(ts, 0, Ordering::AcqRel, Ordering::Acquire) {
+            Ok(_) => Ok(()),
+            Err(found) => Err(LockError::NotIdle { bucket, found }),
+        }
+    })
 }
 
 /// The median cost of timing an empty interval, included in every sample.

@@ -108,11 +108,11 @@ impl Store {
                         h.kind, h.lpn, h.object_id
                     )),
                     Ok(h) => {
-                        seen.begin_page(lpn, h.slot_count);
+                        let first = seen.begin_page(lpn, h.slot_count);
                         for slot in 0..h.slot_count {
                             match page::heap_record(&p, &h, slot) {
                                 Err(e) => r.error(format!("table {name}: heap page {lpn}, slot {slot}: {e}")),
-                                Ok(rec) => seen.record(lpn, slot, rec, &t.layout),
+                                Ok(rec) => seen.record(first + usize::from(slot), rec, &t.layout),
                             }
                         }
                     }
@@ -262,16 +262,20 @@ struct Seen {
 }
 
 impl Seen {
-    fn begin_page(&mut self, lpn: u64, slots: u16) {
-        self.pages.insert(lpn, (self.versions.len(), slots));
-        self.versions.resize(self.versions.len() + usize::from(slots), Version::default());
+    /// Makes room for a page's slots; returns where its first one goes.
+    fn begin_page(&mut self, lpn: u64, slots: u16) -> usize {
+        let first = self.versions.len();
+        self.pages.insert(lpn, (first, slots));
+        self.versions.resize(first + usize::from(slots), Version::default());
+        first
     }
 
-    fn record(&mut self, lpn: u64, slot: u16, rec: &[u8], layout: &Layout) {
-        let Some(&(first, _)) = self.pages.get(&lpn) else { return };
+    /// Keeps what record `at` (from [`Seen::begin_page`]) says, if its
+    /// header decodes.
+    fn record(&mut self, at: usize, rec: &[u8], layout: &Layout) {
         if let Ok(h) = VersionHeader::decode(rec, rec.len()) {
             let data = &rec[ndpdb_format::record::HEADER_BYTES..][..usize::from(h.data_len)];
-            self.versions[first + usize::from(slot)] = Version::of(&h, data, layout);
+            self.versions[at] = Version::of(&h, data, layout);
         }
     }
 

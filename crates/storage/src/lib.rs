@@ -50,7 +50,7 @@ pub use gc::GcStats;
 pub use ndpdb_device::tuple_lock_key;
 pub use scan::{AggregateResult, Freshness, RowsResult, ScanStats};
 pub use store::{
-    CHAIN_MAX, Head, LogOp, OpKind, PageReuseStats, ROOT_PPN, Store, StoreError, StoreOptions, Table, TableId,
+    CHAIN_MAX, Head, Headroom, LogOp, OpKind, PageReuseStats, ROOT_PPN, Store, StoreError, StoreOptions, Table, TableId,
 };
 pub use update::{DEFAULT_POLL_LIMIT, NdpUpdate, UpdatedTuple};
 pub use wal::WalStats;

@@ -170,6 +170,18 @@ pub(crate) struct Maps {
     pub last_checkpoint: CheckpointSize,
 }
 
+/// Free physical pages against the next checkpoint's reserve
+/// ([`Store::headroom`]).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Headroom {
+    /// Free pages ordinary writes may still take.
+    pub writes: u64,
+    /// Free pages held back for the next checkpoint.
+    pub reserve: u64,
+    /// Pages given up that only a checkpoint makes free again.
+    pub superseded: u64,
+}
+
 /// Who asks for a physical page, and so whether it may take the pages held
 /// back for the next checkpoint.
 ///
@@ -204,6 +216,14 @@ pub(crate) struct CheckpointSize {
     /// Tuples (VID map entries of all tables) and logical pages it recorded.
     pub tuples: u64,
     pub lpns: u64,
+}
+
+impl Maps {
+    /// Pages an allocation can have now: never handed out, or free again
+    /// (not counting limbo that may be released).
+    fn free_now(&self) -> u64 {
+        self.alloc.fresh_pages() + self.reuse.free_pages()
+    }
 }
 
 /// Physical pages that writes, map flushes and garbage collection give up,
@@ -665,8 +685,7 @@ impl Store {
             return Ok(ppn);
         }
         if !m.reuse.limbo.is_empty() {
-            let oldest = self.page_readers.lock().running.keys().next().copied();
-            m.reuse.release_limbo(oldest);
+            self.release_limbo(&mut m);
             if let Some(ppn) = m.reuse.take(object, false) {
                 return Ok(ppn);
             }
@@ -685,12 +704,11 @@ impl Store {
     /// freed now) are at least the checkpoint's reserve plus `more`.
     fn keep_reserve(&self, m: &mut Maps, more: u64) -> Result<()> {
         let reserve = self.checkpoint_reserve(m);
-        if m.alloc.fresh_pages() + m.reuse.free_pages() >= reserve + more {
+        if m.free_now() >= reserve + more {
             return Ok(());
         }
-        let oldest = self.page_readers.lock().running.keys().next().copied();
-        m.reuse.release_limbo(oldest);
-        if m.alloc.fresh_pages() + m.reuse.free_pages() >= reserve + more {
+        self.release_limbo(m);
+        if m.free_now() >= reserve + more {
             return Ok(());
         }
         let r = m.reuse.stats();
@@ -746,12 +764,17 @@ impl Store {
         blob_pages.saturating_sub(reusable) + delta + vid + l2p
     }
 
-    /// Free pages ordinary writes may still take before the device is full
-    /// for them, and the pages held back for the next checkpoint.
-    pub fn headroom(&self) -> (u64, u64) {
+    /// Moves to free what no running page reader may still know.
+    fn release_limbo(&self, m: &mut Maps) {
+        let oldest = self.page_readers.lock().running.keys().next().copied();
+        m.reuse.release_limbo(oldest);
+    }
+
+    /// The free pages against the checkpoint's reserve, in one look.
+    pub fn headroom(&self) -> Headroom {
         let m = self.maps.lock();
         let reserve = self.checkpoint_reserve(&m);
-        ((m.alloc.fresh_pages() + m.reuse.free_pages()).saturating_sub(reserve), reserve)
+        Headroom { writes: m.free_now().saturating_sub(reserve), reserve, superseded: m.reuse.superseded.len() as u64 }
     }
 
     /// Held while physical pages resolved under it are read
@@ -1184,7 +1207,8 @@ mod tests {
             "{e}"
         );
         assert!(!writes.is_empty() && reserve > 0);
-        assert_eq!(s.headroom(), (0, reserve));
+        let h = s.headroom();
+        assert_eq!((h.writes, h.reserve), (0, reserve));
         let (checkpoint, e) = until_full(Budget::Checkpoint);
         assert_eq!(checkpoint.len() as u64, reserve, "the checkpoint gets exactly the reserve");
         assert!(matches!(e, StoreError::DeviceFull { waiting: 0, reserved: 0, .. }), "{e}");

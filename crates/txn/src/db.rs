@@ -228,10 +228,10 @@ impl Database {
     /// are down to less than the reserve (`Store::headroom`).
     fn maybe_checkpoint(&self) -> Result<()> {
         let (used, capacity) = self.store.wal_usage();
-        let (headroom, reserve) = self.store.headroom();
-        let superseded = self.store.page_reuse().superseded;
         let log_half_full = used * 2 >= capacity;
-        let pages_low = superseded > 0 && superseded * 4 >= reserve && (superseded >= headroom || headroom < reserve);
+        let h = self.store.headroom();
+        let pages_low =
+            h.superseded > 0 && h.superseded * 4 >= h.reserve && (h.superseded >= h.writes || h.writes < h.reserve);
         if log_half_full || pages_low { self.checkpoint() } else { Ok(()) }
     }
 

@@ -9,22 +9,39 @@ use ndpdb_format::schema::{Column, ColumnType, Value};
 use ndpdb_storage::{Freshness, Store, StoreOptions};
 use ndpdb_txn::{Database, Isolation, ReadMode};
 
-/// A 4 MiB u280-nvm image (512 pages of 8 KiB, 128 of them the log).
-fn device(dir: &std::path::Path, create: bool) -> Device {
+/// A u280-nvm image in `dir` (8 KiB pages): created with `bytes`, or
+/// opened with `None`.
+fn device(dir: &std::path::Path, bytes: Option<u64>) -> Device {
     let p = Profile::load("u280-nvm").unwrap();
     let o = DeviceOptions::with_clock(ClockKind::Virtual);
-    if create { Device::create(dir, p, Some(4 << 20), o).unwrap() } else { Device::open(dir, p, o).unwrap() }
+    match bytes {
+        Some(b) => Device::create(dir, p, Some(b), o).unwrap(),
+        None => Device::open(dir, p, o).unwrap(),
+    }
 }
 
 fn opts() -> StoreOptions {
     StoreOptions { delta_pages: 3, cache_pages: 16, map_delta_max: 100, log_bytes: 1 << 20, ..StoreOptions::default() }
 }
 
-fn create(dir: &std::path::Path) -> (Database, std::sync::Arc<ndpdb_storage::Table>) {
-    let db = Database::create(Store::new(device(dir, true), opts()).unwrap()).unwrap();
-    let columns = vec![Column::new("k", ColumnType::Int32, false), Column::new("v", ColumnType::Int64, false)];
-    let t = db.create_table("t", columns).unwrap();
+fn columns() -> Vec<Column> {
+    vec![Column::new("k", ColumnType::Int32, false), Column::new("v", ColumnType::Int64, false)]
+}
+
+/// A database on a new image of `bytes` with table `t (k, v)`.
+fn create_with(
+    dir: &std::path::Path,
+    bytes: u64,
+    store_opts: StoreOptions,
+) -> (Database, std::sync::Arc<ndpdb_storage::Table>) {
+    let db = Database::create(Store::new(device(dir, Some(bytes)), store_opts).unwrap()).unwrap();
+    let t = db.create_table("t", columns()).unwrap();
     (db, t)
+}
+
+/// [`create_with`] on a 4 MiB image (512 pages, 128 of them the log).
+fn create(dir: &std::path::Path) -> (Database, std::sync::Arc<ndpdb_storage::Table>) {
+    create_with(dir, 4 << 20, opts())
 }
 
 /// COUNT(*) and SUM(v) on the host and by NDP, which must agree.
@@ -40,7 +57,7 @@ fn count_and_sum(db: &Database) -> (Option<i128>, Option<i128>) {
 }
 
 fn reopen(dir: &std::path::Path) -> Database {
-    let (store, meta, _) = Store::open_with_report(device(dir, false), opts()).unwrap();
+    let (store, meta, _) = Store::open_with_report(device(dir, None), opts()).unwrap();
     Database::open(store, meta)
 }
 
@@ -137,11 +154,7 @@ fn commits_checkpoint_on_their_own_when_free_pages_run_low() {
     const ROWS: i64 = 3000;
     const ROUNDS: i64 = 40;
     let dir = tempfile::tempdir().unwrap();
-    let p = Profile::load("u280-nvm").unwrap();
-    let dev = Device::create(dir.path(), p, Some(6 << 20), DeviceOptions::with_clock(ClockKind::Virtual)).unwrap();
-    let db = Database::create(Store::new(dev, StoreOptions { log_bytes: 3 << 20, ..opts() }).unwrap()).unwrap();
-    let columns = vec![Column::new("k", ColumnType::Int32, false), Column::new("v", ColumnType::Int64, false)];
-    let t = db.create_table("t", columns).unwrap();
+    let (db, t) = create_with(dir.path(), 6 << 20, StoreOptions { log_bytes: 3 << 20, ..opts() });
     let mut w = db.begin(Isolation::ReadCommitted);
     for k in 0..ROWS {
         w.insert(&t, &[Value::Int(k), Value::Int(0)]).unwrap();
@@ -171,11 +184,8 @@ fn no_checkpoint_takes_more_than_the_reserve() {
     for seed in 1..=4u64 {
         let dir = tempfile::tempdir().unwrap();
         let store_opts = if seed % 2 == 0 { opts() } else { StoreOptions { log_bytes: 2 << 20, ..Default::default() } };
-        let p = Profile::load("u280-nvm").unwrap();
-        let dev = Device::create(dir.path(), p, Some(16 << 20), DeviceOptions::with_clock(ClockKind::Virtual)).unwrap();
-        let db = Database::create(Store::new(dev, store_opts.clone()).unwrap()).unwrap();
-        let columns = || vec![Column::new("k", ColumnType::Int32, false), Column::new("v", ColumnType::Int64, false)];
-        let tables = [db.create_table("t", columns()).unwrap(), db.create_table("u", columns()).unwrap()];
+        let (db, t) = create_with(dir.path(), 16 << 20, store_opts.clone());
+        let tables = [t, db.create_table("u", columns()).unwrap()];
         let mut x = seed.wrapping_mul(0x9E37_79B9_7F4A_7C15) | 1;
         let mut next = move || {
             x ^= x << 13;
@@ -184,7 +194,7 @@ fn no_checkpoint_takes_more_than_the_reserve() {
             x
         };
         let checked = |db: &Database, what: &str| {
-            let (_, reserve) = db.store().headroom();
+            let reserve = db.store().headroom().reserve;
             db.checkpoint().unwrap_or_else(|e| panic!("seed {seed}, {what}: {e}"));
             let took = db.store().checkpoint_allocated();
             assert!(
@@ -249,12 +259,8 @@ fn no_checkpoint_takes_more_than_the_reserve() {
         drop(straggler);
         drop(tables);
         drop(db);
-        let (store, meta, _) = Store::open_with_report(device_of(dir.path()), store_opts).unwrap();
+        let (store, meta, _) = Store::open_with_report(device(dir.path(), None), store_opts).unwrap();
         let db = Database::open(store, meta);
         checked(&db, "after a reopen");
     }
-}
-
-fn device_of(dir: &std::path::Path) -> Device {
-    Device::open(dir, Profile::load("u280-nvm").unwrap(), DeviceOptions::with_clock(ClockKind::Virtual)).unwrap()
 }
