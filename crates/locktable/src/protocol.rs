@@ -142,28 +142,34 @@ pub struct Tally {
 enum Decision<T> {
     /// Take the token (once word 0 is not busy).
     Take,
-    /// Word 0 changed under a fast-path CAS: look again.
-    Retry,
+    /// A fast-path CAS found word 0 changed to this value: look again.
+    Retry(u64),
     /// The step is over without the token.
     Done(T),
 }
 
 /// Takes the structure token: waits until word 0 is neither busy nor empty,
 /// then sets its busy bit; returns word 0 as it was (holder and waiters
-/// bit). `decide` sees each word 0 first and may end the step, or try a
-/// fast path; it gets the tally to count its own CAS failures.
+/// bit). `word0` is what the caller last saw of word 0 (with Acquire), so a
+/// step that begins with a fast-path CAS passes on the value its failure
+/// found instead of loading the line again. `decide` sees each word 0 first
+/// and may end the step, or try a fast path; it gets the tally to count its
+/// own CAS failures.
 fn take_token<W: BucketWords + ?Sized, T>(
     w: &W,
     bucket: usize,
     tally: &mut Tally,
+    mut word0: u64,
     mut decide: impl FnMut(u64, &mut Tally) -> Decision<T>,
 ) -> Result<u64, T> {
     let mut turn = 0;
     loop {
-        let word0 = w.load(bucket, 0, Acquire);
         match decide(word0, tally) {
             Decision::Take => {}
-            Decision::Retry => continue,
+            Decision::Retry(found) => {
+                word0 = found;
+                continue;
+            }
             Decision::Done(outcome) => return Err(outcome),
         }
         debug_assert_ne!(word0, 0, "an empty bucket has no token to take");
@@ -171,13 +177,17 @@ fn take_token<W: BucketWords + ?Sized, T>(
             tally.busy_waits += 1;
             w.backoff(turn);
             turn = turn.saturating_add(1);
+            word0 = w.load(bucket, 0, Acquire);
             continue;
         }
         // Acquire: the previous token holder's slot writes, published by its
         // release store of word 0, are visible to our plain slot accesses.
-        match w.compare_exchange(bucket, 0, word0, word0 | BUSY, Acquire, Relaxed) {
+        match w.compare_exchange(bucket, 0, word0, word0 | BUSY, Acquire, Acquire) {
             Ok(_) => return Ok(word0),
-            Err(_) => tally.cas_failures += 1,
+            Err(found) => {
+                tally.cas_failures += 1;
+                word0 = found;
+            }
         }
     }
 }
@@ -208,21 +218,37 @@ fn close_gap<W: BucketWords + ?Sized>(w: &W, bucket: usize, from: usize) -> u64 
 /// bucket is empty, else an append behind the last waiter under the token.
 /// A transaction already queued gets its position again (the step is
 /// idempotent).
+#[inline]
 pub fn try_acquire<W: BucketWords + ?Sized>(w: &W, bucket: usize, ts: u64, tally: &mut Tally) -> Attempt {
     debug_assert!(valid_ts(ts), "invalid timestamp {ts:#x}");
-    let taken = take_token(w, bucket, tally, |word0, tally| {
+    // The common case first, inlined into the caller: an empty bucket (word
+    // 0 is zero only when the whole bucket is empty, invariant C) is taken
+    // with this one access. Its failure is the first look at word 0, not a
+    // lost race.
+    match w.compare_exchange(bucket, 0, 0, ts, Acquire, Acquire) {
+        Ok(_) => Attempt::Acquired,
+        Err(found) => try_acquire_after(w, bucket, ts, tally, found),
+    }
+}
+
+/// [`try_acquire`] once the bucket was found holding `first`.
+#[inline(never)]
+fn try_acquire_after<W: BucketWords + ?Sized>(w: &W, bucket: usize, ts: u64, tally: &mut Tally, first: u64) -> Attempt {
+    let taken = take_token(w, bucket, tally, first, |word0, tally| {
         if word0 & TS_MASK == ts {
             return Decision::Done(Attempt::AlreadyHeld);
         }
         if word0 != 0 {
             return Decision::Take;
         }
-        // Word 0 is zero only when the whole bucket is empty (invariant C).
-        if w.compare_exchange(bucket, 0, 0, ts, Acquire, Relaxed).is_ok() {
-            return Decision::Done(Attempt::Acquired);
+        // Emptied since the last look.
+        match w.compare_exchange(bucket, 0, 0, ts, Acquire, Acquire) {
+            Ok(_) => Decision::Done(Attempt::Acquired),
+            Err(found) => {
+                tally.cas_failures += 1;
+                Decision::Retry(found)
+            }
         }
-        tally.cas_failures += 1;
-        Decision::Retry
     });
     let word0 = match taken {
         Ok(word0) => word0,
@@ -250,9 +276,28 @@ pub fn try_acquire<W: BucketWords + ?Sized>(w: &W, bucket: usize, ts: u64, tally
 /// CAS, `ts → 0`; with waiters the queue moves up by one slot and its first
 /// waiter becomes the holder, and the caller must then wake host waiters of
 /// the bucket (`LockTable::release_with` does).
+#[inline]
 pub fn release<W: BucketWords + ?Sized>(w: &W, bucket: usize, ts: u64, tally: &mut Tally) -> ReleaseOutcome {
     debug_assert!(valid_ts(ts), "invalid timestamp {ts:#x}");
-    let taken = take_token(w, bucket, tally, |word0, tally| {
+    // The common case first, inlined into the caller: word 0 exactly `ts`
+    // (no token, no waiter) is released with this one access. Release: the
+    // critical section happens before the next acquirer's CAS.
+    match w.compare_exchange(bucket, 0, ts, 0, Release, Acquire) {
+        Ok(_) => ReleaseOutcome::Released { next: None },
+        Err(found) => release_after(w, bucket, ts, tally, found),
+    }
+}
+
+/// [`release`] once word 0 was found holding `first`, not exactly `ts`.
+#[inline(never)]
+fn release_after<W: BucketWords + ?Sized>(
+    w: &W,
+    bucket: usize,
+    ts: u64,
+    tally: &mut Tally,
+    first: u64,
+) -> ReleaseOutcome {
+    let taken = take_token(w, bucket, tally, first, |word0, tally| {
         let holder = word0 & TS_MASK;
         if holder != ts {
             return Decision::Done(ReleaseOutcome::NotHolder { holder: (holder != 0).then_some(holder) });
@@ -260,13 +305,14 @@ pub fn release<W: BucketWords + ?Sized>(w: &W, bucket: usize, ts: u64, tally: &m
         if word0 != ts {
             return Decision::Take;
         }
-        // Word 0 exactly `ts`: no token, no waiter. Release: the critical
-        // section happens before the next acquirer's CAS.
-        if w.compare_exchange(bucket, 0, ts, 0, Release, Relaxed).is_ok() {
-            return Decision::Done(ReleaseOutcome::Released { next: None });
+        // The waiter or the token left since the last look.
+        match w.compare_exchange(bucket, 0, ts, 0, Release, Acquire) {
+            Ok(_) => Decision::Done(ReleaseOutcome::Released { next: None }),
+            Err(found) => {
+                tally.cas_failures += 1;
+                Decision::Retry(found)
+            }
         }
-        tally.cas_failures += 1;
-        Decision::Retry
     });
     if let Err(outcome) = taken {
         return outcome;
@@ -291,7 +337,8 @@ pub fn release<W: BucketWords + ?Sized>(w: &W, bucket: usize, ts: u64, tally: &m
 /// slot became free (`LockTable::cancel_with` does).
 pub fn cancel<W: BucketWords + ?Sized>(w: &W, bucket: usize, ts: u64, tally: &mut Tally) -> CancelOutcome {
     debug_assert!(valid_ts(ts), "invalid timestamp {ts:#x}");
-    let taken = take_token(w, bucket, tally, |word0, _| match word0 & TS_MASK {
+    let first = w.load(bucket, 0, Acquire);
+    let taken = take_token(w, bucket, tally, first, |word0, _| match word0 & TS_MASK {
         0 => Decision::Done(CancelOutcome::NotQueued),
         holder if holder == ts => Decision::Done(CancelOutcome::Granted),
         // No waiters bit and no token: nobody waits, `ts` included.

@@ -47,10 +47,24 @@ const PARK_STRIPES: usize = 1024;
 const COUNTER_STRIPES: usize = 64;
 
 std::thread_local! {
-    static STRIPE: usize = {
+    /// This thread's counter stripe, `usize::MAX` until its first count
+    /// (a const-initialised cell: reading it is one thread-local load).
+    static STRIPE: std::cell::Cell<usize> = const { std::cell::Cell::new(usize::MAX) };
+}
+
+/// The calling thread's counter stripe: threads take stripes in turn.
+#[inline]
+fn thread_stripe() -> usize {
+    STRIPE.with(|s| {
+        let stripe = s.get();
+        if stripe != usize::MAX {
+            return stripe;
+        }
         static NEXT: std::sync::atomic::AtomicUsize = std::sync::atomic::AtomicUsize::new(0);
-        NEXT.fetch_add(1, Ordering::Relaxed) % COUNTER_STRIPES
-    };
+        let stripe = NEXT.fetch_add(1, Ordering::Relaxed) % COUNTER_STRIPES;
+        s.set(stripe);
+        stripe
+    })
 }
 
 /// How the table is sized.
@@ -156,11 +170,13 @@ impl LockTable {
         self.buckets.len()
     }
 
+    #[inline]
     pub fn bucket_of(&self, key: LockKey) -> usize {
         bucket_index(key, self.mask)
     }
 
     /// The host's access to the region.
+    #[inline]
     pub fn host_words(&self) -> HostWords<'_> {
         HostWords::new(&self.buckets)
     }
@@ -195,11 +211,16 @@ impl LockTable {
         total
     }
 
+    #[inline]
     fn stripe(&self, _bucket: usize) -> &CounterStripe {
-        &self.counters[STRIPE.with(|s| *s)]
+        &self.counters[thread_stripe()]
     }
 
+    #[inline]
     fn count_tally(&self, bucket: usize, tally: &Tally) {
+        if *tally == Tally::default() {
+            return;
+        }
         let s = self.stripe(bucket);
         bump(&s.cas_failures, tally.cas_failures);
         bump(&s.busy_waits, tally.busy_waits);
@@ -212,6 +233,7 @@ impl LockTable {
     // ---- Non-blocking steps, for any agent (host words or a device's). ----
 
     /// Requests `key` for `ts` without waiting (see [`protocol::try_acquire`]).
+    #[inline]
     pub fn try_acquire_with<W: BucketWords + ?Sized>(
         &self,
         words: &W,
@@ -251,6 +273,7 @@ impl LockTable {
     /// Releases `key`'s bucket held by `ts` and, if the lock passed to a
     /// waiter, wakes the bucket's host waiters, whoever releases. Returns the
     /// new holder.
+    #[inline]
     pub fn release_with<W: BucketWords + ?Sized>(
         &self,
         words: &W,
@@ -334,6 +357,7 @@ impl LockTable {
 
     // ---- The host's steps and blocking lock. ----
 
+    #[inline]
     pub fn try_acquire(&self, key: LockKey, ts: u64) -> Result<Attempt, LockError> {
         self.try_acquire_with(&self.host_words(), key, ts)
     }
@@ -342,6 +366,7 @@ impl LockTable {
         self.poll_with(&self.host_words(), key, ts)
     }
 
+    #[inline]
     pub fn release(&self, key: LockKey, ts: u64) -> Result<Option<u64>, LockError> {
         self.release_with(&self.host_words(), key, ts)
     }
@@ -357,6 +382,7 @@ impl LockTable {
     /// timeout the request is withdrawn (`LockError::Timeout`); if another
     /// thread cancels it, `LockError::Cancelled`. A full queue is waited out
     /// (not in FIFO order among the requesters that found it full).
+    #[inline]
     pub fn lock(&self, key: LockKey, ts: u64, deadline: Option<Instant>) -> Result<Grant, LockError> {
         loop {
             match self.try_acquire(key, ts)? {
@@ -369,6 +395,7 @@ impl LockTable {
     }
 
     /// Releases `key` held by `ts` (see [`LockTable::release_with`]).
+    #[inline]
     pub fn unlock(&self, key: LockKey, ts: u64) -> Result<(), LockError> {
         self.release(key, ts).map(|_| ())
     }
