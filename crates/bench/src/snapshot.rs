@@ -75,6 +75,47 @@ pub struct Notes {
     pub postgres: Option<String>,
 }
 
+/// The PostgreSQL baseline of a series of [`run`]s: one private server,
+/// started by the first run that needs it and shared by the rest. Each run
+/// drops the previous run's table before it loads its own. (A server per
+/// run cost `initdb` and a start and a stop each time, about 2 s, more than
+/// a small point's whole measurement: most of `ndpdb demo`.)
+#[derive(Default)]
+pub struct Postgres {
+    server: Option<PgServer>,
+    /// What the baseline is ("PostgreSQL 15.x"), or why it was skipped.
+    note: Option<String>,
+}
+
+impl Postgres {
+    /// The server, started on first use; `None` when PostgreSQL is not
+    /// installed or cannot be run here (the note says why).
+    fn server(&mut self) -> Result<Option<&PgServer>> {
+        if self.server.is_none() && self.note.is_none() {
+            match PgServer::start() {
+                Ok(server) => {
+                    self.note = Some(format!("PostgreSQL {}", server.version().unwrap_or_default()));
+                    self.server = Some(server);
+                }
+                Err(e @ (PgError::NotInstalled | PgError::NoPostgresUser)) => {
+                    self.note = Some(format!("PostgreSQL baseline skipped: {e}"));
+                }
+                Err(e) => return Err(e.into()),
+            }
+        }
+        Ok(self.server.as_ref())
+    }
+
+    /// Stops the server, if one was started (dropping it stops it too, but
+    /// without reporting a failure).
+    pub fn stop(self) -> Result<()> {
+        if let Some(server) = self.server {
+            server.stop()?;
+        }
+        Ok(())
+    }
+}
+
 fn parse_op(op: &str) -> Result<Aggregate> {
     Ok(match op {
         "count-star" => Aggregate::CountStar,
@@ -170,12 +211,14 @@ struct Marker<'db> {
     rows: u64,
 }
 
-/// Runs `w` on every engine of `cfg`; `progress` sees (phase, done, total).
+/// Runs `w` on every engine of `cfg`, PostgreSQL on `postgres`'s server;
+/// `progress` sees (phase, done, total).
 pub fn run(
     w: &Workload,
     scenario: &str,
     cfg: &Config,
     dir: &Path,
+    postgres: &mut Postgres,
     mut progress: impl FnMut(&str, u64, u64),
 ) -> Result<(Vec<Row>, Notes)> {
     let plan =
@@ -198,17 +241,10 @@ pub fn run(
     let mut rows = run_ndpdb(w, &plan, cfg, dir, &base, &mut progress)?;
     let mut notes = Notes::default();
     if !cfg.postgres_workers.is_empty() {
-        match PgServer::start() {
-            Ok(server) => {
-                notes.postgres = Some(format!("PostgreSQL {}", server.version().unwrap_or_default()));
-                rows.extend(run_postgres(&server, w, &plan, cfg, &base, &mut progress)?);
-                server.stop()?;
-            }
-            Err(e @ (PgError::NotInstalled | PgError::NoPostgresUser)) => {
-                notes.postgres = Some(format!("PostgreSQL baseline skipped: {e}"));
-            }
-            Err(e) => return Err(e.into()),
+        if let Some(server) = postgres.server()? {
+            rows.extend(run_postgres(server, w, &plan, cfg, &base, &mut progress)?);
         }
+        notes.postgres = postgres.note.clone();
     }
     check_agreement(w, &rows)?;
     Ok((rows, notes))
@@ -435,6 +471,9 @@ fn run_postgres(
     progress: &mut dyn FnMut(&str, u64, u64),
 ) -> Result<Vec<Row>> {
     let mut s = server.session()?;
+    // The previous run's table, on a shared server (its sessions are gone;
+    // a backend still ending holds its lock for a moment, and DROP waits).
+    s.exec("DROP TABLE IF EXISTS order_line")?;
     s.exec(&format!("CREATE TABLE order_line ({PG_COLUMNS})"))?;
     s.exec("CREATE TEMP TABLE ndpdb_step (vid bigint, a numeric(6,2))")?;
     let mut tuples = OrderLineGen::new(cfg.seed, LOAD_TIME_US);

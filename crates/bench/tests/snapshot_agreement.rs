@@ -2,7 +2,7 @@
 //! installs it): all engines must give the same answer at every marker.
 
 use ndpdb_bench::compose::Workload;
-use ndpdb_bench::snapshot::{Config, run};
+use ndpdb_bench::snapshot::{Config, Postgres, run};
 use ndpdb_device::{ClockKind, Profile};
 
 const WORKLOAD: &str = r#"
@@ -32,6 +32,9 @@ where = "ol_o_id >= 150"
 
 #[test]
 fn engines_agree_on_every_aggregate() {
+    // One server for all five runs, as `bench snapshot` shares one among
+    // its points: each run drops the table the one before it loaded.
+    let mut postgres = Postgres::default();
     for op in ["sum", "count", "min", "max", "avg"] {
         let w = Workload::parse(&WORKLOAD.replace("OP", op), "small.toml").unwrap();
         let cfg = Config {
@@ -44,7 +47,7 @@ fn engines_agree_on_every_aggregate() {
             repeat: 2,
         };
         let dir = tempfile::tempdir().unwrap();
-        let (rows, notes) = run(&w, "test", &cfg, dir.path(), |_, _, _| {}).unwrap();
+        let (rows, notes) = run(&w, "test", &cfg, dir.path(), &mut postgres, |_, _, _| {}).unwrap();
         let pg = rows.iter().filter(|r| r.engine == "postgresql").count();
         if std::env::var_os("CI").is_some() {
             assert_eq!(pg, 4, "CI must run the PostgreSQL baseline: {:?}", notes.postgres);
@@ -61,4 +64,5 @@ fn engines_agree_on_every_aggregate() {
             assert!(r.result.is_some(), "{op}: {r:?}");
         }
     }
+    postgres.stop().unwrap();
 }

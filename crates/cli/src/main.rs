@@ -838,6 +838,7 @@ pub(crate) fn snapshot_cmd(a: SnapshotArgs) -> Result<PathBuf> {
     );
     let mut all: Vec<(f64, snapshot::Row)> = Vec::new();
     let mut notes = Vec::new();
+    let mut postgres = snapshot::Postgres::default();
     let mut plots = Vec::new();
     for (n, points) in runs {
         let mut scenario_rows = Vec::new();
@@ -845,7 +846,7 @@ pub(crate) fn snapshot_cmd(a: SnapshotArgs) -> Result<PathBuf> {
             bar.set_prefix(w.name.clone());
             let dir = scratch()?;
             let label = if n == 0 { w.name.clone() } else { format!("scenario {n}") };
-            let (rows, note) = snapshot::run(&w, &label, &cfg, dir.path(), |phase, done, total| {
+            let (rows, note) = snapshot::run(&w, &label, &cfg, dir.path(), &mut postgres, |phase, done, total| {
                 bar.set_message(phase.to_string());
                 bar.set_length(total.max(1));
                 bar.set_position(done);
@@ -867,6 +868,7 @@ pub(crate) fn snapshot_cmd(a: SnapshotArgs) -> Result<PathBuf> {
         all.extend(scenario_rows);
     }
     bar.finish_and_clear();
+    postgres.stop()?;
     let mut table = snapshot::table(&all);
     if let Some(s) = snapshot::speedups(&all) {
         table = format!("{table}\n{s}");
