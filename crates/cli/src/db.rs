@@ -7,9 +7,10 @@ use std::path::PathBuf;
 use anyhow::{Context, Result, bail};
 use clap::{Args, Subcommand};
 use ndpdb_bench::orderline;
-use ndpdb_bench::snapshot::{format_scaled, parse_predicate, scale};
+use ndpdb_bench::snapshot::{format_scaled, parse_predicate, parse_scaled, scale};
 use ndpdb_device::{ClockKind, Device, DeviceOptions, Profile};
-use ndpdb_format::ndp::Aggregate;
+use ndpdb_format::ndp::{Aggregate, UpdateExpr};
+use ndpdb_format::schema::ColumnType;
 use ndpdb_storage::{Freshness, Store, StoreOptions};
 use ndpdb_txn::{Database, Isolation, ReadMode};
 
@@ -67,6 +68,11 @@ pub enum DbCmd {
     },
     /// Run an aggregate in a snapshot, on the device (ndp) or the host (host)
     Aggregate(AggregateArgs),
+    /// Update-NDP (ccSLT): `UPDATE table SET column = expr WHERE predicate` on
+    /// the device's PEs, which lock and write the new versions; the host
+    /// installs them and commits. Needs a profile with a coherent
+    /// interconnect (u280-nvm, ideal)
+    UpdateNdp(UpdateNdpArgs),
     /// Remove versions no pinned snapshot can see
     Gc {
         #[command(flatten)]
@@ -108,6 +114,29 @@ pub struct AggregateArgs {
     #[arg(long, default_value_t = 1, value_parser = clap::value_parser!(u32).range(1..))]
     repeat: u32,
     /// Print one JSON object per run instead of text
+    #[arg(long)]
+    json: bool,
+}
+
+#[derive(Args)]
+pub struct UpdateNdpArgs {
+    #[command(flatten)]
+    common: Common,
+    #[arg(long, default_value = "order_line")]
+    table: String,
+    /// `COLUMN = VALUE`, `COLUMN = COLUMN + VALUE`, `COLUMN = COLUMN - VALUE` or
+    /// `COLUMN = COLUMN * INTEGER` on a numeric column, e.g. "ol_amount = ol_amount + 1.50"
+    #[arg(long)]
+    set: String,
+    /// A predicate `COLUMN OP VALUE` with OP one of = <> < <= > >=, e.g. "ol_quantity>=5"
+    #[arg(long = "where")]
+    predicate: Option<String>,
+    #[arg(long, default_value_t = 16)]
+    pes: u32,
+    /// read-committed, repeatable-read or serializable
+    #[arg(long, default_value = "read-committed")]
+    isolation: String,
+    /// Print one JSON object instead of text
     #[arg(long)]
     json: bool,
 }
@@ -248,6 +277,7 @@ pub fn run(cmd: DbCmd) -> Result<()> {
             close(db)
         }
         DbCmd::Aggregate(a) => aggregate(a),
+        DbCmd::UpdateNdp(a) => update_ndp(a),
         DbCmd::Gc { common } => {
             let db = open(&common)?;
             let s = db.gc()?;
@@ -348,6 +378,77 @@ fn aggregate(a: AggregateArgs) -> Result<()> {
             );
             println!("{}", r.stats.counters.render());
         }
+    }
+    close(db)
+}
+
+/// `--set` of `ndpdb db update-ndp`: the column's index and the expression,
+/// its value in the column's stored units.
+fn parse_set(t: &ndpdb_storage::Table, set: &str) -> Result<(usize, UpdateExpr)> {
+    const FORMS: &str = "COLUMN = VALUE, COLUMN = COLUMN + VALUE, COLUMN = COLUMN - VALUE or COLUMN = COLUMN * INTEGER";
+    let (lhs, rhs) = set.split_once('=').with_context(|| format!("--set {set:?}: expected {FORMS}"))?;
+    let name = lhs.trim();
+    let col = t.column_index(name).with_context(|| format!("--set: table {} has no column {name}", t.name))?;
+    let ty = t.columns[col].ty;
+    if !matches!(ty, ColumnType::Int32 | ColumnType::Int64 | ColumnType::Decimal { .. }) {
+        bail!("--set: column {name} is {}; update-NDP updates integer and decimal columns", ty.sql_name());
+    }
+    let sc = scale(t, col);
+    let value = |text: &str| {
+        parse_scaled(text.trim(), sc)
+            .with_context(|| format!("--set: `{}` is not a number with at most {sc} decimals", text.trim()))
+    };
+    let rhs = rhs.trim();
+    let Some(rest) = rhs.strip_prefix(name).map(str::trim_start).filter(|r| r.starts_with(['+', '-', '*'])) else {
+        return Ok((col, UpdateExpr::Set(value(rhs)?)));
+    };
+    let (op, operand) = rest.split_at(1);
+    let expr = match op {
+        "+" => UpdateExpr::Add(value(operand)?),
+        "-" => UpdateExpr::Add(value(operand)?.checked_neg().context("--set: the value is out of range")?),
+        _ => UpdateExpr::Mul(operand.trim().parse::<i64>().with_context(|| {
+            format!(
+                "--set: `{}` is not an integer (a decimal column is stored scaled, so only integer factors are exact)",
+                operand.trim()
+            )
+        })?),
+    };
+    Ok((col, expr))
+}
+
+fn update_ndp(a: UpdateNdpArgs) -> Result<()> {
+    let db = open(&a.common)?;
+    let t = db.table(&a.table)?;
+    let (col, expr) = parse_set(&t, &a.set)?;
+    let predicate = a.predicate.as_deref().map(|p| parse_predicate(&t, p).context("--where")).transpose()?;
+    let isolation = match a.isolation.as_str() {
+        "read-committed" => Isolation::ReadCommitted,
+        "repeatable-read" => Isolation::RepeatableRead,
+        "serializable" => Isolation::Serializable,
+        other => bail!("--isolation {other}: use read-committed, repeatable-read or serializable"),
+    };
+    let mut txn = db.begin(isolation);
+    let (updated, stats) = txn.ndp_update_stats(&t, col as u16, expr, predicate, a.pes)?;
+    txn.commit()?;
+    let profile = db.store().device().profile().name.clone();
+    if a.json {
+        let v = serde_json::json!({
+            "table": t.name, "set": a.set, "where": a.predicate, "isolation": a.isolation, "pes": a.pes,
+            "profile": profile, "clock": a.common.clock.name(), "tuples_updated": updated,
+            "modelled_s": stats.modelled_s, "wall_s": stats.wall_s, "counters": stats.counters,
+        });
+        println!("{v}");
+    } else {
+        let filter = a.predicate.as_deref().map(|p| format!(" WHERE {p}")).unwrap_or_default();
+        println!("UPDATE {} SET {}{filter}: {updated} tuples updated, committed", t.name, a.set);
+        println!(
+            "ndp on profile {profile}, {} clock, {} PEs: {:.6} s modelled, {:.6} s wall (counting and update calls)",
+            a.common.clock.name(),
+            a.pes,
+            stats.modelled_s,
+            stats.wall_s
+        );
+        println!("{}", stats.counters.render());
     }
     close(db)
 }

@@ -209,3 +209,68 @@ fn db_subcommands_keep_state_across_runs() {
     let err = refused(&ndpdb(&["db", "info", "--db", "nowhere"], dir.path()));
     assert!(err.contains("no device image"), "{err}");
 }
+
+/// `ndpdb db update-ndp`: the device's update is committed and seen by both
+/// read paths; a value outside the column's type fails the whole statement
+/// (PostgreSQL's "numeric field overflow") and changes nothing.
+#[test]
+fn db_update_ndp_updates_on_the_device() {
+    let dir = tempfile::tempdir().unwrap();
+    let run = |args: &[&str]| ok(&ndpdb(args, dir.path()));
+    run(&["db", "create", "--db", "d", "--capacity-mib", "64"]);
+    // TPC-C's first 2,100 orders of a district are delivered, with amount
+    // 0.00: 30,000 tuples reach the later ones.
+    run(&["db", "load-orderline", "--db", "d", "--rows", "30000"]);
+    // Values in cents, from the aggregate's decimal text.
+    let agg = |extra: &[&str]| -> i64 {
+        let mut args = vec!["db", "aggregate", "--db", "d", "--json", "--pes", "4"];
+        args.extend_from_slice(extra);
+        let v: serde_json::Value = serde_json::from_str(run(&args).trim()).unwrap();
+        v["result"].as_str().unwrap().replace('.', "").parse().unwrap()
+    };
+    let before = agg(&[]);
+    let qualifying = agg(&["--func", "count-star", "--where", "ol_amount<9000.00"]);
+    assert!(qualifying > 21_000 && qualifying < 30_000, "{qualifying}");
+    let up: serde_json::Value = serde_json::from_str(
+        run(&[
+            "db",
+            "update-ndp",
+            "--db",
+            "d",
+            "--set",
+            "ol_amount = ol_amount + 1.50",
+            "--where",
+            "ol_amount<9000.00",
+            "--pes",
+            "4",
+            "--json",
+        ])
+        .trim(),
+    )
+    .unwrap();
+    assert_eq!(up["tuples_updated"].as_i64(), Some(qualifying), "{up}");
+    assert_eq!(up["profile"], "u280-nvm");
+    assert!(up["modelled_s"].as_f64().unwrap() > 0.0, "{up}");
+    let after = agg(&[]);
+    assert_eq!(after, before + 150 * qualifying);
+    assert_eq!(agg(&["--mode", "host"]), after, "host and device read the same versions");
+    // Some amounts are above 100.00, and times 100 they overflow numeric(6,2).
+    let err = refused(&ndpdb(&["db", "update-ndp", "--db", "d", "--set", "ol_amount = ol_amount * 100"], dir.path()));
+    assert!(err.contains("numeric field overflow") && err.contains("numeric(6,2)"), "{err}");
+    assert_eq!(agg(&[]), after, "a failed statement changes nothing");
+    for (set, says) in [
+        ("ol_amount 3", "expected COLUMN = VALUE"),
+        ("nope = 1", "no column nope"),
+        ("ol_dist_info = 1", "integer and decimal columns"),
+        ("ol_amount = ol_amount * 1.5", "not an integer"),
+        ("ol_amount = 1.234", "at most 2 decimals"),
+    ] {
+        let err = refused(&ndpdb(&["db", "update-ndp", "--db", "d", "--set", set], dir.path()));
+        assert!(err.contains(says), "--set {set:?}: {err}");
+    }
+    run(&["db", "create", "--db", "plain", "--profile", "softssd", "--capacity-mib", "16"]);
+    run(&["db", "load-orderline", "--db", "plain", "--rows", "10"]);
+    let err = refused(&ndpdb(&["db", "update-ndp", "--db", "plain", "--set", "ol_amount = 1"], dir.path()));
+    assert!(err.contains("coherent"), "{err}");
+    assert!(ok(&ndpdb(&["check", "d"], dir.path())).contains(": 0 errors"));
+}

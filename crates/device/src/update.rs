@@ -27,7 +27,9 @@
 //!
 //! Ranges: 0 call block (op 3), 1 layout descriptor, 2 delta-buffer pages,
 //! 3 output, 4 pages for new versions: `u64 count`, then `count` pairs
-//! `(lpn, ppn)`; PE `p` fills pages `p, p + pes, ...` in order. Parameters:
+//! `(lpn, ppn)`, then `pes + 1` u64 bounds: PE `p` fills pages
+//! `first[p]..first[p + 1]` in order (the host sizes each run by counting
+//! the PE's qualifying tuples first). Parameters:
 //! `[0]` the table's object id (for page headers), `[1]` poll limit.
 //!
 //! Output, an equal share of range 3 per PE, 8-byte aligned:
@@ -109,33 +111,49 @@ impl Scan<'_, '_> {
         self.ctx.range_write(3, pe * share, &out)
     }
 
-    /// This PE's pages for new versions: `(lpn, ppn)`.
+    /// This PE's pages for new versions: `(lpn, ppn)`, its run
+    /// `first[pe]..first[pe + 1]` of range 4's pages.
     fn pages(&mut self, pe: u64, pes: u64) -> Result<Vec<(u64, u64)>, DeviceError> {
         let len = self.ctx.range_len(4)?;
-        let mut head = [0u8; 8];
+        let mut word = [0u8; 8];
         if len < 8 {
             return Err(self.fail("range 4 (pages for new versions) is missing its count".into()));
         }
-        self.ctx.range_read(4, 0, &mut head)?;
-        let count = u64::from_le_bytes(head);
-        if count.checked_mul(16).and_then(|b| b.checked_add(8)).is_none_or(|b| b > len) {
-            return Err(self.fail(format!("range 4 lists {count} pages but holds {len} bytes")));
+        self.ctx.range_read(4, 0, &mut word)?;
+        let count = u64::from_le_bytes(word);
+        let runs_at = count.checked_mul(16).and_then(|b| b.checked_add(8));
+        if runs_at.and_then(|b| b.checked_add(8 * (pes + 1))).is_none_or(|b| b > len) {
+            return Err(self.fail(format!(
+                "range 4 lists {count} pages for {pes} PEs but holds {len} bytes (needs 8 + 16 per page + 8 per PE + 8)"
+            )));
         }
-        let mut bytes = vec![0u8; (count * 16) as usize];
-        self.ctx.range_read(4, 8, &mut bytes)?;
-        let all: Vec<(u64, u64)> = bytes
+        let runs_at = runs_at.expect("checked above");
+        let mut bounds = [0u64; 2];
+        for (i, b) in bounds.iter_mut().enumerate() {
+            self.ctx.range_read(4, runs_at + 8 * (pe + i as u64), &mut word)?;
+            *b = u64::from_le_bytes(word);
+        }
+        let [first, end] = bounds;
+        if first > end || end > count {
+            return Err(
+                self.fail(format!("range 4: PE {pe}'s pages {first}..{end} are not a run of the {count} pages"))
+            );
+        }
+        let mut bytes = vec![0u8; ((end - first) * 16) as usize];
+        self.ctx.range_read(4, 8 + 16 * first, &mut bytes)?;
+        let mine: Vec<(u64, u64)> = bytes
             .chunks_exact(16)
             .map(|c| {
                 let w = |i: usize| u64::from_le_bytes(c[i..i + 8].try_into().expect("8 bytes"));
                 (w(0), w(8))
             })
             .collect();
-        for &(lpn, ppn) in &all {
+        for &(lpn, ppn) in &mine {
             if lpn > RecordId::LPN_MAX || ppn.checked_mul(self.page).is_none_or(|a| a >= self.ctx.capacity_bytes()) {
                 return Err(self.fail(format!("range 4: page ({lpn}, {ppn}) is outside the device")));
             }
         }
-        Ok(all.into_iter().skip(pe as usize).step_by(pes as usize).collect())
+        Ok(mine)
     }
 
     fn program_page(&mut self, pages: &[(u64, u64)], index: usize, page: &HeapPage) -> Result<(), DeviceError> {
@@ -222,7 +240,7 @@ impl Scan<'_, '_> {
             4 => i64::from(i32::from_le_bytes(data[at..at + 4].try_into().expect("4 bytes"))),
             _ => i64::from_le_bytes(data[at..at + 8].try_into().expect("8 bytes")),
         });
-        let new = expr.new_value(old, width == 4).map_err(|e| self.fail(format!("VID {vid}: column {column}: {e}")))?;
+        let new = expr.new_value(old, slot.ty).map_err(|e| self.fail(format!("VID {vid}: column {column}: {e}")))?;
         if let Some(v) = new {
             match width {
                 4 => data[at..at + 4].copy_from_slice(&(v as i32).to_le_bytes()),

@@ -35,6 +35,7 @@
 //!             l2p_delta, vid_pages, vid_delta, delta_pages
 //! ```
 
+use crate::schema::ColumnType;
 use crate::{FormatError, u32_at, u64_at};
 
 /// Ids of transactions whose writes a reader may see.
@@ -137,19 +138,19 @@ impl UpdateExpr {
         }
     }
 
-    /// The column's new value under SQL's rules, wherever the update runs
-    /// (a PE, or the host re-evaluating a row under read committed): `old`
-    /// is None for NULL; NULL + v and NULL * v stay NULL; a result outside
-    /// an i64, or outside an `integer` column (`int32`), is an error.
-    pub fn new_value(self, old: Option<i64>, int32: bool) -> Result<Option<i64>, String> {
+    /// The new value of a column of type `ty` under SQL's rules, wherever
+    /// the update runs (a PE, or the host re-evaluating a row under read
+    /// committed): `old` is None for NULL; NULL + v and NULL * v stay NULL;
+    /// a result outside an i64, or outside the column's type (an `integer`'s
+    /// 32 bits, a `numeric(p,s)`'s p digits: [`ColumnType::check_int`]), is
+    /// an error, as in PostgreSQL.
+    pub fn new_value(self, old: Option<i64>, ty: ColumnType) -> Result<Option<i64>, String> {
         let v = match (self, old) {
             (UpdateExpr::Add(_) | UpdateExpr::Mul(_), None) => return Ok(None),
             (UpdateExpr::Set(v), _) => v,
             (e, Some(old)) => e.apply(old).ok_or_else(|| format!("{e:?} of {old} overflows a bigint"))?,
         };
-        if int32 && i32::try_from(v).is_err() {
-            return Err(format!("{v} does not fit an integer column"));
-        }
+        ty.check_int(v)?;
         Ok(Some(v))
     }
 
@@ -477,14 +478,21 @@ mod tests {
     #[test]
     fn update_values_follow_sql() {
         use UpdateExpr::*;
-        assert_eq!(Add(5).new_value(Some(10), false), Ok(Some(15)));
-        assert_eq!(Mul(3).new_value(Some(-2), true), Ok(Some(-6)));
-        assert_eq!(Add(5).new_value(None, false), Ok(None), "NULL + 5 is NULL");
-        assert_eq!(Mul(5).new_value(None, true), Ok(None), "NULL * 5 is NULL");
-        assert_eq!(Set(7).new_value(None, false), Ok(Some(7)), "SET replaces a NULL");
-        assert!(Add(1).new_value(Some(i64::MAX), false).unwrap_err().contains("overflows"));
-        assert!(Set(1 << 31).new_value(Some(0), true).unwrap_err().contains("integer"));
-        assert_eq!(Set(1 << 31).new_value(Some(0), false), Ok(Some(1 << 31)));
+        let (i64_, i32_) = (ColumnType::Int64, ColumnType::Int32);
+        let amount = ColumnType::Decimal { precision: 6, scale: 2 };
+        assert_eq!(Add(5).new_value(Some(10), i64_), Ok(Some(15)));
+        assert_eq!(Mul(3).new_value(Some(-2), i32_), Ok(Some(-6)));
+        assert_eq!(Add(5).new_value(None, i64_), Ok(None), "NULL + 5 is NULL");
+        assert_eq!(Mul(5).new_value(None, i32_), Ok(None), "NULL * 5 is NULL");
+        assert_eq!(Set(7).new_value(None, i64_), Ok(Some(7)), "SET replaces a NULL");
+        assert!(Add(1).new_value(Some(i64::MAX), i64_).unwrap_err().contains("overflows"));
+        assert!(Set(1 << 31).new_value(Some(0), i32_).unwrap_err().contains("integer"));
+        assert_eq!(Set(1 << 31).new_value(Some(0), i64_), Ok(Some(1 << 31)));
+        // numeric(6,2): 9999.99 is the largest value, as in PostgreSQL.
+        assert_eq!(Add(1).new_value(Some(999_998), amount), Ok(Some(999_999)));
+        let e = Add(150).new_value(Some(999_999), amount).unwrap_err();
+        assert!(e.contains("numeric field overflow: 10001.49 does not fit numeric(6,2)"), "{e}");
+        assert!(Mul(2).new_value(Some(-600_000), amount).unwrap_err().contains("-12000.00"));
     }
 
     fn sample() -> NdpCall {

@@ -65,6 +65,34 @@ impl ColumnType {
         }
     }
 
+    /// Whether the integer `v` (a decimal's value times 10^scale) is a value
+    /// of this column type, as PostgreSQL decides: an `integer` within 32
+    /// bits, a `numeric(p,s)` with at most `p` digits (else PostgreSQL's
+    /// "numeric field overflow"). The reason names the type; `Err` for
+    /// text types too, which hold no integers.
+    pub fn check_int(self, v: i64) -> Result<(), String> {
+        match self {
+            ColumnType::Int32 if i32::try_from(v).is_err() => Err(format!("{v} does not fit integer")),
+            ColumnType::Decimal { precision, scale } if v.unsigned_abs() >= 10u64.pow(u32::from(precision.min(19))) => {
+                let d = 10u64.pow(u32::from(scale));
+                let (int, frac) = (v.unsigned_abs() / d, v.unsigned_abs() % d);
+                let sign = if v < 0 { "-" } else { "" };
+                let shown = if scale == 0 {
+                    format!("{sign}{int}")
+                } else {
+                    format!("{sign}{int}.{frac:0w$}", w = scale as usize)
+                };
+                Err(format!(
+                    "numeric field overflow: {shown} does not fit {} (absolute values below 10^{})",
+                    self.sql_name(),
+                    precision - scale
+                ))
+            }
+            ColumnType::Text(_) | ColumnType::Varchar(_) => Err(format!("{} holds no numbers", self.sql_name())),
+            _ => Ok(()),
+        }
+    }
+
     /// Numeric columns can be summed, compared and aggregated on the device.
     pub fn is_numeric(self) -> bool {
         !matches!(self, ColumnType::Text(_) | ColumnType::Varchar(_))
@@ -178,7 +206,11 @@ impl Layout {
                     let x = i32::try_from(*x).map_err(|_| invalid(format!("column {i}: {x} does not fit int32")))?;
                     out[at..at + 4].copy_from_slice(&x.to_le_bytes());
                 }
-                (ColumnType::Int64 | ColumnType::Decimal { .. } | ColumnType::Timestamp, Value::Int(x)) => {
+                (ty @ ColumnType::Decimal { .. }, Value::Int(x)) => {
+                    ty.check_int(*x).map_err(|e| invalid(format!("column {i}: {e}")))?;
+                    out[at..at + 8].copy_from_slice(&x.to_le_bytes())
+                }
+                (ColumnType::Int64 | ColumnType::Timestamp, Value::Int(x)) => {
                     out[at..at + 8].copy_from_slice(&x.to_le_bytes())
                 }
                 (ColumnType::Text(n), Value::Text(t)) => {
@@ -395,6 +427,14 @@ mod tests {
                 .is_err()
         );
         assert!(layout.encode(&[Value::Int(1)]).is_err());
+        // numeric(6,2) holds -9999.99..=9999.99, as in PostgreSQL.
+        let row = |amount| [Value::Int(1), Value::Null, Value::Int(amount), Value::Text(vec![]), Value::Null];
+        assert!(layout.encode(&row(999_999)).is_ok());
+        assert!(layout.encode(&row(-999_999)).is_ok());
+        let e = layout.encode(&row(1_000_000)).unwrap_err().to_string();
+        assert!(e.contains("numeric field overflow: 10000.00 does not fit numeric(6,2)"), "{e}");
+        assert!(layout.encode(&row(-1_000_001)).unwrap_err().to_string().contains("-10000.01"));
+        assert!(layout.encode(&row(i64::MIN)).is_err());
         assert!(Layout::new(&[]).is_err());
         assert!(Layout::new(&[Column::new("t", ColumnType::Text(0), false)]).is_err());
     }

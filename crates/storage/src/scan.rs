@@ -51,6 +51,16 @@ pub struct ScanStats {
     pub visited: u64,
 }
 
+/// What an `ndp.update` call carries besides an NDP call's own.
+pub(crate) struct UpdateArgs {
+    /// The program's parameters.
+    pub params: Vec<u64>,
+    /// Range 4: the pages for new versions and each PE's run of them.
+    pub pages: Vec<u8>,
+    /// VIDs the PEs split (those of the statement's counting call).
+    pub vids: u64,
+}
+
 #[derive(Debug, Clone)]
 pub struct AggregateResult {
     pub partial: Partial,
@@ -130,18 +140,39 @@ impl Store {
         pes: u32,
         freshness: Freshness,
     ) -> Result<AggregateResult> {
-        let op = Operation::Aggregate { func, column };
         let m = self.measure();
-        let out =
-            self.ndp_call(table, snapshot, op, predicate, pes, freshness, u64::from(pes) * PARTIAL_BYTES as u64)?;
+        let (partials, _) = self.ndp_partials(table, snapshot, func, column, predicate, pes, freshness)?;
         let mut partial = Partial::default();
-        for pe in 0..pes as usize {
-            let p = Partial::decode(&out[pe * PARTIAL_BYTES..])
-                .map_err(|e| StoreError::Corrupt(format!("PE {pe}'s result: {e}")))?;
-            partial.merge(&p);
+        for p in &partials {
+            partial.merge(p);
         }
         let visited = partial.visited;
         Ok(AggregateResult { value: partial.result(func), partial, stats: self.stats(m, visited) })
+    }
+
+    /// An aggregate call's partial result of each PE, and the number of VIDs
+    /// the call split among the PEs (PE `p` took `[n·p/P, n·(p+1)/P)`).
+    #[allow(clippy::too_many_arguments)]
+    pub(crate) fn ndp_partials(
+        &self,
+        table: &Table,
+        snapshot: &Snapshot,
+        func: Aggregate,
+        column: u16,
+        predicate: Option<Predicate>,
+        pes: u32,
+        freshness: Freshness,
+    ) -> Result<(Vec<Partial>, u64)> {
+        let op = Operation::Aggregate { func, column };
+        let out_bytes = u64::from(pes) * PARTIAL_BYTES as u64;
+        let (out, vids) = self.ndp_call_with(table, snapshot, op, predicate, pes, freshness, out_bytes, None)?;
+        let partials = (0..pes as usize)
+            .map(|pe| {
+                Partial::decode(&out[pe * PARTIAL_BYTES..])
+                    .map_err(|e| StoreError::Corrupt(format!("PE {pe}'s result: {e}")))
+            })
+            .collect::<Result<_>>()?;
+        Ok((partials, vids))
     }
 
     /// Returns the visible rows, projected, computed on the device's PEs.
@@ -185,10 +216,14 @@ impl Store {
         freshness: Freshness,
         out_bytes: u64,
     ) -> Result<Vec<u8>> {
-        self.ndp_call_with(table, snapshot, op, predicate, pes, freshness, out_bytes, None)
+        Ok(self.ndp_call_with(table, snapshot, op, predicate, pes, freshness, out_bytes, None)?.0)
     }
 
-    /// An NDP call; `update` carries `ndp.update`'s parameters and its range 4.
+    /// An NDP call; `update` carries `ndp.update`'s parameters and its range
+    /// 4, and the VIDs it covers. Returns the output range and the number of
+    /// VIDs the PEs split: the table's length, or the update's `vids` (at
+    /// most the length; tuples created after an update's counting call are
+    /// not in its snapshot).
     #[allow(clippy::too_many_arguments)]
     pub(crate) fn ndp_call_with(
         &self,
@@ -199,8 +234,8 @@ impl Store {
         pes: u32,
         freshness: Freshness,
         out_bytes: u64,
-        update: Option<(Vec<u64>, Vec<u8>)>,
-    ) -> Result<Vec<u8>> {
+        update: Option<UpdateArgs>,
+    ) -> Result<(Vec<u8>, u64)> {
         self.check_columns(table, &op, predicate)?;
         if freshness == Freshness::Flush {
             self.flush(table)?;
@@ -218,7 +253,7 @@ impl Store {
                 op,
                 predicate,
                 snapshot: snapshot.clone(),
-                vids: s.heads.len() as u64,
+                vids: update.as_ref().map_or(s.heads.len() as u64, |u| u.vids.min(s.heads.len() as u64)),
                 l2p_pages: m.l2p_pages.clone(),
                 l2p_delta: m.l2p_dirty.iter().map(|&l| (l, m.l2p[l as usize])).collect(),
                 vid_pages: s.vid_pages.clone(),
@@ -238,17 +273,16 @@ impl Store {
         let call_range = range(block.len() as u64)?;
         let delta_range = range(delta_bytes.len() as u64)?;
         let out_range = range(out_bytes)?;
+        let vids = call.vids;
         let (slot, params, extra) = match update {
-            Some((params, pages)) => {
-                (self.update_slot, params.iter().flat_map(|p| p.to_le_bytes()).collect(), Some(pages))
-            }
+            Some(u) => (self.update_slot, u.params.iter().flat_map(|p| p.to_le_bytes()).collect(), Some(u.pages)),
             None => (self.snapshot_slot, vec![], None),
         };
         let extra_range = match &extra {
             Some(pages) => Some(range(pages.len() as u64)?),
             None => None,
         };
-        let result = (|| {
+        let result: Result<Vec<u8>> = (|| {
             qp.call(Command::MemoryWrite { range: call_range, offset: 0, data: block })?;
             if !delta_bytes.is_empty() {
                 qp.call(Command::MemoryWrite { range: delta_range, offset: 0, data: delta_bytes })?;
@@ -264,7 +298,7 @@ impl Store {
         for r in [call_range, delta_range, out_range].into_iter().chain(extra_range) {
             qp.call(Command::MemoryRangeDelete { range: r })?;
         }
-        result
+        Ok((result?, vids))
     }
 
     /// Runs an aggregate on the host after reading every page over the link.

@@ -12,10 +12,13 @@
 //! refused, leaves pages that nothing maps (reserved pages the PEs did not
 //! fill go back to the allocator by way of `PageReuse`).
 //!
-//! Pages: the host first counts the qualifying tuples with an NDP
-//! `count(*)` in the same snapshot (so the reservation is exact, not the
-//! whole table's worth), then reserves `ceil(count / records_per_page) +
-//! pes` pages: each PE fills its own pages, and its last may be partly empty.
+//! Pages: the host first counts the qualifying tuples of each PE's share of
+//! the VIDs with an NDP `count(*)` in the same snapshot, then reserves
+//! `ceil(count_p / records_per_page)` pages for PE `p` (records_per_page
+//! for the table's longest record), and the update call splits the same
+//! VIDs. The snapshot and the predicate decide which tuples qualify, so the
+//! counts are exact: each PE gets the pages it fills, its last one perhaps
+//! partly, whichever PE the qualifying tuples fall to.
 
 use ndpdb_device::{UPDATE_ENTRY_BYTES, UPDATE_HEADER_BYTES};
 use ndpdb_format::ndp::{Aggregate, Operation, Predicate, Snapshot, UpdateExpr};
@@ -23,7 +26,7 @@ use ndpdb_format::page::{PAGE_HEADER_BYTES, RecordId, SLOT_BYTES};
 use ndpdb_format::record::HEADER_BYTES;
 use ndpdb_format::schema::ColumnType;
 
-use crate::scan::{Freshness, ScanStats};
+use crate::scan::{Freshness, ScanStats, UpdateArgs};
 use crate::store::{Budget, Head, Result, Store, StoreError, Table, TableState, heap_object};
 
 /// How many polls of its lock bucket a PE makes before it gives up on a
@@ -84,19 +87,29 @@ impl Store {
         self.check_columns(table, &op, predicate)?;
         let pes = pes.max(1);
         let m = self.measure();
-        let count =
-            self.ndp_aggregate(table, snapshot, Aggregate::CountStar, 0, predicate, pes, Freshness::Ship)?.partial.rows;
+        // Count the qualifying tuples of each PE's share of the VIDs, so that
+        // each PE gets the pages its share needs (a predicate can select
+        // all of one PE's tuples and none of another's), and have the update
+        // split the same VIDs.
+        let (partials, vids) =
+            self.ndp_partials(table, snapshot, Aggregate::CountStar, 0, predicate, pes, Freshness::Ship)?;
         let per_page = self.records_per_page(table);
-        let pages_needed = count.div_ceil(per_page) + u64::from(pes);
-        let pages = self.reserve_pages(table, pages_needed)?;
-        let mut range4 = Vec::with_capacity(8 + 16 * pages.len());
+        let runs: Vec<u64> = partials.iter().map(|p| p.rows.div_ceil(per_page)).collect();
+        let pages = self.reserve_pages(table, runs.iter().sum())?;
+        let mut range4 = Vec::with_capacity(8 + 16 * pages.len() + 8 * (runs.len() + 1));
         range4.extend_from_slice(&(pages.len() as u64).to_le_bytes());
         for &(lpn, ppn) in &pages {
             range4.extend_from_slice(&lpn.to_le_bytes());
             range4.extend_from_slice(&ppn.to_le_bytes());
         }
-        let share = (UPDATE_HEADER_BYTES + UPDATE_ENTRY_BYTES * (table.vids() / u64::from(pes) + 1)).div_ceil(8) * 8;
-        let out = self.ndp_call_with(
+        let mut first = 0u64;
+        range4.extend_from_slice(&first.to_le_bytes());
+        for &n in &runs {
+            first += n;
+            range4.extend_from_slice(&first.to_le_bytes());
+        }
+        let share = (UPDATE_HEADER_BYTES + UPDATE_ENTRY_BYTES * (vids / u64::from(pes) + 1)).div_ceil(8) * 8;
+        let (out, _) = self.ndp_call_with(
             table,
             snapshot,
             op,
@@ -104,7 +117,7 @@ impl Store {
             pes,
             Freshness::Ship,
             share * u64::from(pes),
-            Some((vec![u64::from(table.id), poll_limit], range4)),
+            Some(UpdateArgs { params: vec![u64::from(table.id), poll_limit], pages: range4, vids }),
         )?;
         let mut tuples = Vec::new();
         let mut written = Vec::new();
@@ -123,7 +136,8 @@ impl Store {
                     new: RecordId(word(part, at + 16)),
                 });
             }
-            let mine: Vec<(u64, u64)> = pages.iter().copied().skip(pe).step_by(pes as usize).collect();
+            let start: u64 = runs[..pe].iter().sum();
+            let mine = &pages[start as usize..(start + runs[pe]) as usize];
             if used > mine.len() as u64 {
                 return Err(StoreError::Corrupt(format!("PE {pe} reports {used} pages of {}", mine.len())));
             }

@@ -6,12 +6,12 @@ use std::sync::Arc;
 use ndpdb_format::ndp::{Aggregate, Predicate, Snapshot, UpdateExpr};
 use ndpdb_format::page::RecordId;
 use ndpdb_format::record::VersionHeader;
-use ndpdb_format::schema::{Column, ColumnType, Value};
+use ndpdb_format::schema::{Column, Value};
 use ndpdb_locktable::protocol::{self, TS_MASK, Tally};
 use ndpdb_locktable::{Attempt, CancelOutcome, Grant, LockError, LockKey};
 use ndpdb_storage::{
-    AggregateResult, CommittedHeads, DEFAULT_POLL_LIMIT, Freshness, Head, LogOp, OpKind, RowsResult, Store, StoreError,
-    Table, TableId, TxnMeta, tuple_lock_key,
+    AggregateResult, CommittedHeads, DEFAULT_POLL_LIMIT, Freshness, Head, LogOp, OpKind, RowsResult, ScanStats, Store,
+    StoreError, Table, TableId, TxnMeta, tuple_lock_key,
 };
 use parking_lot::Mutex;
 
@@ -669,6 +669,20 @@ impl Txn<'_> {
         predicate: Option<Predicate>,
         pes: u32,
     ) -> Result<u64> {
+        self.ndp_update_stats(table, column, expr, predicate, pes).map(|(updated, _)| updated)
+    }
+
+    /// [`Txn::ndp_update`], also returning what the device calls did (the
+    /// counting call and the update call together: counters, modelled and
+    /// wall time).
+    pub fn ndp_update_stats(
+        &mut self,
+        table: &Arc<Table>,
+        column: u16,
+        expr: UpdateExpr,
+        predicate: Option<Predicate>,
+        pes: u32,
+    ) -> Result<(u64, ScanStats)> {
         let snapshot = self.statement_snapshot()?;
         self.note_scan(table)?;
         self.device_locks = true;
@@ -733,7 +747,7 @@ impl Txn<'_> {
                 s.tables_written.insert(table.id);
             }
         }
-        Ok(updated)
+        Ok((updated, up.stats))
     }
 
     /// Read committed, for a row an update-NDP statement updated from a
@@ -773,8 +787,7 @@ impl Txn<'_> {
             return Ok(false);
         }
         let c = usize::from(column);
-        let int32 = table.columns[c].ty == ColumnType::Int32;
-        match expr.new_value(int(&values[c]), int32) {
+        match expr.new_value(int(&values[c]), table.columns[c].ty) {
             Ok(Some(v)) => values[c] = Value::Int(v),
             Ok(None) => {}
             Err(e) => {
