@@ -251,6 +251,9 @@ fn db_update_ndp_updates_on_the_device() {
     assert_eq!(up["tuples_updated"].as_i64(), Some(qualifying), "{up}");
     assert_eq!(up["profile"], "u280-nvm");
     assert!(up["modelled_s"].as_f64().unwrap() > 0.0, "{up}");
+    // Uncontended, a PE's lock is one compare-and-swap on the bucket.
+    assert_eq!(up["counters"]["coherent_remote"].as_i64(), Some(qualifying), "{up}");
+    assert_eq!(up["counters"]["coherent_local_hits"], 0, "{up}");
     let after = agg(&[]);
     assert_eq!(after, before + 150 * qualifying);
     assert_eq!(agg(&["--mode", "host"]), after, "host and device read the same versions");

@@ -23,6 +23,8 @@ pub(crate) struct Cells {
     pub medium_writes: AtomicU64,
     pub completions: AtomicU64,
     pub late_completions: AtomicU64,
+    pub coherent_local_hits: AtomicU64,
+    pub coherent_remote: AtomicU64,
     pub commands: Mutex<BTreeMap<&'static str, u64>>,
     pub pe_busy_ps: Mutex<Vec<u64>>,
 }
@@ -50,6 +52,12 @@ pub struct Counters {
     pub completions: u64,
     /// Completions posted after their modelled time (real-time clock only).
     pub late_completions: u64,
+    /// PE loads of a lock-table bucket unchanged since the PE last saw it
+    /// (coherent shared memory, `local_hit_ns` each).
+    pub coherent_local_hits: u64,
+    /// PE loads of a changed or unseen bucket, stores and compare-and-swaps
+    /// (`remote_atomic_ns` each).
+    pub coherent_remote: u64,
     pub commands: BTreeMap<String, u64>,
     /// Modelled busy time per PE, in picoseconds.
     pub pe_busy_ps: Vec<u64>,
@@ -67,6 +75,8 @@ impl Counters {
             medium_writes: get(&c.medium_writes),
             completions: get(&c.completions),
             late_completions: get(&c.late_completions),
+            coherent_local_hits: get(&c.coherent_local_hits),
+            coherent_remote: get(&c.coherent_remote),
             commands: c.commands.lock().iter().map(|(k, v)| (k.to_string(), *v)).collect(),
             pe_busy_ps: c.pe_busy_ps.lock().clone(),
         }
@@ -83,6 +93,8 @@ impl Counters {
             medium_writes: self.medium_writes - earlier.medium_writes,
             completions: self.completions - earlier.completions,
             late_completions: self.late_completions - earlier.late_completions,
+            coherent_local_hits: self.coherent_local_hits - earlier.coherent_local_hits,
+            coherent_remote: self.coherent_remote - earlier.coherent_remote,
             commands: self
                 .commands
                 .iter()
@@ -103,10 +115,19 @@ impl Counters {
         self.pe_busy_ps.iter().sum::<u64>() as f64 / 1e12
     }
 
-    /// A compact multi-line rendering for terminals.
+    /// A compact multi-line rendering for terminals (the coherent line only
+    /// when PEs reached the lock table).
     pub fn render(&self) -> String {
         let cmds: Vec<String> = self.commands.iter().map(|(k, v)| format!("{k}={v}")).collect();
-        format!(
+        let coherent = if self.coherent_local_hits + self.coherent_remote > 0 {
+            format!(
+                "\ncoherent lock table: {} remote accesses, {} local hits",
+                self.coherent_remote, self.coherent_local_hits
+            )
+        } else {
+            String::new()
+        };
+        let base = format!(
             "link: {} B to device, {} B to host\nmedium: {} B read in {} accesses, {} B written in {} accesses\n\
              commands: {} ({} completions, {} late)\nPE busy: {:.6} s summed over PEs",
             self.link_bytes_to_device,
@@ -119,6 +140,7 @@ impl Counters {
             self.completions,
             self.late_completions,
             self.pe_busy_s()
-        )
+        );
+        base + &coherent
     }
 }

@@ -800,6 +800,8 @@ impl Inner {
             report.medium_bytes_read += a.medium_bytes_read;
             report.medium_writes += a.medium_writes;
             report.medium_bytes_written += a.medium_bytes_written;
+            Cells::add(&self.cells.coherent_local_hits, a.coherent_local_hits);
+            Cells::add(&self.cells.coherent_remote, a.coherent_remote);
         }
         self.count_medium(false, report.medium_reads, report.medium_bytes_read);
         self.count_medium(true, report.medium_writes, report.medium_bytes_written);
