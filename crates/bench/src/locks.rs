@@ -1369,8 +1369,12 @@ where
         rows.iter().flat_map(|r| bins(r).into_iter().map(move |b| (*r, b))).collect();
     let pad = 10f64.powf(1.0 / BINS_PER_DECADE);
     let x_lo = (all.iter().map(|(_, b)| b.lo_ns).fold(f64::INFINITY, f64::min) / pad).max(1.0);
-    let x_hi = all.iter().map(|(_, b)| b.hi_ns).fold(x_lo * 10.0, f64::max) * pad;
-    let y_hi = all.iter().map(|(r, b)| share(r, b)).fold(1.0, f64::max) * 1.1;
+    // The axis ends a little past the largest p99.9: the rare stalls of
+    // milliseconds (preemption, page faults) would squeeze the distribution
+    // into a corner. The legend says how many samples lie beyond.
+    let x_hi = rows.iter().map(|r| r.p999_ns as f64 * 2.0).fold(x_lo * 10.0, f64::max);
+    let shown = |b: &HistBin| b.hi_ns <= x_hi;
+    let y_hi = all.iter().filter(|(_, b)| shown(b)).map(|(r, b)| share(r, b)).fold(1.0, f64::max) * 1.1;
     let err = |e: DrawingAreaErrorKind<DB::ErrorType>| anyhow!("drawing plot: {e:?}");
     root.fill(&WHITE).map_err(err)?;
     let mut chart = ChartBuilder::on(&root)
@@ -1390,14 +1394,19 @@ where
         .map_err(err)?;
     for (i, r) in rows.iter().enumerate() {
         let color = Palette99::pick(i).to_rgba();
+        let beyond: u64 = bins(r).iter().filter(|b| !shown(b)).map(|b| b.count).sum();
         let bars = bins(r)
             .into_iter()
+            .filter(shown)
             .map(|b| Rectangle::new([(b.lo_ns, 0.0), (b.hi_ns, share(r, &b))], color.mix(0.5).filled()));
         let table = match r.table_bytes {
             Some(b) => format!("{} {}", r.lock_table, size_label(b)),
             None => r.lock_table.to_string(),
         };
-        let name = format!("{table} (p50 {} ns, p99 {} ns)", r.p50_ns, r.p99_ns);
+        let name = format!(
+            "{table} (p50 {} ns, p99 {} ns, {} beyond the axis, max {} ns)",
+            r.p50_ns, r.p99_ns, beyond, r.max_ns
+        );
         chart
             .draw_series(bars)
             .map_err(err)?
