@@ -188,15 +188,15 @@ pub fn check(dir: &std::path::Path, profile_name: Option<&str>, json: bool) -> R
             "versions": r.versions, "integrity_errors": r.error_count(), "errors": r.errors,
             "log_records_replayed": rec.records, "log_truncated": rec.truncated, "wall_s": wall_s,
         });
-        println!("{v}");
+        outln!("{v}");
     } else {
         for e in &r.errors {
-            println!("error: {e}");
+            outln!("error: {e}");
         }
         if r.more_errors > 0 {
-            println!("... and {} more errors", r.more_errors);
+            outln!("... and {} more errors", r.more_errors);
         }
-        println!(
+        outln!(
             "checked {} tables, {} pages, {} VIDs, {} versions in {:.3} s: {} errors",
             r.tables,
             r.pages,
@@ -234,7 +234,7 @@ pub fn run(cmd: DbCmd) -> Result<()> {
             let dev = Device::create(&common.db, p, capacity, DeviceOptions::with_clock(common.clock))?;
             let db = Database::create(Store::new(dev, StoreOptions::default())?)?;
             close(db)?;
-            println!("created database {}", common.db.display());
+            outln!("created database {}", common.db.display());
             Ok(())
         }
         DbCmd::LoadOrderline { common, rows, seed } => {
@@ -247,7 +247,7 @@ pub fn run(cmd: DbCmd) -> Result<()> {
             orderline::load(&db, &t, rows, seed, |n| b.set_position(n))?;
             b.finish_and_clear();
             close(db)?;
-            println!("loaded {rows} ORDER_LINE tuples; the table has {}", t.vids());
+            outln!("loaded {rows} ORDER_LINE tuples; the table has {}", t.vids());
             Ok(())
         }
         DbCmd::Update { common, rounds, seed } => {
@@ -259,20 +259,20 @@ pub fn run(cmd: DbCmd) -> Result<()> {
                 b.finish_and_clear();
             }
             close(db)?;
-            println!("{rounds} update rounds over {} tuples", t.vids());
+            outln!("{rounds} update rounds over {} tuples", t.vids());
             Ok(())
         }
         DbCmd::Snapshot { common, drop, list } => {
             let db = open(&common)?;
             if list {
                 for (id, xmax) in db.pinned_snapshots() {
-                    println!("snapshot {id}: transactions below {xmax}");
+                    outln!("snapshot {id}: transactions below {xmax}");
                 }
             } else if let Some(id) = drop {
                 db.drop_snapshot(id)?;
-                println!("dropped snapshot {id}");
+                outln!("dropped snapshot {id}");
             } else {
-                println!("snapshot {}", db.pin_snapshot()?);
+                outln!("snapshot {}", db.pin_snapshot()?);
             }
             close(db)
         }
@@ -282,27 +282,31 @@ pub fn run(cmd: DbCmd) -> Result<()> {
             let db = open(&common)?;
             let s = db.gc()?;
             close(db)?;
-            println!(
+            outln!(
                 "removed {} versions: {} chains cut, {} tuples removed, {} pages rewritten, {} pages unmapped",
-                s.versions_removed, s.chains_cut, s.tuples_removed, s.pages_rewritten, s.pages_unmapped
+                s.versions_removed,
+                s.chains_cut,
+                s.tuples_removed,
+                s.pages_rewritten,
+                s.pages_unmapped
             );
             Ok(())
         }
         DbCmd::Info { common } => {
             let db = open(&common)?;
-            println!("database {} on profile {}", common.db.display(), db.store().device().profile().name);
+            outln!("database {} on profile {}", common.db.display(), db.store().device().profile().name);
             for t in db.store().tables() {
                 let cols: Vec<String> = t.columns.iter().map(|c| format!("{} {}", c.name, c.ty.sql_name())).collect();
-                println!("table {} ({} tuples): {}", t.name, t.vids(), cols.join(", "));
+                outln!("table {} ({} tuples): {}", t.name, t.vids(), cols.join(", "));
             }
             for (id, xmax) in db.pinned_snapshots() {
-                println!("pinned snapshot {id}: transactions below {xmax}");
+                outln!("pinned snapshot {id}: transactions below {xmax}");
             }
             let info = db.store().device().info();
             let page = u64::from(info.page_bytes);
             let h = db.store().headroom();
             let r = db.store().page_reuse();
-            println!(
+            outln!(
                 "device: {} pages of {page} B; {} free for writes, {} held back for the next \
                  checkpoint, {} superseded pages waiting for a checkpoint ({} pages reused so far)",
                 info.capacity_bytes / page,
@@ -361,13 +365,13 @@ fn aggregate(a: AggregateArgs) -> Result<()> {
                 "modelled_s": r.stats.modelled_s, "wall_s": r.stats.wall_s, "versions_visited": r.partial.visited,
                 "counters": r.stats.counters,
             });
-            println!("{v}");
+            outln!("{v}");
         } else {
             if a.repeat > 1 {
-                println!("run {run} of {}", a.repeat);
+                outln!("run {run} of {}", a.repeat);
             }
-            println!("{}({}) = {}", a.func, a.column, result.as_deref().unwrap_or("NULL"));
-            println!(
+            outln!("{}({}) = {}", a.func, a.column, result.as_deref().unwrap_or("NULL"));
+            outln!(
                 "{} on profile {}, {} clock: {:.6} s modelled, {:.6} s wall, {} versions visited",
                 a.mode,
                 profile,
@@ -376,7 +380,7 @@ fn aggregate(a: AggregateArgs) -> Result<()> {
                 r.stats.wall_s,
                 r.partial.visited
             );
-            println!("{}", r.stats.counters.render());
+            outln!("{}", r.stats.counters.render());
         }
     }
     close(db)
@@ -388,6 +392,9 @@ fn parse_set(t: &ndpdb_storage::Table, set: &str) -> Result<(usize, UpdateExpr)>
     const FORMS: &str = "COLUMN = VALUE, COLUMN = COLUMN + VALUE, COLUMN = COLUMN - VALUE or COLUMN = COLUMN * INTEGER";
     let (lhs, rhs) = set.split_once('=').with_context(|| format!("--set {set:?}: expected {FORMS}"))?;
     let name = lhs.trim();
+    if name.is_empty() {
+        bail!("--set {set:?}: no column before `=`; expected {FORMS}");
+    }
     let col = t.column_index(name).with_context(|| format!("--set: table {} has no column {name}", t.name))?;
     let ty = t.columns[col].ty;
     if !matches!(ty, ColumnType::Int32 | ColumnType::Int64 | ColumnType::Decimal { .. }) {
@@ -437,18 +444,18 @@ fn update_ndp(a: UpdateNdpArgs) -> Result<()> {
             "profile": profile, "clock": a.common.clock.name(), "tuples_updated": updated,
             "modelled_s": stats.modelled_s, "wall_s": stats.wall_s, "counters": stats.counters,
         });
-        println!("{v}");
+        outln!("{v}");
     } else {
         let filter = a.predicate.as_deref().map(|p| format!(" WHERE {p}")).unwrap_or_default();
-        println!("UPDATE {} SET {}{filter}: {updated} tuples updated, committed", t.name, a.set);
-        println!(
+        outln!("UPDATE {} SET {}{filter}: {updated} tuples updated, committed", t.name, a.set);
+        outln!(
             "ndp on profile {profile}, {} clock, {} PEs: {:.6} s modelled, {:.6} s wall (counting and update calls)",
             a.common.clock.name(),
             a.pes,
             stats.modelled_s,
             stats.wall_s
         );
-        println!("{}", stats.counters.render());
+        outln!("{}", stats.counters.render());
     }
     close(db)
 }

@@ -12,12 +12,12 @@ use ndpdb_device::{ClockKind, Profile};
 
 pub fn run(out: &Path) -> Result<()> {
     let started = std::time::Instant::now();
-    println!("ndpdb demo: in-situ snapshot computation (neoDBMS, ICDE'22) on the emulated u280-nvm device");
-    println!("ORDER_LINE (TPC-C), 100,000 tuples, up to 4 versions per tuple; SUM(ol_amount) in each snapshot.");
-    println!(
+    outln!("ndpdb demo: in-situ snapshot computation (neoDBMS, ICDE'22) on the emulated u280-nvm device");
+    outln!("ORDER_LINE (TPC-C), 100,000 tuples, up to 4 versions per tuple; SUM(ol_amount) in each snapshot.");
+    outln!(
         "Engines: ndpdb NDP on 16 PEs, ndpdb host-only block stack with 2 workers, PostgreSQL with 0 and 2 parallel workers."
     );
-    println!("Real-time clock: the device's completions are held to their modelled time, so wall times compare.\n");
+    outln!("Real-time clock: the device's completions are held to their modelled time, so wall times compare.\n");
     let args = crate::SnapshotArgs {
         scenarios: vec![1, 2, 3],
         workload: None,
@@ -38,7 +38,7 @@ pub fn run(out: &Path) -> Result<()> {
     };
     let dir = crate::snapshot_cmd(args)?;
 
-    println!("\nThe device: 4-byte in-situ transfers with 1..16 PEs, beside neoDBMS Table I (virtual clock)\n");
+    outln!("\nThe device: 4-byte in-situ transfers with 1..16 PEs, beside neoDBMS Table I (virtual clock)\n");
     let cfg = device_scaling::Config {
         profile: Profile::load("u280-nvm")?,
         clock: ClockKind::Virtual,
@@ -49,12 +49,12 @@ pub fn run(out: &Path) -> Result<()> {
     };
     let rows = crate::run_scaling(&cfg)?;
     let table = device_scaling::table(&rows);
-    println!("{table}");
+    outln!("{table}");
     std::fs::write(dir.join("device-scaling.txt"), &table)?;
     if let Err(e) = device_scaling::plot(&rows, &dir) {
-        println!("no plot: {e:#}");
+        outln!("no plot: {e:#}");
     }
-    println!(
+    outln!(
         "Done in {:.0} s. Results, JSON lines and plots (SVG, PNG) are in {}",
         started.elapsed().as_secs_f64(),
         dir.display()

@@ -1,8 +1,45 @@
 //! `ndpdb`: the command-line front end. Thin by design: each subcommand parses
 //! its arguments, calls a library crate, and prints tables and JSON lines.
 
+/// `println!` for the commands' output, which treats a closed stdout
+/// (`ndpdb ... | head`) as the end of the reader's interest, not as an error:
+/// the command goes on and finishes its work, so a database command still
+/// closes its database. Any other failure to write (a full disk under a
+/// redirection) is reported on stderr once and makes `ndpdb` exit 1.
+macro_rules! outln {
+    ($($arg:tt)*) => {
+        $crate::stdout_result({
+            use std::io::Write;
+            writeln!(std::io::stdout(), $($arg)*)
+        })
+    };
+}
+
+/// `print!` with [`outln!`]'s handling of a closed stdout.
+macro_rules! out {
+    ($($arg:tt)*) => {
+        $crate::stdout_result({
+            use std::io::Write;
+            write!(std::io::stdout(), $($arg)*)
+        })
+    };
+}
+
 mod db;
 mod demo;
+
+/// Set when writing to stdout failed for any reason but a closed pipe.
+static STDOUT_FAILED: std::sync::atomic::AtomicBool = std::sync::atomic::AtomicBool::new(false);
+
+/// What [`outln!`] and [`out!`] do with a write's result.
+fn stdout_result(r: std::io::Result<()>) {
+    if let Err(e) = r
+        && e.kind() != std::io::ErrorKind::BrokenPipe
+        && !STDOUT_FAILED.swap(true, std::sync::atomic::Ordering::Relaxed)
+    {
+        eprintln!("error: writing the output to stdout: {e}");
+    }
+}
 
 use std::path::{Path, PathBuf};
 
@@ -111,11 +148,11 @@ impl Report {
     fn print<T: serde::Serialize>(&self, rows: &[T], table: &str) -> Result<()> {
         if self.json {
             for r in rows {
-                println!("{}", serde_json::to_string(r)?);
+                outln!("{}", serde_json::to_string(r)?);
             }
             eprint!("{table}");
         } else {
-            print!("{table}");
+            out!("{table}");
         }
         Ok(())
     }
@@ -392,6 +429,9 @@ fn main() {
         eprintln!("error: {e:#}");
         std::process::exit(1);
     }
+    if STDOUT_FAILED.load(std::sync::atomic::Ordering::Relaxed) {
+        std::process::exit(1);
+    }
 }
 
 fn run(cli: Cli) -> Result<()> {
@@ -399,12 +439,12 @@ fn run(cli: Cli) -> Result<()> {
         Cmd::Demo(a) => demo::run(&a.out),
         Cmd::Db { command } => db::run(command),
         Cmd::Profiles { command: ProfilesCmd::List } => {
-            print!("{}", profiles_table()?);
+            out!("{}", profiles_table()?);
             Ok(())
         }
         Cmd::Profiles { command: ProfilesCmd::Show { name } } => match Profile::builtin_text(&name) {
             Some(text) => {
-                print!("{text}");
+                out!("{text}");
                 Ok(())
             }
             None => Err(Profile::load(&name)
@@ -436,7 +476,7 @@ fn run(cli: Cli) -> Result<()> {
                 };
             let dev = Device::create(&a.db, profile, capacity, DeviceOptions::default())?;
             let info = dev.info();
-            println!(
+            outln!(
                 "created {} : {} MiB {} medium, profile {}",
                 a.db.join(ndpdb_device::IMAGE_FILE).display(),
                 info.capacity_bytes >> 20,
@@ -454,10 +494,10 @@ fn run(cli: Cli) -> Result<()> {
                 other => bail!("identify replied {other:?}"),
             };
             if a.json {
-                println!("{}", serde_json::to_string(&info)?);
+                outln!("{}", serde_json::to_string(&info)?);
             } else {
-                println!("{}", serde_json::to_string_pretty(&info)?);
-                println!("{}", dev.counters().render());
+                outln!("{}", serde_json::to_string_pretty(&info)?);
+                outln!("{}", dev.counters().render());
             }
             Ok(())
         }
@@ -526,10 +566,10 @@ fn profile_cmd(a: ProfileArgs) -> Result<()> {
     std::fs::write(&a.out, model.to_toml()).with_context(|| format!("writing {}", a.out.display()))?;
     if a.json {
         for c in ndpdb_profiler::compare(&model, &profile) {
-            println!("{}", serde_json::to_string(&c)?);
+            outln!("{}", serde_json::to_string(&c)?);
         }
     } else {
-        print!("{}", comparison_table(&model, &profile));
+        out!("{}", comparison_table(&model, &profile));
     }
     eprintln!("hardware model written to {}", a.out.display());
     Ok(())
@@ -720,12 +760,12 @@ fn crash_cmd(a: CrashArgs) -> Result<()> {
     );
     if a.report.json {
         for p in &points {
-            println!("{}", serde_json::to_string(p)?);
+            outln!("{}", serde_json::to_string(p)?);
         }
-        println!("{}", serde_json::to_string(&summary)?);
+        outln!("{}", serde_json::to_string(&summary)?);
         eprint!("{table}");
     } else {
-        print!("{table}");
+        out!("{table}");
     }
     eprintln!("results: {}", dir.path.display());
     if summary.lost_commits > 0 || summary.integrity_errors > 0 {
@@ -804,7 +844,7 @@ pub(crate) fn snapshot_cmd(a: SnapshotArgs) -> Result<PathBuf> {
     use ndpdb_bench::snapshot;
     if let Some(n) = a.print_workload {
         for (_, w) in snapshot::scenario(n, a.rows, a.rounds, &a.op, &a.positions)? {
-            println!("# {}\n{}", w.name, w.to_toml());
+            outln!("# {}\n{}", w.name, w.to_toml());
         }
         return Ok(PathBuf::new());
     }

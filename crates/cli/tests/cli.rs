@@ -263,6 +263,7 @@ fn db_update_ndp_updates_on_the_device() {
     assert_eq!(agg(&[]), after, "a failed statement changes nothing");
     for (set, says) in [
         ("ol_amount 3", "expected COLUMN = VALUE"),
+        ("= 3", "no column before `=`"),
         ("nope = 1", "no column nope"),
         ("ol_dist_info = 1", "integer and decimal columns"),
         ("ol_amount = ol_amount * 1.5", "not an integer"),
@@ -276,4 +277,31 @@ fn db_update_ndp_updates_on_the_device() {
     let err = refused(&ndpdb(&["db", "update-ndp", "--db", "plain", "--set", "ol_amount = 1"], dir.path()));
     assert!(err.contains("coherent"), "{err}");
     assert!(ok(&ndpdb(&["check", "d"], dir.path())).contains(": 0 errors"));
+}
+
+/// `ndpdb ... | head`: a reader that goes away is the end of the output, not
+/// a panic, and a database command still closes its database (the next one
+/// has no log to replay).
+#[test]
+fn a_closed_stdout_is_not_an_error() {
+    let dir = tempfile::tempdir().unwrap();
+    let run = |args: &[&str]| ok(&ndpdb(args, dir.path()));
+    run(&["db", "create", "--db", "d", "--capacity-mib", "16"]);
+    run(&["db", "load-orderline", "--db", "d", "--rows", "100"]);
+    for args in [&["db", "aggregate", "--db", "d", "--func", "sum"][..], &["profiles", "list"]] {
+        let mut child = Command::new(env!("CARGO_BIN_EXE_ndpdb"))
+            .args(args)
+            .current_dir(dir.path())
+            .stdout(std::process::Stdio::piped())
+            .stderr(std::process::Stdio::piped())
+            .spawn()
+            .unwrap();
+        drop(child.stdout.take());
+        let out = child.wait_with_output().unwrap();
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert!(out.status.success() && !err.contains("panicked"), "{args:?}: {:?} {err}", out.status);
+    }
+    let info = ndpdb(&["db", "info", "--db", "d"], dir.path());
+    assert!(info.status.success());
+    assert!(!String::from_utf8_lossy(&info.stderr).contains("recovery"), "the aggregate closed the database");
 }
