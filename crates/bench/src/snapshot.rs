@@ -550,6 +550,9 @@ fn run_postgres(
 /// workload). `positions` picks scenario 3's snapshot markers, as update
 /// rounds before the snapshot (`0..=rounds`); empty: all of them.
 pub fn scenario(n: u32, rows: u64, rounds: u32, op: &str, positions: &[u32]) -> Result<Vec<(f64, Workload)>> {
+    if rows == 0 {
+        bail!("--rows 0: a scenario loads ORDER_LINE tuples; choose at least 1");
+    }
     if let Some(p) = positions.iter().find(|&&p| p > rounds) {
         bail!("--positions {p}: scenario 3's snapshots lie after 0..={rounds} update rounds (--rounds {rounds})");
     }

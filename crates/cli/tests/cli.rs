@@ -152,6 +152,8 @@ fn bad_arguments_are_refused() {
     let out = ndpdb(&["bench", "device-scaling", "--clock", "sundial"], dir.path());
     assert_eq!(out.status.code(), Some(2), "clap rejects bad values with usage");
     assert!(String::from_utf8_lossy(&out.stderr).contains("real"));
+    let err = refused(&ndpdb(&["bench", "snapshot", "--rows", "0", "--no-postgres"], dir.path()));
+    assert!(err.contains("--rows 0"), "{err}");
 }
 
 #[test]
