@@ -181,6 +181,12 @@ impl Config {
                 self.profile.name
             );
             ensure!(
+                count > 0,
+                "Exp. 1 needs processing elements on the device, and profile `{}` has none (pe.count = 0); \
+                 choose --profile u280-nvm or ideal, or leave Exp. 1 out (--experiments 2,3)",
+                self.profile.name
+            );
+            ensure!(
                 (1..=count).contains(&self.pes),
                 "--pes {}: profile `{}` has 1..={count} PEs",
                 self.pes,

@@ -857,6 +857,13 @@ pub(crate) fn snapshot_cmd(a: SnapshotArgs) -> Result<PathBuf> {
         seed: a.seed,
         repeat: a.repeat,
     };
+    if cfg.profile.pe.count == 0 {
+        bail!(
+            "profile `{}` has no processing elements (pe.count = 0), so NDP cannot run on it; choose a profile \
+             with PEs (ndpdb profiles list)",
+            cfg.profile.name
+        );
+    }
     if let Some(&bad) = cfg.pes.iter().find(|&&p| p == 0 || p > cfg.profile.pe.count) {
         bail!("--pes {bad}: profile `{}` has 1..={} PEs", cfg.profile.name, cfg.profile.pe.count);
     }
