@@ -58,10 +58,11 @@ pub fn load(
     mut progress: impl FnMut(u64),
 ) -> Result<()> {
     let mut tuples = OrderLineGen::new(seed, 1_700_000_000_000_000).take_rows(rows);
+    let batch = batch_rows(db, table);
     let mut done = 0;
     while done < rows {
         let mut t = db.begin(Isolation::ReadCommitted);
-        for o in tuples.by_ref().take(BATCH as usize) {
+        for o in tuples.by_ref().take(batch as usize) {
             t.insert(table, &values(&o))?;
             done += 1;
         }
@@ -81,19 +82,39 @@ pub fn update_round(
     let amount = table.column_index(AMOUNT).context("no ol_amount")?;
     let mut vals = ValueGen::new(seed);
     let n = table.vids();
+    let batch = batch_rows(db, table);
     let mut vid = 0;
     while vid < n {
         let mut t = db.begin(Isolation::RepeatableRead);
-        for v in vid..(vid + BATCH).min(n) {
+        for v in vid..(vid + batch).min(n) {
             let Some(mut row) = t.get(table, v)? else { continue };
             row[amount] = Value::Int(vals.new_amount());
             t.update(table, v, &row)?;
         }
         t.commit()?;
-        vid = (vid + BATCH).min(n);
+        vid = (vid + batch).min(n);
         progress(vid);
     }
     Ok(())
+}
+
+/// Tuples written per transaction: [`BATCH`], or fewer when one commit's
+/// log record would fill more than a quarter of the write-ahead log (the
+/// log is an eighth of the image, so a small image has a small log, and a
+/// commit record larger than the log can never be written).
+fn batch_rows(db: &Database, table: &Table) -> u64 {
+    let (_, log_bytes) = db.store().wal_usage();
+    // Per tuple in a commit record: kind, table, VID, length, then the data.
+    let varchar: u64 = table
+        .columns
+        .iter()
+        .map(|c| match c.ty {
+            ColumnType::Varchar(n) => u64::from(n),
+            _ => 0,
+        })
+        .sum();
+    let per_tuple = 17 + u64::from(table.layout.fixed_bytes) + varchar;
+    (log_bytes / 4 / per_tuple).clamp(1, BATCH)
 }
 
 /// Image capacity and store options for an experiment that keeps `tuples`

@@ -274,6 +274,14 @@ fn db_update_ndp_updates_on_the_device() {
         let err = refused(&ndpdb(&["db", "update-ndp", "--db", "d", "--set", set], dir.path()));
         assert!(err.contains(says), "--set {set:?}: {err}");
     }
+    // A 4 MiB image has a 512 KiB log: the loader's transactions must fit it
+    // (one of 10,000 tuples needs 890 KB), and the device's own limit is
+    // then a clear error.
+    run(&["db", "create", "--db", "small", "--capacity-mib", "4"]);
+    assert!(run(&["db", "load-orderline", "--db", "small", "--rows", "20000"]).contains("has 20000"));
+    let err = refused(&ndpdb(&["db", "update", "--db", "small", "--rounds", "2"], dir.path()));
+    assert!(err.contains("the device is full") && err.contains("larger capacity"), "{err}");
+    assert!(ok(&ndpdb(&["check", "small"], dir.path())).contains(": 0 errors"));
     run(&["db", "create", "--db", "plain", "--profile", "softssd", "--capacity-mib", "16"]);
     run(&["db", "load-orderline", "--db", "plain", "--rows", "10"]);
     let err = refused(&ndpdb(&["db", "update-ndp", "--db", "plain", "--set", "ol_amount = 1"], dir.path()));
