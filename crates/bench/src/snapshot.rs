@@ -12,7 +12,7 @@ use anyhow::{Context, Result, bail};
 use ndpdb_baseline::postgres::{PgError, PgServer, Session};
 use ndpdb_device::{ClockKind, Device, DeviceOptions, Profile};
 use ndpdb_format::ndp::{Aggregate, CmpOp, Predicate};
-use ndpdb_format::schema::{ColumnType, Value};
+use ndpdb_format::schema::{ColumnType, Value, format_timestamp, parse_timestamp};
 use ndpdb_storage::{Freshness, Store, Table};
 use ndpdb_txn::{Database, Isolation, ReadMode, Txn};
 use ndpdb_workload::{OrderLine, OrderLineGen};
@@ -140,6 +140,13 @@ pub fn parse_predicate(t: &Table, s: &str) -> Result<Predicate> {
     let name = s[..at].trim();
     let col = t.column_index(name).with_context(|| format!("where: table {} has no column {name}", t.name))?;
     let text = s[at + sym.len()..].trim();
+    if t.columns[col].ty == ColumnType::Timestamp {
+        let literal = text.trim_matches('\'');
+        let value = parse_timestamp(literal).with_context(|| {
+            format!("where: `{text}` is not a timestamp; write YYYY-MM-DD or YYYY-MM-DD HH:MM:SS[.ffffff]")
+        })?;
+        return Ok(Predicate { column: col as u16, op, value });
+    }
     let sc = scale(t, col);
     let value = parse_scaled(text, sc)
         .with_context(|| format!("where: `{text}` is not a number with at most {sc} decimals"))?;
@@ -426,7 +433,7 @@ const PG_COLUMNS: &str = "vid bigint PRIMARY KEY, ol_o_id integer NOT NULL, ol_d
     ol_quantity integer NOT NULL, ol_amount numeric(6,2) NOT NULL, ol_dist_info char(24) NOT NULL";
 
 fn copy_line(vid: u64, o: &OrderLine) -> String {
-    let ts = o.ol_delivery_d.map_or("\\N".to_string(), timestamp_text);
+    let ts = o.ol_delivery_d.map_or("\\N".to_string(), format_timestamp);
     format!(
         "{vid}\t{}\t{}\t{}\t{}\t{}\t{}\t{ts}\t{}\t{}\t{}",
         o.ol_o_id,
@@ -442,14 +449,6 @@ fn copy_line(vid: u64, o: &OrderLine) -> String {
 }
 
 /// Microseconds since 1970 as PostgreSQL timestamp text (UTC).
-fn timestamp_text(us: i64) -> String {
-    let secs = us.div_euclid(1_000_000);
-    let micros = us.rem_euclid(1_000_000);
-    let (days, rem) = (secs.div_euclid(86_400), secs.rem_euclid(86_400));
-    let (y, m, d) = crate::output::civil_from_days(days);
-    format!("{y:04}-{m:02}-{d:02} {:02}:{:02}:{:02}.{micros:06}", rem / 3600, rem / 60 % 60, rem % 60)
-}
-
 /// Writes every dirty page of every file system back before an engine's
 /// queries are timed (`sync(2)`): loading and updating leave hundreds of MB
 /// dirty in the page cache (the image, PostgreSQL's files and the previous
@@ -835,7 +834,7 @@ mod tests {
         assert!(e.contains("ENGINES DISAGREE") && e.contains("postgresql"), "{e}");
         assert!(agree("avg", &Some("912.987654321000".into()), &Some("912.9876543210000000".into())));
         assert!(!agree("avg", &Some("912.98".into()), &Some("912.99".into())));
-        assert_eq!(timestamp_text(1_700_000_000_000_001), "2023-11-14 22:13:20.000001");
+        assert_eq!(format_timestamp(1_700_000_000_000_001), "2023-11-14 22:13:20.000001");
         assert_eq!(parse_scaled("-1.5", 2), Some(-150));
     }
 }

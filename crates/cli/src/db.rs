@@ -10,7 +10,7 @@ use ndpdb_bench::orderline;
 use ndpdb_bench::snapshot::{format_scaled, parse_predicate, parse_scaled, scale};
 use ndpdb_device::{ClockKind, Device, DeviceOptions, Profile};
 use ndpdb_format::ndp::{Aggregate, UpdateExpr};
-use ndpdb_format::schema::ColumnType;
+use ndpdb_format::schema::{ColumnType, format_timestamp};
 use ndpdb_storage::{Freshness, Store, StoreOptions};
 use ndpdb_txn::{Database, Isolation, ReadMode};
 
@@ -341,6 +341,17 @@ fn aggregate(a: AggregateArgs) -> Result<()> {
     } else {
         t.column_index(&a.column).with_context(|| format!("table {} has no column {}", t.name, a.column))?
     };
+    let timestamp = func != Aggregate::CountStar && t.columns[col].ty == ColumnType::Timestamp;
+    if timestamp && matches!(func, Aggregate::Sum | Aggregate::Avg) {
+        bail!(
+            "{}({}): {} is a timestamp, and a timestamp has no sum or average (PostgreSQL: function {}(timestamp) \
+             does not exist); use min, max or count",
+            a.func,
+            a.column,
+            a.column,
+            a.func
+        );
+    }
     let predicate = a.predicate.as_deref().map(|p| parse_predicate(&t, p).context("--where")).transpose()?;
     let mode = match a.mode.as_str() {
         "ndp" => ReadMode::Ndp { pes: a.pes, freshness: Freshness::Ship },
@@ -355,7 +366,10 @@ fn aggregate(a: AggregateArgs) -> Result<()> {
         let r = txn.aggregate(&t, func, col as u16, predicate, mode)?;
         txn.commit()?;
         let sc = if matches!(func, Aggregate::CountStar | Aggregate::Count) { 0 } else { scale(&t, col) };
-        let result = r.value.map(|v| format_scaled(v, sc));
+        let result = r.value.map(|v| match i64::try_from(v) {
+            Ok(us) if timestamp && func != Aggregate::Count => format_timestamp(us),
+            _ => format_scaled(v, sc),
+        });
         let profile = db.store().device().profile().name.clone();
         if a.json {
             let v = serde_json::json!({
@@ -370,7 +384,9 @@ fn aggregate(a: AggregateArgs) -> Result<()> {
             if a.repeat > 1 {
                 outln!("run {run} of {}", a.repeat);
             }
-            outln!("{}({}) = {}", a.func, a.column, result.as_deref().unwrap_or("NULL"));
+            let call =
+                if func == Aggregate::CountStar { "count(*)".to_string() } else { format!("{}({})", a.func, a.column) };
+            outln!("{call} = {}", result.as_deref().unwrap_or("NULL"));
             outln!(
                 "{} on profile {}, {} clock: {:.6} s modelled, {:.6} s wall, {} versions visited",
                 a.mode,

@@ -196,6 +196,17 @@ fn db_subcommands_keep_state_across_runs() {
         assert_eq!(ndp["result"], host["result"]);
         assert_eq!(ndp["versions_visited"], if snap.is_some() { 6000 } else { 2000 });
     }
+    // Timestamps print and parse as PostgreSQL's do; they have no sum.
+    let newest = agg(&["--func", "max", "--column", "ol_delivery_d"]);
+    let text = newest["result"].as_str().unwrap().to_string();
+    assert!(text.len() >= 19 && text.as_bytes()[4] == b'-' && text.as_bytes()[10] == b' ', "{newest}");
+    let at_or_after = agg(&["--func", "count-star", "--where", &format!("ol_delivery_d >= '{text}'")]);
+    assert!(at_or_after["result"].as_str().unwrap().parse::<u64>().unwrap() >= 1, "{at_or_after}");
+    let err =
+        refused(&ndpdb(&["db", "aggregate", "--db", "d", "--func", "sum", "--column", "ol_delivery_d"], dir.path()));
+    assert!(err.contains("no sum or average"), "{err}");
+    let err = refused(&ndpdb(&["db", "aggregate", "--db", "d", "--where", "ol_delivery_d > 5"], dir.path()));
+    assert!(err.contains("is not a timestamp"), "{err}");
     let count = agg(&["--func", "count-star", "--where", "ol_amount>=5000.00"]);
     assert!(count["result"].as_str().unwrap().parse::<u64>().unwrap() < 2000);
     let err = refused(&ndpdb(&["db", "aggregate", "--db", "d", "--where", "ol_amount>>1"], dir.path()));

@@ -386,6 +386,90 @@ impl LayoutDescriptor {
     }
 }
 
+/// Microseconds in a day.
+const DAY_US: i64 = 86_400_000_000;
+
+/// A `timestamp` value (microseconds since 1970-01-01 00:00:00 UTC) as
+/// PostgreSQL prints one: `YYYY-MM-DD HH:MM:SS`, then `.` and the fraction
+/// of the second without trailing zeros when there is one.
+pub fn format_timestamp(us: i64) -> String {
+    let (days, in_day) = (us.div_euclid(DAY_US), us.rem_euclid(DAY_US));
+    let (y, m, d) = civil_from_days(days);
+    let (secs, frac) = (in_day / 1_000_000, in_day % 1_000_000);
+    let mut out = format!("{y:04}-{m:02}-{d:02} {:02}:{:02}:{:02}", secs / 3600, secs / 60 % 60, secs % 60);
+    if frac != 0 {
+        out.push_str(format!(".{frac:06}").trim_end_matches('0'));
+    }
+    out
+}
+
+/// Parses `YYYY-MM-DD`, optionally followed by ` HH:MM`, `:SS` and
+/// `.ffffff` (or `T` for the space), as PostgreSQL reads a `timestamp`
+/// literal without a time zone; years 1 to 9999. None if it is not one.
+pub fn parse_timestamp(s: &str) -> Option<i64> {
+    let s = s.trim();
+    let (date, time) = match s.find([' ', 'T']) {
+        Some(i) => (&s[..i], s[i + 1..].trim()),
+        None => (s, ""),
+    };
+    let num = |t: &str, digits: std::ops::RangeInclusive<usize>| -> Option<i64> {
+        (digits.contains(&t.len()) && t.bytes().all(|b| b.is_ascii_digit())).then(|| t.parse().ok())?
+    };
+    let mut ymd = date.split('-');
+    let (y, m, d) = (num(ymd.next()?, 4..=4)?, num(ymd.next()?, 1..=2)?, num(ymd.next()?, 1..=2)?);
+    if ymd.next().is_some() || y == 0 || !(1..=12).contains(&m) || d == 0 || d > days_in_month(y, m) {
+        return None;
+    }
+    let mut us = days_from_civil(y, m, d) * DAY_US;
+    if !time.is_empty() {
+        let (hms, frac) = time.split_once('.').unwrap_or((time, ""));
+        let mut parts = hms.split(':');
+        let h = num(parts.next()?, 1..=2)?;
+        let mi = num(parts.next()?, 1..=2)?;
+        let sec = parts.next().map_or(Some(0), |p| num(p, 1..=2))?;
+        if parts.next().is_some() || h > 23 || mi > 59 || sec > 59 || frac.len() > 6 {
+            return None;
+        }
+        let f = if frac.is_empty() { 0 } else { num(frac, 1..=6)? * 10i64.pow(6 - frac.len() as u32) };
+        us += ((h * 60 + mi) * 60 + sec) * 1_000_000 + f;
+    }
+    Some(us)
+}
+
+fn days_in_month(y: i64, m: i64) -> i64 {
+    match m {
+        2 if y % 4 == 0 && (y % 100 != 0 || y % 400 == 0) => 29,
+        2 => 28,
+        4 | 6 | 9 | 11 => 30,
+        _ => 31,
+    }
+}
+
+/// Days since 1970-01-01 of a proleptic Gregorian date (H. Hinnant's
+/// `days_from_civil`).
+fn days_from_civil(y: i64, m: i64, d: i64) -> i64 {
+    let y = if m <= 2 { y - 1 } else { y };
+    let era = y.div_euclid(400);
+    let yoe = y - era * 400;
+    let doy = (153 * (if m > 2 { m - 3 } else { m + 9 }) + 2) / 5 + d - 1;
+    let doe = yoe * 365 + yoe / 4 - yoe / 100 + doy;
+    era * 146_097 + doe - 719_468
+}
+
+/// (year, month, day) of a day counted from 1970-01-01 (H. Hinnant's
+/// `civil_from_days`).
+pub fn civil_from_days(z: i64) -> (i64, i64, i64) {
+    let z = z + 719_468;
+    let era = z.div_euclid(146_097);
+    let doe = z - era * 146_097;
+    let yoe = (doe - doe / 1460 + doe / 36_524 - doe / 146_096) / 365;
+    let doy = doe - (365 * yoe + yoe / 4 - yoe / 100);
+    let mp = (5 * doy + 2) / 153;
+    let d = doy - (153 * mp + 2) / 5 + 1;
+    let m = if mp < 10 { mp + 3 } else { mp - 9 };
+    (yoe + era * 400 + i64::from(m <= 2), m, d)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -439,7 +523,35 @@ mod tests {
         assert!(Layout::new(&[Column::new("t", ColumnType::Text(0), false)]).is_err());
     }
 
+    #[test]
+    fn timestamps_read_and_print_as_postgresql_does() {
+        assert_eq!(format_timestamp(0), "1970-01-01 00:00:00");
+        assert_eq!(format_timestamp(1_700_000_000_000_000), "2023-11-14 22:13:20");
+        assert_eq!(format_timestamp(1_700_000_000_500_000), "2023-11-14 22:13:20.5");
+        assert_eq!(format_timestamp(-1), "1969-12-31 23:59:59.999999");
+        assert_eq!(format_timestamp(951_782_400_000_000), "2000-02-29 00:00:00");
+        assert_eq!(parse_timestamp("2023-11-14 22:13:20"), Some(1_700_000_000_000_000));
+        assert_eq!(parse_timestamp("2023-11-14T22:13:20.5"), Some(1_700_000_000_500_000));
+        assert_eq!(parse_timestamp("1970-01-01"), Some(0));
+        assert_eq!(parse_timestamp("2000-02-29 00:00"), Some(951_782_400_000_000));
+        for bad in
+            ["2023-02-29", "2023-13-01", "2023-11-14 24:00", "2023-11-14 22:13:20.1234567", "0000-01-01", "5", ""]
+        {
+            assert_eq!(parse_timestamp(bad), None, "{bad}");
+        }
+    }
+
     proptest! {
+        #[test]
+        fn timestamps_roundtrip(us in -62_135_596_800_000_000i64..253_402_300_800_000_000) {
+            prop_assert_eq!(parse_timestamp(&format_timestamp(us)), Some(us));
+        }
+
+        #[test]
+        fn timestamp_parse_never_panics(s in "\\PC{0,40}") {
+            let _ = parse_timestamp(&s);
+        }
+
         #[test]
         fn tuple_decode_never_panics(bytes in proptest::collection::vec(any::<u8>(), 0..200), i in 0usize..6) {
             let layout = Layout::new(&order_line()).unwrap();
