@@ -7,6 +7,7 @@ pub mod compose;
 pub mod crash;
 pub mod device_scaling;
 pub mod locks;
+pub mod machine;
 pub mod orderline;
 pub mod output;
 pub mod recovery;

@@ -83,6 +83,8 @@ use ndpdb_locktable::bench::{
 use ndpdb_locktable::{ConventionalLockTable, Grant, LockCounters, LockKey, LockTable};
 use serde::Serialize;
 
+use crate::machine::CpuMark;
+
 /// The default size of ndpdb's table in these experiments: the table's own default.
 pub use ndpdb_locktable::DEFAULT_TABLE_BYTES;
 
@@ -282,6 +284,11 @@ pub struct LatencyRow {
     pub other_side_pairs_per_s: Option<f64>,
     /// The cost of timing an empty interval, included in each host sample.
     pub timer_overhead_ns: Option<u64>,
+    /// Host lines measured in this process: CPUs that other processes kept
+    /// busy on average during the phase (`machine::CpuMark`); they compete
+    /// for the shared cache. Null for modelled lines, PostgreSQL's (its
+    /// backend is the measured work) and where Linux's counters are missing.
+    pub other_cpus_busy: Option<f64>,
     /// What the shared table counted during the phase (both sides).
     pub lock_events: Option<LockEvents>,
     /// Real time of the phase.
@@ -452,6 +459,7 @@ impl Rig<'_> {
         let (device_keys, host_keys) = windows(self.cfg.keys, pct);
         let before = self.table.counters();
         let stop = AtomicBool::new(false);
+        let cpu = CpuMark::now();
         let wall = Instant::now();
         let (measured, load) = std::thread::scope(|s| {
             let load = s.spawn(|| self.device_load(&stop, &device_keys));
@@ -467,6 +475,7 @@ impl Rig<'_> {
         let mut row = self.row(pct, "host", "real", &samples, &before, wall_s)?;
         row.shared_requests_pct = Some(shared as f64 * 100.0 / samples.len() as f64);
         row.other_side_pairs_per_s = Some(load_pairs as f64 / load_s);
+        row.other_cpus_busy = cpu.and_then(|c| c.others_since());
         row.timer_overhead_ns = Some(timer_overhead_ns(10_000));
         Ok(row)
     }
@@ -690,6 +699,7 @@ fn latency_row(
         shared_requests_pct: None,
         other_side_pairs_per_s: None,
         timer_overhead_ns: None,
+        other_cpus_busy: None,
         lock_events: None,
         wall_s,
         postgres_version: None,
@@ -779,8 +789,19 @@ fn exp3(cfg: &Config, notes: &mut Vec<String>, step: &mut dyn FnMut(String)) -> 
     if let Some((server, _)) = postgres {
         server.stop()?;
     }
+    let busiest = rows.iter().filter_map(|r| r.other_cpus_busy).fold(0.0, f64::max);
+    if busiest >= BUSY_NOTE_CPUS {
+        notes.push(format!(
+            "other processes kept up to {busiest:.1} CPUs busy during Exp. 3 (column `others`): they compete for \
+             the shared cache that random keys reach ndpdb's table through, and its random medians can be several \
+             times the idle machine's; measure on an otherwise idle machine (docs/locks-bench.md)"
+        ));
+    }
     Ok(rows)
 }
+
+/// Other processes' CPUs at which Exp. 3 says its figures are disturbed.
+const BUSY_NOTE_CPUS: f64 = 0.25;
 
 /// What an Exp. 3 line in this process measures.
 #[derive(Debug, Clone, Copy)]
@@ -923,6 +944,7 @@ fn access_name(access: Access) -> &'static str {
 fn exp3_run(cfg: &Config, table: Exp3Table, access: Access) -> Result<LatencyRow> {
     let spec = exp3_spec(cfg, access);
     let warmup = exp3_warmup(cfg, &spec);
+    let cpu = CpuMark::now();
     let wall = Instant::now();
     let (lock_table, table_bytes, samples, events) = match table {
         Exp3Table::Ndpdb(bytes) => {
@@ -953,6 +975,7 @@ fn exp3_run(cfg: &Config, table: Exp3Table, access: Access) -> Result<LatencyRow
         }
     };
     let mut row = exp3_row(cfg, lock_table, access, &samples, wall)?;
+    row.other_cpus_busy = cpu.and_then(|c| c.others_since());
     row.table_bytes = table_bytes;
     row.lock_events = events;
     Ok(row)
@@ -1074,7 +1097,7 @@ fn sep(out: &str) -> &'static str {
     if out.is_empty() { "" } else { "\n" }
 }
 
-const LATENCY_HEADERS: [&str; 13] = [
+const LATENCY_HEADERS: [&str; 14] = [
     "table",
     "side",
     "access",
@@ -1088,6 +1111,7 @@ const LATENCY_HEADERS: [&str; 13] = [
     "clock",
     "other side pairs/s",
     "queued/parks",
+    "others",
 ];
 
 fn latency_cells(r: &LatencyRow) -> Vec<String> {
@@ -1105,6 +1129,7 @@ fn latency_cells(r: &LatencyRow) -> Vec<String> {
         r.clock.to_string(),
         r.other_side_pairs_per_s.map_or("-".into(), |p| format!("{:.2}M", p / 1e6)),
         r.lock_events.map_or("-".into(), |e| format!("{}/{}", e.queued, e.parks)),
+        r.other_cpus_busy.map_or("-".into(), |c| format!("{c:.2}")),
     ]
 }
 
