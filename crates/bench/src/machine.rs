@@ -12,6 +12,9 @@
 
 use std::time::Instant;
 
+/// The shortest phase [`CpuMark::others_since`] gives a figure for.
+pub const MIN_WALL_S: f64 = 0.05;
+
 /// A point to measure other processes' CPU use from.
 #[derive(Debug, Clone, Copy)]
 pub struct CpuMark {
@@ -27,12 +30,13 @@ impl CpuMark {
     }
 
     /// CPUs that other processes kept busy on average since `self` (CPU
-    /// seconds per second of wall time, at least 0). Its resolution is the
-    /// kernel's clock tick (10 ms of CPU time at 100 Hz) over the wall time.
+    /// seconds per second of wall time, at least 0). `/proc/stat` counts in
+    /// clock ticks (10 ms of CPU time at 100 Hz), so a phase shorter than
+    /// [`MIN_WALL_S`] gets no figure: a tick or two would be most of it.
     pub fn others_since(&self) -> Option<f64> {
         let now = CpuMark::now()?;
         let wall = now.at.duration_since(self.at).as_secs_f64();
-        if wall <= 0.0 {
+        if wall < MIN_WALL_S {
             return None;
         }
         let others = (now.machine_s - self.machine_s) - (now.own_s - self.own_s);
