@@ -415,9 +415,9 @@ struct DeviceInfoArgs {
     /// Database directory
     #[arg(long, default_value = "ndpdb-data")]
     db: PathBuf,
-    /// Profile name or path to a .toml file
-    #[arg(long, default_value = "u280-nvm")]
-    profile: String,
+    /// Profile name or path to a .toml file (default: the profile the image was created with)
+    #[arg(long)]
+    profile: Option<String>,
     /// Print JSON instead of text
     #[arg(long)]
     json: bool,
@@ -486,7 +486,12 @@ fn run(cli: Cli) -> Result<()> {
             Ok(())
         }
         Cmd::Device { command: DeviceCmd::Info(a) } => {
-            let profile = Profile::load(&a.profile)?;
+            let name = match &a.profile {
+                Some(p) => p.clone(),
+                None => Device::image_profile(&a.db)?,
+            };
+            let profile = Profile::load(&name)
+                .with_context(|| format!("loading profile `{name}` (pass --profile to choose another)"))?;
             let dev = Device::open(&a.db, profile, DeviceOptions::default())?;
             let mut qp = dev.queue_pair();
             let info = match qp.call(ndpdb_device::Command::Identify)? {
