@@ -316,6 +316,22 @@ impl Store {
         store.maps.lock().last_checkpoint.blob_bytes = root.blob_bytes;
         let geo = LogGeometry { start: root.log_start, pages: root.log_pages, page_bytes: page as u64 };
         let scan = wal::scan(geo, root.log_lsn, &store.qp)?;
+        if !notes.is_empty()
+            && let Some(newest) = wal::newest_valid_lsn(geo, &store.qp)?
+            && newest >= scan.end
+        {
+            // The newer root slot is unreadable and replay from the older
+            // one stopped short of committed records: opening would lose
+            // them, and the next checkpoint would make that final.
+            return Err(StoreError::Corrupt(format!(
+                "{}; recovery from the older checkpoint stops at log position {} ({}), but the log holds a \
+                 committed record at {newest}: the transactions between cannot be recovered. The image is left \
+                 as it is; restore it from a copy",
+                notes.join("; "),
+                scan.end,
+                scan.truncated.as_deref().unwrap_or("the end of the valid records")
+            )));
+        }
         let mut rec = Recovery {
             records: scan.records.len() as u64,
             log_bytes: scan.end - root.log_lsn,

@@ -294,6 +294,47 @@ pub struct LogScan {
     pub tail_page: Vec<u8>,
 }
 
+/// The LSN of the newest whole and valid record anywhere in the ring, if
+/// any: every 8-aligned position is tried (magic, an LSN that belongs at
+/// that position, a length within the ring, the CRC). Recovery calls it
+/// only when it had to start from the older root slot: a valid record at or
+/// past where its replay stopped is a committed transaction that replay
+/// could not reach (the log was overwritten past the older checkpoint, or a
+/// record on the way is corrupt), so opening would lose it. Reads the whole
+/// ring once.
+pub(crate) fn newest_valid_lsn(geo: LogGeometry, qp: &Mutex<QueuePair>) -> Result<Option<u64>> {
+    let cap = geo.capacity();
+    let ring: Vec<u8> = {
+        let mut ring = Vec::with_capacity(cap as usize);
+        for i in 0..geo.pages {
+            ring.extend_from_slice(&qp.lock().call(Command::PageRead { ppn: geo.start + i })?.into_data());
+        }
+        ring
+    };
+    let at = |pos: u64, n: usize| -> Vec<u8> { (0..n as u64).map(|i| ring[((pos + i) % cap) as usize]).collect() };
+    let mut newest = None;
+    for pos in (0..cap).step_by(8) {
+        let p = pos as usize;
+        if ring[p..p + 4] != MAGIC {
+            continue;
+        }
+        // A header may wrap around the end of the ring.
+        let head = at(pos, RECORD_HEADER);
+        let lsn = u64::from_le_bytes(head[8..16].try_into().expect("8 bytes"));
+        let len = u32::from_le_bytes(head[4..8].try_into().expect("4 bytes")) as u64;
+        if lsn % cap != pos || len + RECORD_HEADER as u64 > cap {
+            continue;
+        }
+        let mut h = crc32fast::Hasher::new();
+        h.update(&head[0..16]);
+        h.update(&at(pos + RECORD_HEADER as u64, len as usize));
+        if h.finalize() == u32::from_le_bytes(head[16..20].try_into().expect("4 bytes")) {
+            newest = newest.max(Some(lsn));
+        }
+    }
+    Ok(newest)
+}
+
 /// Reads the log from `from` until the first invalid record.
 pub(crate) fn scan(geo: LogGeometry, from: u64, qp: &Mutex<QueuePair>) -> Result<LogScan> {
     let page = geo.page_bytes;
