@@ -567,6 +567,11 @@ pub(crate) fn comparison_table(model: &ndpdb_profiler::HardwareModel, profile: &
 
 fn profile_cmd(a: ProfileArgs) -> Result<()> {
     let profile = Profile::load(&a.profile)?;
+    // Say so before the run, not after it.
+    let dir = a.out.parent().filter(|d| !d.as_os_str().is_empty()).unwrap_or(Path::new("."));
+    if !dir.is_dir() {
+        bail!("--out {}: the directory {} does not exist; create it first", a.out.display(), dir.display());
+    }
     let model = run_profiler(&profile, a.clock, a.quick)?;
     std::fs::write(&a.out, model.to_toml()).with_context(|| format!("writing {}", a.out.display()))?;
     if a.json {
