@@ -30,6 +30,20 @@ impl ResultsDir {
         Ok(ResultsDir { path })
     }
 
+    /// Fails when results could not be written under `root` (a file in the
+    /// way, no permission), so a command can say so before its run rather
+    /// than after it: `root` is created, and a file made and removed in it.
+    pub fn check_root(root: &Path) -> Result<()> {
+        let fail = |e: std::io::Error| {
+            anyhow!("--out {}: results cannot be written there ({e}); choose another --out", root.display())
+        };
+        std::fs::create_dir_all(root).map_err(fail)?;
+        let probe = root.join(format!(".ndpdb-write-check-{}", std::process::id()));
+        std::fs::write(&probe, b"").map_err(fail)?;
+        let _ = std::fs::remove_file(&probe);
+        Ok(())
+    }
+
     pub fn write_jsonl<T: Serialize>(&self, name: &str, rows: &[T]) -> Result<PathBuf> {
         let path = self.path.join(name);
         let mut f = std::fs::File::create(&path).with_context(|| format!("writing {}", path.display()))?;

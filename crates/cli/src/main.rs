@@ -436,7 +436,10 @@ fn main() {
 
 fn run(cli: Cli) -> Result<()> {
     match cli.command {
-        Cmd::Demo(a) => demo::run(&a.out),
+        Cmd::Demo(a) => {
+            output::ResultsDir::check_root(&a.out)?;
+            demo::run(&a.out)
+        }
         Cmd::Db { command } => db::run(command),
         Cmd::Profiles { command: ProfilesCmd::List } => {
             out!("{}", profiles_table()?);
@@ -586,6 +589,7 @@ fn profile_cmd(a: ProfileArgs) -> Result<()> {
 }
 
 fn scaling_cmd(a: ScalingArgs) -> Result<()> {
+    output::ResultsDir::check_root(&a.report.out)?;
     let cfg = device_scaling::Config {
         profile: Profile::load(&a.profile)?,
         clock: a.clock,
@@ -623,6 +627,7 @@ pub(crate) fn write_scaling(rows: &[device_scaling::Row], table: &str, out: &Pat
 }
 
 fn locks_cmd(a: LocksArgs) -> Result<()> {
+    output::ResultsDir::check_root(&a.report.out)?;
     use ndpdb_bench::locks;
     let profiles = if a.profiles.is_empty() {
         ndpdb_device::profile::BUILTIN.iter().map(|(name, _)| Profile::load(name)).collect::<Result<Vec<_>, _>>()?
@@ -662,6 +667,7 @@ fn locks_cmd(a: LocksArgs) -> Result<()> {
 }
 
 fn recovery_cmd(a: RecoveryArgs) -> Result<()> {
+    output::ResultsDir::check_root(&a.report.out)?;
     use ndpdb_bench::recovery;
     let scratch = scratch()?;
     let cfg = recovery::Config {
@@ -712,6 +718,7 @@ fn recovery_cmd(a: RecoveryArgs) -> Result<()> {
 }
 
 fn crash_cmd(a: CrashArgs) -> Result<()> {
+    output::ResultsDir::check_root(&a.report.out)?;
     use ndpdb_bench::crash;
     let scratch = scratch()?;
     let cfg = crash::Config {
@@ -814,6 +821,7 @@ pub(crate) fn write_locks(
 }
 
 fn orderline_cmd(a: OrderlineArgs) -> Result<()> {
+    output::ResultsDir::check_root(&a.report.out)?;
     use ndpdb_bench::orderline;
     let cfg = orderline::Config {
         profile: Profile::load(&a.profile)?,
@@ -850,6 +858,7 @@ fn orderline_cmd(a: OrderlineArgs) -> Result<()> {
 
 /// Runs `ndpdb bench snapshot`; returns the results directory.
 pub(crate) fn snapshot_cmd(a: SnapshotArgs) -> Result<PathBuf> {
+    output::ResultsDir::check_root(&a.report.out)?;
     use ndpdb_bench::compose::Workload;
     use ndpdb_bench::snapshot;
     if let Some(n) = a.print_workload {

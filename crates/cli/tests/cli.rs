@@ -155,6 +155,10 @@ fn bad_arguments_are_refused() {
     assert!(String::from_utf8_lossy(&out.stderr).contains("real"));
     let err = refused(&ndpdb(&["bench", "snapshot", "--rows", "0", "--no-postgres"], dir.path()));
     assert!(err.contains("--rows 0"), "{err}");
+    // A results directory that cannot be made is said before the run.
+    std::fs::write(dir.path().join("a-file"), b"").unwrap();
+    let err = refused(&ndpdb(&["bench", "crash", "--points", "1000", "--out", "a-file"], dir.path()));
+    assert!(err.contains("--out a-file") && err.contains("choose another"), "{err}");
 }
 
 #[test]
