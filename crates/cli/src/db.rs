@@ -186,7 +186,8 @@ pub fn check(dir: &std::path::Path, profile_name: Option<&str>, json: bool) -> R
         let v = serde_json::json!({
             "db": dir.display().to_string(), "tables": r.tables, "pages": r.pages, "vids": r.vids,
             "versions": r.versions, "integrity_errors": r.error_count(), "errors": r.errors,
-            "log_records_replayed": rec.records, "log_truncated": rec.truncated, "wall_s": wall_s,
+            "log_records_replayed": rec.records, "log_truncated": rec.truncated, "root_note": rec.root_note,
+            "wall_s": wall_s,
         });
         outln!("{v}");
     } else {
