@@ -303,10 +303,19 @@ fn run_ndpdb(
     } else {
         table.column_index(&w.query.column).with_context(|| format!("ORDER_LINE has no column {}", w.query.column))?
     };
-    if !matches!(table.columns[column].ty, ColumnType::Int32 | ColumnType::Int64 | ColumnType::Decimal { .. })
+    let ty = table.columns[column].ty;
+    let timestamp = ty == ColumnType::Timestamp && func != Aggregate::CountStar;
+    if timestamp && matches!(func, Aggregate::Sum | Aggregate::Avg) {
+        bail!(
+            "query: {}({}) of a timestamp is not defined (as in PostgreSQL); use min, max or count",
+            w.query.op,
+            w.query.column
+        );
+    }
+    if !matches!(ty, ColumnType::Int32 | ColumnType::Int64 | ColumnType::Decimal { .. } | ColumnType::Timestamp)
         && func != Aggregate::CountStar
     {
-        bail!("query column {} must be an integer or decimal column", w.query.column);
+        bail!("query column {} must be an integer, decimal or timestamp column", w.query.column);
     }
     let predicate = w.query.predicate.as_deref().map(|p| parse_predicate(&table, p)).transpose()?;
     let mut tuples = OrderLineGen::new(cfg.seed, LOAD_TIME_US);
@@ -369,6 +378,10 @@ fn run_ndpdb(
         // AVG: the exact quotient to 12 places, comparable with PostgreSQL's.
         Aggregate::Avg => (r.partial.values > 0)
             .then(|| format!("{:.12}", r.partial.sum as f64 / r.partial.values as f64 / 10f64.powi(sc as i32))),
+        // min/max of a timestamp, as PostgreSQL prints one.
+        Aggregate::Min | Aggregate::Max if timestamp => {
+            r.value.map(|v| i64::try_from(v).map_or_else(|_| v.to_string(), format_timestamp))
+        }
         _ => r.value.map(|v| format_scaled(v, sc)),
     };
     for m in &mut markers {

@@ -64,5 +64,29 @@ fn engines_agree_on_every_aggregate() {
             assert!(r.result.is_some(), "{op}: {r:?}");
         }
     }
+    // A timestamp column: min and max print as PostgreSQL prints them, and
+    // a timestamp literal filters the same rows on every engine.
+    for op in ["min", "max", "count"] {
+        let text = WORKLOAD
+            .replace("OP", op)
+            .replace("column = \"ol_amount\"", "column = \"ol_delivery_d\"")
+            .replace("where = \"ol_o_id >= 150\"", "where = \"ol_delivery_d >= '2000-01-01 00:00:00'\"");
+        let w = Workload::parse(&text, "small-ts.toml").unwrap();
+        let cfg = Config {
+            profile: Profile::load("u280-nvm").unwrap(),
+            clock: ClockKind::Virtual,
+            pes: vec![4],
+            workers: vec![2],
+            postgres_workers: vec![2],
+            seed: 3,
+            repeat: 1,
+        };
+        let dir = tempfile::tempdir().unwrap();
+        let (rows, _) = run(&w, "test", &cfg, dir.path(), &mut postgres, |_, _, _| {}).unwrap();
+        if op != "count" {
+            let r = rows[0].result.as_deref().unwrap_or_else(|| panic!("{op}: {:?}", rows[0]));
+            assert!(r.len() >= 19 && r.as_bytes()[4] == b'-' && r.as_bytes()[10] == b' ', "{op}: {r}");
+        }
+    }
     postgres.stop().unwrap();
 }
