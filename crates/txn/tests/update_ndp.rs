@@ -379,3 +379,61 @@ fn a_skewed_predicate_gets_each_pe_the_pages_it_needs() {
     r.commit().unwrap();
     assert!(d.store().check().unwrap().error_count() == 0);
 }
+
+proptest::proptest! {
+    #![proptest_config(proptest::prelude::ProptestConfig { cases: 24, ..Default::default() })]
+
+    /// Any predicate, any PE count, deleted tuples among the live ones:
+    /// update-NDP updates exactly the tuples the host counts as qualifying,
+    /// and both read paths then see the same new values.
+    #[test]
+    fn update_ndp_updates_exactly_the_qualifying_tuples(
+        rows in 1u64..2500,
+        pes in 1u32..=16,
+        cut in 0u64..2600,
+        op in 0usize..6,
+        add in -5i64..=5,
+        deleted in proptest::collection::vec(0u64..2500, 0..40),
+    ) {
+        let dir = tempfile::tempdir().unwrap();
+        let d = db(dir.path(), "u280-nvm");
+        let t = d
+            .create_table(
+                "t",
+                vec![Column::new("id", ColumnType::Int64, false), Column::new("v", ColumnType::Int64, false)],
+            )
+            .unwrap();
+        let mut w = d.begin(Isolation::ReadCommitted);
+        for id in 0..rows {
+            w.insert(&t, &[Value::Int(id as i64), Value::Int((id % 97) as i64)]).unwrap();
+        }
+        w.commit().unwrap();
+        let mut w = d.begin(Isolation::ReadCommitted);
+        for &vid in deleted.iter().filter(|&&v| v < rows) {
+            let _ = w.delete(&t, vid);
+        }
+        w.commit().unwrap();
+        let cmp = [CmpOp::Eq, CmpOp::Ne, CmpOp::Lt, CmpOp::Le, CmpOp::Gt, CmpOp::Ge][op];
+        let predicate = Some(Predicate { column: 0, op: cmp, value: cut as i64 });
+        let host = ReadMode::Host { workers: 2 };
+        let ndp = ReadMode::Ndp { pes, freshness: Freshness::Ship };
+        let measure = |d: &Database| {
+            let mut r = d.begin(Isolation::RepeatableRead);
+            let n = r.aggregate(&t, Aggregate::CountStar, 0, predicate, host).unwrap().value;
+            let s_host = r.aggregate(&t, Aggregate::Sum, 1, None, host).unwrap().value;
+            let s_ndp = r.aggregate(&t, Aggregate::Sum, 1, None, ndp).unwrap().value;
+            r.commit().unwrap();
+            (n.unwrap_or(0) as u64, s_host, s_ndp)
+        };
+        let (qualifying, before, _) = measure(&d);
+        let mut u = d.begin(Isolation::RepeatableRead);
+        let updated = u.ndp_update(&t, 1, UpdateExpr::Add(add), predicate, pes).unwrap();
+        u.commit().unwrap();
+        proptest::prop_assert_eq!(updated, qualifying);
+        let (_, after_host, after_ndp) = measure(&d);
+        let expected = before.map(|b| b + i128::from(add) * i128::from(qualifying as i64));
+        proptest::prop_assert_eq!(after_host, expected);
+        proptest::prop_assert_eq!(after_ndp, expected);
+        proptest::prop_assert_eq!(d.store().check().unwrap().error_count(), 0);
+    }
+}
