@@ -335,9 +335,9 @@ pub fn run(cfg: &Config, mut on_point: impl FnMut(&Point)) -> Result<Summary> {
 /// The harness's image: small, so that crashes hit a device whose pages
 /// are reused all the time. The worker collects garbage before each of its
 /// checkpoints, so each point reuses pages that earlier points gave up.
-/// GC unmaps only heap pages with no live version left (it does not
-/// compact), and random updates leave a few live versions on most pages,
-/// so the heap still grows slowly: 32 MiB filled before 1,000 points.
+/// GC compacts sparse pages only when no transaction is open, and the
+/// worker's straggler is often open when it runs, so the heap may still
+/// grow slowly (before compaction: 32 MiB filled in 1,000 points).
 const CAPACITY_BYTES: u64 = 128 << 20;
 
 /// Transactions between the worker's explicit checkpoints (besides those

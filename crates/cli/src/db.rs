@@ -284,12 +284,15 @@ pub fn run(cmd: DbCmd) -> Result<()> {
             let s = db.gc()?;
             close(db)?;
             outln!(
-                "removed {} versions: {} chains cut, {} tuples removed, {} pages rewritten, {} pages unmapped",
+                "removed {} versions: {} chains cut, {} tuples removed, {} pages rewritten, {} pages unmapped \
+                 ({} of them compacted: {} tuples moved off them)",
                 s.versions_removed,
                 s.chains_cut,
                 s.tuples_removed,
                 s.pages_rewritten,
-                s.pages_unmapped
+                s.pages_unmapped,
+                s.pages_compacted,
+                s.versions_moved
             );
             Ok(())
         }

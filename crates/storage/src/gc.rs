@@ -34,7 +34,15 @@ pub struct GcStats {
     pub pages_unmapped: u64,
     /// Versions that became unreachable.
     pub versions_removed: u64,
+    /// Compaction ([`Store::compact_into`]): versions copied off sparse
+    /// pages, and the pages they left (counted in `pages_unmapped` too).
+    pub versions_moved: u64,
+    pub pages_compacted: u64,
 }
+
+/// A written heap page is compacted when at most this share of its records
+/// is still reachable (as a single-version tuple).
+const COMPACT_LIVE_SHARE: (u64, u64) = (1, 2);
 
 impl Store {
     /// Collects `table` below `horizon` (see the module docs).
@@ -124,6 +132,107 @@ impl Store {
         };
         for lpn in unreachable {
             self.unmap(heap_object(table.id), lpn);
+            stats.pages_unmapped += 1;
+        }
+        Ok(())
+    }
+
+    /// Compaction, for a database in which no transaction is open and none
+    /// can begin (the caller holds them off: `Database::gc` does so only
+    /// when none is open). GC unmaps a page only when nothing on it is
+    /// reachable, and random updates leave a few live versions on most
+    /// pages, so without this the heap grows even with regular GC.
+    ///
+    /// A written heap page (not a delta-buffer page) on which every
+    /// reachable record is a tuple's only version (its head, `prev` = NONE)
+    /// and at most half the records are reachable gives those tuples up:
+    /// each is copied, header and data unchanged, into the delta buffer, and
+    /// its head points at the copy. Same creator, same visibility: every
+    /// snapshot sees the copy exactly where it saw the original, and the
+    /// tuple-lock key (VID, creator) stays the same. Then the page holds
+    /// nothing reachable and is unmapped; its physical page comes back
+    /// after the next durable checkpoint like any other. A page holding a
+    /// longer chain's member (a pinned snapshot keeps chains) is left alone.
+    ///
+    /// Nothing is logged: the log is logical, and until the next checkpoint
+    /// the last one still maps the old pages (superseded pages are not
+    /// reused before a durable checkpoint). On a device too full for the
+    /// copies it stops with `DeviceFull`, having changed only whole tuples.
+    pub fn compact_into(&self, table: &Table, stats: &mut GcStats) -> Result<(), StoreError> {
+        let (heads, candidates): (Vec<Head>, Vec<u64>) = {
+            let s = table.state.lock();
+            let delta: HashSet<u64> = s.delta.iter().map(|p| p.lpn()).collect();
+            (s.heads.clone(), s.heap_pages.iter().copied().filter(|l| !delta.contains(l)).collect())
+        };
+        let candidates: HashSet<u64> = candidates.into_iter().collect();
+        // Per page: its single-version tuples, or None once it holds a
+        // member of a longer chain.
+        let mut singles: BTreeMap<u64, Option<Vec<(u64, Head)>>> = BTreeMap::new();
+        for (vid, head) in heads.iter().enumerate() {
+            if head.rid.is_none() {
+                continue;
+            }
+            let (h, _) = self.read_version(table, head.rid)?;
+            if h.prev.is_none() {
+                if let Some(Some(list)) = singles.get_mut(&head.rid.lpn()).map(|e| e.as_mut()) {
+                    list.push((vid as u64, *head));
+                } else {
+                    singles.entry(head.rid.lpn()).or_insert_with(|| Some(vec![(vid as u64, *head)]));
+                }
+                continue;
+            }
+            let mut rid = head.rid;
+            let mut hops = 0;
+            while !rid.is_none() {
+                hops += 1;
+                if hops > CHAIN_MAX {
+                    return Err(StoreError::Corrupt(format!(
+                        "VID {vid}: version chain longer than {CHAIN_MAX} (a cycle?)"
+                    )));
+                }
+                singles.insert(rid.lpn(), None);
+                rid = self.read_version(table, rid)?.0.prev;
+            }
+        }
+        for (lpn, tuples) in singles {
+            let Some(tuples) = tuples else { continue };
+            if !candidates.contains(&lpn) {
+                continue;
+            }
+            let bytes = self.read_page(lpn, &mut self.qp.lock())?;
+            let slots = u64::from(
+                page::PageHeader::decode(&bytes)
+                    .map_err(|e| StoreError::Corrupt(format!("page {lpn}: {e}")))?
+                    .slot_count,
+            );
+            let (num, den) = COMPACT_LIVE_SHARE;
+            if tuples.len() as u64 * den > slots * num {
+                continue;
+            }
+            let mut moved_all = true;
+            for (vid, head) in tuples {
+                let (h, data) = self.read_version(table, head.rid)?;
+                let copy = self.append_version(table, h, &data)?;
+                let mut s = table.state.lock();
+                if s.heads[vid as usize] == head {
+                    s.heads[vid as usize] = Head { rid: copy, ..head };
+                    s.vid_dirty.insert(vid);
+                    stats.versions_moved += 1;
+                } else {
+                    // A writer came after all (the caller's promise broken):
+                    // the original may be its new version's `prev`.
+                    moved_all = false;
+                }
+            }
+            if !moved_all {
+                continue;
+            }
+            {
+                let mut s = table.state.lock();
+                s.heap_pages.retain(|&l| l != lpn);
+            }
+            self.unmap(heap_object(table.id), lpn);
+            stats.pages_compacted += 1;
             stats.pages_unmapped += 1;
         }
         Ok(())

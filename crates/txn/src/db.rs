@@ -339,8 +339,31 @@ impl Database {
                 }
             }
         }
+        self.compact(&mut total)?;
         self.maybe_checkpoint()?;
         Ok(total)
+    }
+
+    /// Compaction (`Store::compact_into`), only while no transaction is open:
+    /// it holds commits (the gate, as a checkpoint does) and new
+    /// transactions (the manager) off while it moves tuples. A device too
+    /// full for the copies ends it early; the checkpoint after GC gives the
+    /// pages back.
+    fn compact(&self, total: &mut ndpdb_storage::GcStats) -> Result<()> {
+        let _gate = self.commit_gate.write();
+        let m = self.mgr.lock();
+        if !m.active.is_empty() {
+            return Ok(());
+        }
+        for t in self.store.tables() {
+            match self.store.compact_into(&t, total) {
+                Ok(()) => {}
+                Err(StoreError::DeviceFull { .. }) => break,
+                Err(e) => return Err(e.into()),
+            }
+        }
+        drop(m);
+        Ok(())
     }
 
     /// Transactions in progress (for tests and diagnostics).
