@@ -105,15 +105,7 @@ pub fn update_round(
 fn batch_rows(db: &Database, table: &Table) -> u64 {
     let (_, log_bytes) = db.store().wal_usage();
     // Per tuple in a commit record: kind, table, VID, length, then the data.
-    let varchar: u64 = table
-        .columns
-        .iter()
-        .map(|c| match c.ty {
-            ColumnType::Varchar(n) => u64::from(n),
-            _ => 0,
-        })
-        .sum();
-    let per_tuple = 17 + u64::from(table.layout.fixed_bytes) + varchar;
+    let per_tuple = 17 + table.layout.max_tuple_bytes() as u64;
     (log_bytes / 4 / per_tuple).clamp(1, BATCH)
 }
 

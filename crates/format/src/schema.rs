@@ -153,6 +153,19 @@ pub struct Layout {
 const STRUCTURE: &str = "tuple";
 
 impl Layout {
+    /// Bytes of the longest tuple: the fixed area and every varchar full.
+    pub fn max_tuple_bytes(&self) -> usize {
+        let varchar: usize = self
+            .slots
+            .iter()
+            .map(|s| match s.ty {
+                ColumnType::Varchar(n) => usize::from(n),
+                _ => 0,
+            })
+            .sum();
+        usize::from(self.fixed_bytes) + varchar
+    }
+
     /// Computes the layout of a schema; checks its limits.
     pub fn new(columns: &[Column]) -> Result<Layout, FormatError> {
         let invalid = |reason: String| FormatError::InvalidField { structure: "schema", field: "columns", reason };

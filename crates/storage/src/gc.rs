@@ -213,8 +213,7 @@ impl Store {
             let delta: HashSet<u64> = s.delta.iter().map(|p| p.lpn()).collect();
             (s.heads.clone(), s.heap_pages.iter().copied().filter(|l| !delta.contains(l)).collect())
         };
-        let headers = self.read_headers(candidates.iter().copied())?;
-        let candidates: HashSet<u64> = candidates.into_iter().collect();
+        let headers = self.read_headers(candidates)?;
         // Per page: its single-version tuples, or None once it holds a
         // member of a longer chain.
         let mut singles: BTreeMap<u64, Option<Vec<(u64, Head)>>> = BTreeMap::new();
@@ -224,10 +223,8 @@ impl Store {
             }
             let h = self.header_at(table, &headers, head.rid)?;
             if h.prev.is_none() {
-                if let Some(Some(list)) = singles.get_mut(&head.rid.lpn()).map(|e| e.as_mut()) {
+                if let Some(list) = singles.entry(head.rid.lpn()).or_insert_with(|| Some(Vec::new())) {
                     list.push((vid as u64, *head));
-                } else {
-                    singles.entry(head.rid.lpn()).or_insert_with(|| Some(vec![(vid as u64, *head)]));
                 }
                 continue;
             }
@@ -245,11 +242,8 @@ impl Store {
             }
         }
         for (lpn, tuples) in singles {
-            let Some(tuples) = tuples else { continue };
-            if !candidates.contains(&lpn) {
-                continue;
-            }
-            let Some(&(_, slots)) = headers.pages.get(&lpn) else { continue };
+            // Only written pages that decoded are in `headers`.
+            let (Some(tuples), Some(&(_, slots))) = (tuples, headers.pages.get(&lpn)) else { continue };
             let slots = u64::from(slots);
             let (num, den) = COMPACT_LIVE_SHARE;
             if tuples.len() as u64 * den > slots * num {

@@ -24,7 +24,6 @@ use ndpdb_device::{UPDATE_ENTRY_BYTES, UPDATE_HEADER_BYTES};
 use ndpdb_format::ndp::{Aggregate, Operation, Predicate, Snapshot, UpdateExpr};
 use ndpdb_format::page::{PAGE_HEADER_BYTES, RecordId, SLOT_BYTES};
 use ndpdb_format::record::HEADER_BYTES;
-use ndpdb_format::schema::ColumnType;
 
 use crate::scan::{Freshness, ScanStats, UpdateArgs};
 use crate::store::{Budget, Head, Result, Store, StoreError, Table, TableState, heap_object};
@@ -168,15 +167,7 @@ impl Store {
 
     /// Records of the table's longest version a page holds.
     fn records_per_page(&self, table: &Table) -> u64 {
-        let var: usize = table
-            .columns
-            .iter()
-            .map(|c| match c.ty {
-                ColumnType::Varchar(n) => usize::from(n),
-                _ => 0,
-            })
-            .sum();
-        let record = (HEADER_BYTES + usize::from(table.layout.fixed_bytes) + var).div_ceil(4) * 4 + SLOT_BYTES;
+        let record = (HEADER_BYTES + table.layout.max_tuple_bytes()).div_ceil(4) * 4 + SLOT_BYTES;
         ((self.page_bytes - PAGE_HEADER_BYTES) / record).max(1) as u64
     }
 

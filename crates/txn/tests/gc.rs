@@ -6,6 +6,10 @@ use ndpdb_format::schema::{Column, ColumnType, Value};
 use ndpdb_storage::{Freshness, Store, StoreOptions};
 use ndpdb_txn::{Database, Isolation, ReadMode};
 
+fn opts() -> StoreOptions {
+    StoreOptions { delta_pages: 4, cache_pages: 64, map_delta_max: 256, ..StoreOptions::default() }
+}
+
 fn db(dir: &std::path::Path) -> Database {
     let dev = Device::create(
         dir,
@@ -14,13 +18,7 @@ fn db(dir: &std::path::Path) -> Database {
         DeviceOptions::with_clock(ClockKind::Virtual),
     )
     .unwrap();
-    Database::new(
-        Store::new(
-            dev,
-            StoreOptions { delta_pages: 4, cache_pages: 64, map_delta_max: 256, ..StoreOptions::default() },
-        )
-        .unwrap(),
-    )
+    Database::new(Store::new(dev, opts()).unwrap())
 }
 
 #[test]
@@ -178,8 +176,7 @@ fn compaction_keeps_the_heap_bounded_under_random_updates() {
     let dev =
         Device::open(dir.path(), Profile::load("u280-nvm").unwrap(), DeviceOptions::with_clock(ClockKind::Virtual))
             .unwrap();
-    let opts = StoreOptions { delta_pages: 4, cache_pages: 64, map_delta_max: 256, ..StoreOptions::default() };
-    let (store, meta) = Store::open(dev, opts).unwrap();
+    let (store, meta) = Store::open(dev, opts()).unwrap();
     let db = Database::open(store, meta);
     assert_eq!(sums(&db), (Some(expect), Some(expect), model));
     assert_eq!(db.store().check().unwrap().error_count(), 0);
