@@ -3,3 +3,4 @@
 
 pub mod pglocks;
 pub mod postgres;
+pub mod require;

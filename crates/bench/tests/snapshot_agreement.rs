@@ -49,8 +49,11 @@ fn engines_agree_on_every_aggregate() {
         let dir = tempfile::tempdir().unwrap();
         let (rows, notes) = run(&w, "test", &cfg, dir.path(), &mut postgres, |_, _, _| {}).unwrap();
         let pg = rows.iter().filter(|r| r.engine == "postgresql").count();
-        if std::env::var_os("CI").is_some() {
-            assert_eq!(pg, 4, "CI must run the PostgreSQL baseline: {:?}", notes.postgres);
+        if pg == 0 {
+            let why = notes.postgres.clone().unwrap_or_else(|| "no PostgreSQL rows and no note".into());
+            ndpdb_baseline::require::skip_postgres("engines_agree_on_every_aggregate", &why);
+        } else {
+            assert_eq!(pg, 4, "{:?}", notes.postgres);
         }
         assert_eq!(rows.len(), 2 * 3 + pg);
         let oldest: Vec<_> = rows.iter().filter(|r| r.snapshot_position == "oldest").collect();

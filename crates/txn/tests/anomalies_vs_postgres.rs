@@ -40,8 +40,7 @@
 //! differs (so the list cannot go stale). Without PostgreSQL installed the
 //! PostgreSQL half is skipped with a message.
 
-#[path = "scripts.rs"]
-mod runner;
+mod script_runner;
 
 use std::collections::{BTreeMap, HashMap};
 use std::path::Path;
@@ -63,8 +62,8 @@ fn anomalies_match_postgresql() {
     let t0 = Instant::now();
     let server = match PgServer::start() {
         Ok(s) => s,
-        Err(PgError::NotInstalled) => {
-            eprintln!("SKIPPED anomalies_vs_postgres: {}", PgError::NotInstalled);
+        Err(e @ PgError::NotInstalled) => {
+            ndpdb_baseline::require::skip_postgres("anomalies_match_postgresql", &e);
             return;
         }
         Err(e) => panic!("could not start PostgreSQL: {e}"),
@@ -85,7 +84,7 @@ fn anomalies_match_postgresql() {
     for path in &scripts {
         let name = path.file_stem().unwrap().to_string_lossy().into_owned();
         let text = std::fs::read_to_string(path).unwrap();
-        let ndpdb = parse_transcript(&runner::run_script(&text));
+        let ndpdb = parse_transcript(&script_runner::run_script(&text));
         let pg = run_on_postgres(&server, &mut admin, &text);
         let known = KNOWN_DIFFERENCES.iter().find(|(n, _)| *n == name);
         let marked = text.contains("# DIFFERS FROM POSTGRESQL:");
