@@ -66,6 +66,8 @@
 //! more of them than cores measures the scheduler (a holder preempted), not
 //! the table ([`Config::warnings`]).
 
+pub mod host_bench;
+
 use std::ops::Range;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
@@ -73,13 +75,11 @@ use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::time::{Duration, Instant};
 
 use anyhow::{Context, Result, anyhow, bail, ensure};
+use host_bench::{Access, HostBench, LatencySummary, bench_host, bench_line_floor, summarize, timer_overhead_ns};
 use ndpdb_baseline::pglocks::{PgLockRun, PgLockTimer};
 use ndpdb_baseline::postgres::{PgError, PgServer};
 use ndpdb_device::programs::SplitMix64;
 use ndpdb_device::{ClockKind, Command, Device, DeviceOptions, Profile, QueuePair, RangeId, Reply, params};
-use ndpdb_locktable::bench::{
-    Access, HostBench, LatencySummary, bench_host, bench_line_floor, summarize, timer_overhead_ns,
-};
 use ndpdb_locktable::{ConventionalLockTable, Grant, LockCounters, LockKey, LockTable};
 use serde::Serialize;
 
