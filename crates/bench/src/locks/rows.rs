@@ -179,7 +179,7 @@ pub(super) fn latency_row(
 }
 
 /// The non-empty buckets of `samples` (ns) in log-scale buckets,
-/// [`BINS_PER_DECADE`] per decade from 1 ns (a 0 counts as 1 ns).
+/// `BINS_PER_DECADE` per decade from 1 ns (a 0 counts as 1 ns).
 pub fn histogram(samples: &[u64]) -> Vec<HistBin> {
     let bin_of = |ns: u64| ((ns.max(1) as f64).log10() * BINS_PER_DECADE).floor() as usize;
     let mut counts = vec![0u64; samples.iter().map(|&s| bin_of(s) + 1).max().unwrap_or(0)];
