@@ -63,29 +63,40 @@ fn json(row: &Row) -> Value {
     serde_json::to_value(row).unwrap()
 }
 
+/// The keys every latency line has (Exp. 1 and 3).
+const LATENCY_KEYS: [&str; 10] = [
+    "experiment",
+    "lock_table",
+    "side",
+    "contention_pct",
+    "access",
+    "requests",
+    "p50_ns",
+    "p99_ns",
+    "clock",
+    "profile",
+];
+
 #[test]
 fn all_three_experiments_write_complete_lines() {
     let rows = run_guarded(tiny(vec![1, 2, 3]));
     let lines: Vec<Value> = rows.iter().map(json).collect();
     let of = |e: u64| lines.iter().filter(|l| l["experiment"] == e).collect::<Vec<_>>();
-    let latency_keys = [
-        "experiment",
-        "lock_table",
-        "side",
-        "contention_pct",
-        "access",
-        "requests",
-        "p50_ns",
-        "p99_ns",
-        "clock",
-        "profile",
-    ];
+    check_exp1_lines(&of(1));
+    check_exp2_lines(&of(2));
+    check_exp3_lines(&of(3));
 
-    // Exp. 1: a host and a device line per level, on ndpdb's table.
-    let exp1 = of(1);
+    let text = locks::table(&rows);
+    for section in ["Exp. 1", "Exp. 2", "Exp. 3", "median conventional/ndpdb"] {
+        assert!(text.contains(section), "the table lacks {section}:\n{text}");
+    }
+}
+
+/// Exp. 1: a host and a device line per level, on ndpdb's table.
+fn check_exp1_lines(exp1: &[&Value]) {
     assert_eq!(exp1.len(), 2 * 3);
-    for l in &exp1 {
-        for k in latency_keys {
+    for l in exp1 {
+        for k in LATENCY_KEYS {
             assert!(l.get(k).is_some(), "Exp. 1 line lacks {k}: {l}");
         }
         assert_eq!(l["lock_table"], "ndpdb");
@@ -113,11 +124,12 @@ fn all_three_experiments_write_complete_lines() {
             assert!(exp1.iter().any(|l| l["contention_pct"] == pct && l["side"] == side), "{side} at {pct}%");
         }
     }
+}
 
-    // Exp. 2: both paths, both sizes, per profile; no coherent path on an NVMe SSD.
-    let exp2 = of(2);
+/// Exp. 2: both paths, both sizes, per profile; no coherent path on an NVMe SSD.
+fn check_exp2_lines(exp2: &[&Value]) {
     assert_eq!(exp2.len(), 2 * 2 * 2);
-    for l in &exp2 {
+    for l in exp2 {
         for k in ["experiment", "profile", "transfer_bytes", "path", "latency_ns"] {
             assert!(l.get(k).is_some(), "Exp. 2 line lacks {k}: {l}");
         }
@@ -135,13 +147,14 @@ fn all_three_experiments_write_complete_lines() {
             .unwrap()
     };
     assert!(pcie(8192) > pcie(64), "8 KiB takes longer over PCIe than 64 B");
+}
 
-    // Exp. 3: both tables and the floor, both orders, each with a histogram
-    // of every sample.
-    let exp3 = of(3);
+/// Exp. 3: both tables and the floor, both orders, each with a histogram of
+/// every sample.
+fn check_exp3_lines(exp3: &[&Value]) {
     assert_eq!(exp3.len(), 6);
-    for l in &exp3 {
-        for k in latency_keys {
+    for l in exp3 {
+        for k in LATENCY_KEYS {
             assert!(l.get(k).is_some(), "Exp. 3 line lacks {k}: {l}");
         }
         assert_eq!(l["side"], "host");
@@ -154,11 +167,6 @@ fn all_three_experiments_write_complete_lines() {
         for access in ["sequential", "random"] {
             assert!(exp3.iter().any(|l| l["lock_table"] == table && l["access"] == access), "{table} {access}");
         }
-    }
-
-    let text = locks::table(&rows);
-    for section in ["Exp. 1", "Exp. 2", "Exp. 3", "median conventional/ndpdb"] {
-        assert!(text.contains(section), "the table lacks {section}:\n{text}");
     }
 }
 

@@ -30,7 +30,8 @@ pub enum LockError {
     NotHolder { key: LockKey, ts: u64, holder: Option<u64> },
     #[error(
         "bucket {bucket} of the lock table holds {found:#x} in word 0: the cache-line floor measurement \
-         (`bench::bench_line_floor`) needs a table no transaction uses; run it on a table of its own"
+         (`ndpdb_bench::locks::host_bench::bench_line_floor`) needs a table no transaction uses; run it on a \
+         table of its own"
     )]
     NotIdle { bucket: usize, found: u64 },
 }

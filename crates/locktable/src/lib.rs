@@ -165,7 +165,6 @@
 //! table.unlock(tuple, 9).unwrap();
 //! ```
 
-pub mod bench;
 pub mod bucket;
 pub mod conventional;
 mod error;

@@ -2,9 +2,9 @@
 //! the host (the paper's Experiment 3 without the device): one line per
 //! table, access order and thread count, with percentiles in ns.
 //!
-//! `cargo run --release -p ndpdb-locktable --example lock_latency [requests] [threads] [contention_pct] [table_bytes]`
+//! `cargo run --release -p ndpdb-bench --example lock_latency [requests] [threads] [contention_pct] [table_bytes]`
 
-use ndpdb_locktable::bench::{self, Access, HostBench};
+use ndpdb_bench::locks::host_bench::{self as bench, Access, HostBench};
 use ndpdb_locktable::{ConventionalLockTable, LockTable, TupleLockTable};
 
 fn main() {
