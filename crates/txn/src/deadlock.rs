@@ -10,7 +10,7 @@
 //! A queued request names whom it waits for: the holder of its lock-table
 //! bucket and the waiters ahead of it (`LockTable::ahead_of`; a collision
 //! can name a transaction that wants another key, which makes the check
-//! conservative, never blind). Device transactions never wait here: a PE
+//! conservative). Device transactions never wait here: a PE
 //! that cannot get a lock gives up after a bounded number of polls. Pure:
 //! the transaction manager keeps the graph under its mutex.
 
