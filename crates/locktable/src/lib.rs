@@ -53,6 +53,10 @@
 //!   If T is in word 0 it was granted before it gave up (`Granted`): it
 //!   holds the lock.
 //! - **poll**: scan words 7..1 for T, then word 0 (no token, no write).
+//! - **withdraw** T, wherever it is (a transaction that ends without knowing
+//!   every bucket it is in, [`LockTable::release_all`]): poll; release if
+//!   T holds the lock, cancel if it waits, and release if the cancel finds
+//!   it granted.
 //!
 //! An uncontended lock and unlock is thus two CASes on one line.
 //!
@@ -176,8 +180,8 @@ use std::time::Instant;
 pub use bucket::{BUCKET_BYTES, Bucket, DEFAULT_TABLE_BYTES, HostWords, LockKey};
 pub use conventional::ConventionalLockTable;
 pub use error::LockError;
-pub use protocol::{Attempt, BucketWords, CancelOutcome, Poll};
-pub use table::{LockCounters, LockTable, LockTableConfig};
+pub use protocol::{Attempt, BucketWords, CancelOutcome, Poll, Withdrawal};
+pub use table::{LockCounters, LockTable, LockTableConfig, ReleasedAll};
 
 /// What a successful `lock` granted.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

@@ -366,6 +366,55 @@ pub fn cancel<W: BucketWords + ?Sized>(w: &W, bucket: usize, ts: u64, tally: &mu
     outcome
 }
 
+/// What [`withdraw`] did.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Withdrawal {
+    /// `ts` held the lock, or was granted it before its request could be
+    /// withdrawn, and released it: the lock passed to `next`, or the bucket
+    /// is empty (`None`).
+    Released { next: Option<u64> },
+    /// `ts` waited; its request was removed.
+    Cancelled,
+    /// `ts` was not in the bucket.
+    Absent,
+}
+
+/// Takes `ts` out of `bucket`, whatever its place: releases the lock if it
+/// holds it, withdraws its request if it waits, and releases the lock if it
+/// was granted while its request was being withdrawn. For a transaction
+/// that ends without knowing every bucket it is in (a device PE may have
+/// failed between a request and its release); it must not itself run
+/// another step on the bucket meanwhile. As after [`release`] and
+/// [`cancel`], the caller must wake host waiters of the bucket if the lock
+/// passed on or a request was removed (`LockTable::release_all` does).
+pub fn withdraw<W: BucketWords + ?Sized>(w: &W, bucket: usize, ts: u64, tally: &mut Tally) -> Withdrawal {
+    debug_assert!(valid_ts(ts), "invalid timestamp {ts:#x}");
+    // Exact for `ts`, which runs no other step here (see `poll`).
+    match poll(w, bucket, ts) {
+        Poll::Absent => Withdrawal::Absent,
+        Poll::Head => release_held(w, bucket, ts, tally),
+        Poll::Waiting { .. } => match cancel(w, bucket, ts, tally) {
+            CancelOutcome::Removed => Withdrawal::Cancelled,
+            CancelOutcome::Granted => release_held(w, bucket, ts, tally),
+            CancelOutcome::NotQueued => {
+                debug_assert!(false, "waiter {ts} left the queue of bucket {bucket} by itself");
+                Withdrawal::Absent
+            }
+        },
+    }
+}
+
+/// [`release`] by a `ts` that holds the lock: only `ts` can release it.
+fn release_held<W: BucketWords + ?Sized>(w: &W, bucket: usize, ts: u64, tally: &mut Tally) -> Withdrawal {
+    match release(w, bucket, ts, tally) {
+        ReleaseOutcome::Released { next } => Withdrawal::Released { next },
+        ReleaseOutcome::NotHolder { holder } => {
+            debug_assert!(false, "{ts} held bucket {bucket}, yet {holder:?} released it");
+            Withdrawal::Absent
+        }
+    }
+}
+
 /// Where `ts` stands in `bucket`, without taking the token.
 ///
 /// The scan runs from the last slot down to word 0. Waiters only ever move

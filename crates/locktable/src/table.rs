@@ -32,7 +32,9 @@ use parking_lot_core::{DEFAULT_PARK_TOKEN, DEFAULT_UNPARK_TOKEN, ParkResult};
 
 use crate::bucket::{Bucket, DEFAULT_TABLE_BYTES, HostWords, LockKey, bucket_count, bucket_index};
 use crate::error::{LockError, check_ts};
-use crate::protocol::{self, Attempt, BucketWords, CancelOutcome, Poll, ReleaseOutcome, SLOTS, Tally};
+use crate::protocol::{
+    self, Attempt, BucketWords, CancelOutcome, Poll, ReleaseOutcome, SLOTS, TS_MASK, Tally, Withdrawal,
+};
 use crate::{Grant, TupleLockTable};
 
 /// Polls of the bucket before a queued host thread parks: a hand-over within
@@ -65,6 +67,15 @@ fn thread_stripe() -> usize {
         s.set(stripe);
         stripe
     })
+}
+
+/// What [`LockTable::release_all`] did.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct ReleasedAll {
+    /// Buckets whose lock the transaction held and released.
+    pub released: u64,
+    /// Buckets in whose queue it waited, and no longer does.
+    pub cancelled: u64,
 }
 
 /// How the table is sized.
@@ -186,6 +197,29 @@ impl LockTable {
     /// another key).
     pub fn holder(&self, key: LockKey) -> Option<u64> {
         protocol::holder(&self.host_words(), self.bucket_of(key))
+    }
+
+    /// Whom a request of `ts` for `key`, queued at `position` (as
+    /// [`LockTable::try_acquire`] said), waits for: the holder and the
+    /// waiters in the slots before `position`, `ts` left out (its position
+    /// only decreases, so it may be among them by now). For a deadlock
+    /// detector's waits-for graph; a collision can name a transaction that
+    /// holds or waits for another key. Read slot by slot: a hint while the
+    /// bucket changes.
+    pub fn ahead_of(&self, key: LockKey, ts: u64, position: usize) -> Vec<u64> {
+        let words = self.host_words();
+        let bucket = self.bucket_of(key);
+        (0..position.min(SLOTS))
+            .map(|slot| words.load(bucket, slot, Ordering::Acquire) & TS_MASK)
+            .filter(|&t| t != 0 && t != ts)
+            .collect()
+    }
+
+    /// Buckets whose lock is held (tests and diagnostics; reads every
+    /// bucket).
+    pub fn held_buckets(&self) -> usize {
+        let words = self.host_words();
+        (0..self.buckets.len()).filter(|&b| protocol::holder(&words, b).is_some()).count()
     }
 
     /// The words of `key`'s bucket (tests and debugging).
@@ -318,6 +352,39 @@ impl LockTable {
             self.notify(bucket);
         }
         Ok(outcome)
+    }
+
+    /// Takes `ts` out of every bucket (see [`protocol::withdraw`]): releases
+    /// each lock it holds, withdraws each request it has queued, and wakes
+    /// the host waiters of every bucket that changed hands or freed a slot.
+    /// For a transaction that ends without knowing every key it locked (a
+    /// device PE may have failed half-way); no agent may run steps for `ts`
+    /// meanwhile. Reads every bucket.
+    pub fn release_all(&self, ts: u64) -> Result<ReleasedAll, LockError> {
+        check_ts(ts)?;
+        let words = self.host_words();
+        let mut done = ReleasedAll::default();
+        for bucket in 0..self.buckets.len() {
+            let mut tally = Tally::default();
+            let withdrawal = protocol::withdraw(&words, bucket, ts, &mut tally);
+            self.count_tally(bucket, &tally);
+            match withdrawal {
+                Withdrawal::Absent => {}
+                Withdrawal::Released { next } => {
+                    done.released += 1;
+                    if next.is_some() {
+                        self.notify(bucket);
+                        bump(&self.stripe(bucket).handovers, 1);
+                    }
+                }
+                Withdrawal::Cancelled => {
+                    done.cancelled += 1;
+                    bump(&self.stripe(bucket).cancels, 1);
+                    self.notify(bucket);
+                }
+            }
+        }
+        Ok(done)
     }
 
     /// Wakes the host threads parked on `bucket`. Every hand-over and

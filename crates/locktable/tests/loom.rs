@@ -23,7 +23,9 @@ use loom::cell::UnsafeCell;
 use loom::sync::atomic::{AtomicU64, AtomicUsize, fence};
 use loom::sync::{Arc, Condvar, Mutex};
 use loom::thread;
-use ndpdb_locktable::protocol::{self, Attempt, BucketWords, CancelOutcome, Poll, ReleaseOutcome, Tally, WAITERS};
+use ndpdb_locktable::protocol::{
+    self, Attempt, BucketWords, CancelOutcome, Poll, ReleaseOutcome, Tally, WAITERS, Withdrawal,
+};
 use std::sync::atomic::Ordering;
 
 /// One bucket of `N` words over loom's atomics.
@@ -370,5 +372,42 @@ fn full_queue_slot_freed_by_cancel() {
         requester.join().unwrap();
         assert_eq!(s.data(), 2);
         assert_eq!(s.words(), [0; 2]);
+    });
+}
+
+/// A transaction ends and sweeps for a request a failed PE left queued
+/// (`LockTable::release_all`) while the holder releases and the waiter
+/// behind it sleeps: the withdrawal removes the request, or finds it
+/// granted and releases the lock, which then passes on; nobody is stranded.
+#[test]
+fn withdraw_races_with_release() {
+    model(Some(3), || {
+        let s = Shared::<3>::new([1 | WAITERS, 2, 3]);
+        let sweeper = {
+            let s = s.clone();
+            thread::spawn(move || match protocol::withdraw(&s.bucket, 0, 2, &mut Tally::default()) {
+                Withdrawal::Cancelled => s.notify(),
+                Withdrawal::Released { next } => {
+                    assert_eq!(next, Some(3));
+                    s.notify();
+                }
+                Withdrawal::Absent => panic!("T2 was queued"),
+            })
+        };
+        let holder = {
+            let s = s.clone();
+            thread::spawn(move || {
+                s.critical_section();
+                s.unlock(1);
+            })
+        };
+        s.wait_head(3);
+        s.critical_section();
+        assert_eq!(s.unlock(3), None);
+        holder.join().unwrap();
+        sweeper.join().unwrap();
+        assert_eq!(s.data(), 2);
+        assert_eq!(s.words(), [0; 3]);
+        assert_eq!(protocol::withdraw(&s.bucket, 0, 2, &mut Tally::default()), Withdrawal::Absent);
     });
 }

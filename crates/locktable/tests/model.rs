@@ -1,14 +1,15 @@
 //! The shared table against a sequential model: one `VecDeque` per bucket.
-//! Random sequences of requests, releases and cancellations on a table of
-//! one or two buckets (so collisions and full queues are common) must give
-//! the model's answers and leave the model's words in every bucket, flag
-//! bits included.
+//! Random sequences of requests, releases, cancellations and sweeps of a
+//! transaction's locks on a table of one or two buckets (so collisions and
+//! full queues are common) must give the model's answers and leave the
+//! model's words in every bucket, flag bits included; a queued request
+//! waits for the model's queue ahead of it.
 
 use std::collections::VecDeque;
 
 use ndpdb_locktable::bucket::bucket_index;
 use ndpdb_locktable::protocol::WAITERS;
-use ndpdb_locktable::{Attempt, CancelOutcome, LockError, LockKey, LockTable};
+use ndpdb_locktable::{Attempt, CancelOutcome, LockError, LockKey, LockTable, ReleasedAll};
 use proptest::prelude::*;
 
 #[derive(Debug, Clone)]
@@ -16,6 +17,7 @@ enum Op {
     Acquire { vid: u64, ts: u64 },
     Release { vid: u64, ts: u64 },
     Cancel { vid: u64, ts: u64 },
+    ReleaseAll { ts: u64 },
 }
 
 fn op() -> impl Strategy<Value = Op> {
@@ -24,6 +26,7 @@ fn op() -> impl Strategy<Value = Op> {
         3 => args.clone().prop_map(|(vid, ts)| Op::Acquire { vid, ts }),
         2 => args.clone().prop_map(|(vid, ts)| Op::Release { vid, ts }),
         1 => args.prop_map(|(vid, ts)| Op::Cancel { vid, ts }),
+        1 => (1u64..=12).prop_map(|ts| Op::ReleaseAll { ts }),
     ]
 }
 
@@ -68,6 +71,20 @@ impl Model {
         }
     }
 
+    /// Takes `ts` out of every queue; counts the queues it held and waited in.
+    fn release_all(&mut self, ts: u64) -> ReleasedAll {
+        let mut done = ReleasedAll::default();
+        for q in &mut self.queues {
+            match q.iter().position(|&x| x == ts) {
+                Some(0) => done.released += 1,
+                Some(_) => done.cancelled += 1,
+                None => continue,
+            }
+            q.retain(|&x| x != ts);
+        }
+        done
+    }
+
     fn words(&self, b: usize) -> [u64; 8] {
         let mut words = [0; 8];
         for (w, &ts) in words.iter_mut().zip(&self.queues[b]) {
@@ -92,7 +109,12 @@ proptest! {
                 Op::Acquire { vid, ts } => {
                     let key = LockKey::new(vid, 0);
                     let b = bucket_index(key, buckets as u64 - 1);
-                    prop_assert_eq!(table.try_acquire(key, ts).unwrap(), model.acquire(b, ts));
+                    let attempt = table.try_acquire(key, ts).unwrap();
+                    prop_assert_eq!(attempt, model.acquire(b, ts));
+                    if let Attempt::Queued { position } = attempt {
+                        let ahead: Vec<u64> = model.queues[b].iter().take(position).copied().collect();
+                        prop_assert_eq!(table.ahead_of(key, ts, position), ahead);
+                    }
                 }
                 Op::Release { vid, ts } => {
                     let key = LockKey::new(vid, 0);
@@ -104,6 +126,9 @@ proptest! {
                     let key = LockKey::new(vid, 0);
                     let b = bucket_index(key, buckets as u64 - 1);
                     prop_assert_eq!(table.cancel(key, ts).unwrap(), model.cancel(b, ts));
+                }
+                Op::ReleaseAll { ts } => {
+                    prop_assert_eq!(table.release_all(ts).unwrap(), model.release_all(ts));
                 }
             }
             for b in 0..buckets {

@@ -1,7 +1,8 @@
 //! The shared lock table's behaviour, one scenario per test: sizing, hashing,
 //! acquire and release, FIFO hand-over, full queues, cancellation,
-//! collisions, timeouts, and wake-ups by a release that did not come from a
-//! host lock call.
+//! collisions, timeouts, wake-ups by a release that did not come from a
+//! host lock call, and what a transaction's end uses: the sweep of all its
+//! locks and the list of whom a request waits for.
 
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
@@ -12,6 +13,7 @@ use ndpdb_locktable::bucket::{self, bucket_index};
 use ndpdb_locktable::protocol::WAITERS;
 use ndpdb_locktable::{
     Attempt, BUCKET_BYTES, Bucket, CancelOutcome, Grant, LockError, LockKey, LockTable, LockTableConfig, Poll,
+    ReleasedAll,
 };
 
 fn key(vid: u64) -> LockKey {
@@ -290,4 +292,77 @@ fn host_waiter_is_woken_by_a_release_through_other_words() {
     assert_eq!(table.release_with(&device, key(7), 100), Ok(Some(1)));
     assert_eq!(host.join().unwrap(), Ok(Grant::Acquired));
     table.unlock(key(7), 1).unwrap();
+}
+
+#[test]
+fn ahead_of_names_the_holder_and_earlier_waiters() {
+    let table = one_bucket();
+    assert_eq!(table.try_acquire(key(0), 1), Ok(Attempt::Acquired));
+    assert_eq!(table.try_acquire(key(1), 2), Ok(Attempt::Queued { position: 1 }));
+    assert_eq!(table.try_acquire(key(2), 3), Ok(Attempt::Queued { position: 2 }));
+    assert_eq!(table.try_acquire(key(3), 4), Ok(Attempt::Queued { position: 3 }));
+    assert_eq!(table.ahead_of(key(1), 2, 1), vec![1]);
+    assert_eq!(table.ahead_of(key(2), 3, 2), vec![1, 2]);
+    // T3 moved up after T1 released: it is left out of its own list, and
+    // the waiter now behind it at position 2 is not named.
+    assert_eq!(table.release(key(0), 1), Ok(Some(2)));
+    assert_eq!(table.ahead_of(key(2), 3, 2), vec![2]);
+    // A position past the last slot reads the whole bucket.
+    assert_eq!(table.ahead_of(key(0), 9, 100), vec![2, 3, 4]);
+    assert_eq!(LockTable::with_bytes(64).unwrap().ahead_of(key(0), 1, 8), Vec::<u64>::new());
+}
+
+#[test]
+fn held_buckets_counts_buckets_with_a_holder() {
+    let table = LockTable::with_bytes(4096).unwrap();
+    assert_eq!(table.held_buckets(), 0);
+    table.lock(key(1), 1, None).unwrap();
+    table.lock(key(2), 1, None).unwrap();
+    table.try_acquire(key(2), 2).unwrap();
+    assert_eq!(table.held_buckets(), 2);
+    table.unlock(key(1), 1).unwrap();
+    assert_eq!(table.held_buckets(), 1);
+}
+
+#[test]
+fn release_all_sweeps_every_bucket_for_the_transaction() {
+    let table = LockTable::with_bytes(4096).unwrap();
+    // T5 holds keys 1 and 2 (key 2 with T6 waiting), waits behind T7 for
+    // key 3 and behind T7 and T8 for key 4; key 9 is none of its business.
+    table.lock(key(1), 5, None).unwrap();
+    table.lock(key(2), 5, None).unwrap();
+    table.try_acquire(key(2), 6).unwrap();
+    table.lock(key(3), 7, None).unwrap();
+    table.try_acquire(key(3), 5).unwrap();
+    table.lock(key(4), 7, None).unwrap();
+    for ts in [5, 8] {
+        table.try_acquire(key(4), ts).unwrap();
+    }
+    table.lock(key(9), 9, None).unwrap();
+    let before = table.counters();
+    assert_eq!(table.release_all(5), Ok(ReleasedAll { released: 2, cancelled: 2 }));
+    assert_eq!(table.bucket_words(key(1)), [0; 8]);
+    assert_eq!(table.bucket_words(key(2)), [6, 0, 0, 0, 0, 0, 0, 0]);
+    assert_eq!(table.bucket_words(key(3)), [7, 0, 0, 0, 0, 0, 0, 0]);
+    assert_eq!(table.bucket_words(key(4)), [7 | WAITERS, 8, 0, 0, 0, 0, 0, 0]);
+    assert_eq!(table.bucket_words(key(9)), [9, 0, 0, 0, 0, 0, 0, 0]);
+    let after = table.counters();
+    assert_eq!((after.handovers - before.handovers, after.cancels - before.cancels), (1, 2));
+    // Nothing left: a second sweep finds nothing.
+    assert_eq!(table.release_all(5), Ok(ReleasedAll::default()));
+    assert_eq!(table.release_all(0), Err(LockError::InvalidTimestamp { ts: 0 }));
+}
+
+#[test]
+fn release_all_wakes_a_host_waiter() {
+    let table = Arc::new(one_bucket());
+    table.lock(key(1), 1, None).unwrap();
+    let waiter = {
+        let table = table.clone();
+        thread::spawn(move || table.lock(key(2), 2, None))
+    };
+    eventually("T2 asleep", || table.counters().parks >= 1);
+    assert_eq!(table.release_all(1), Ok(ReleasedAll { released: 1, cancelled: 0 }));
+    assert_eq!(waiter.join().unwrap(), Ok(Grant::Acquired));
+    table.unlock(key(2), 2).unwrap();
 }

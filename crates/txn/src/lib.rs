@@ -45,6 +45,33 @@
 //!   active when any open transaction began; `ndpdb-storage` cuts each chain
 //!   below its first version older than the horizon.
 
-mod db;
+//!
+//! ## Layout
+//!
+//! | module | holds |
+//! |---|---|
+//! | `db` | [`Database`]: the store, the manager mutex, the commit gate; begin, tables, pinned snapshots |
+//! | `txn` | [`Txn`]: snapshots, reads, writes, commit and abort |
+//! | `locks` | tuple locks in the shared lock table, the wait and the release |
+//! | `update_ndp` | [`Txn::ndp_update`] and read committed's re-check of overtaken rows |
+//! | `maintenance` | the checkpoint trigger (pure), checkpoints, the GC and compaction driver |
+//! | `manager` | ids, the active set, xmin, pinned snapshots (pure bookkeeping) |
+//! | `ssi` | SIREAD marks, rw-antidependencies, dangerous structures (pure) |
+//! | `deadlock` | the waits-for graph and its cycle check (pure) |
+//! | `lock_order` | the order of the database's locks, asserted in debug builds |
+//! | `error` | [`TxnError`] |
 
-pub use db::{Database, Isolation, ReadMode, Txn, TxnError};
+mod db;
+mod deadlock;
+mod error;
+mod lock_order;
+mod locks;
+mod maintenance;
+mod manager;
+mod ssi;
+mod txn;
+mod update_ndp;
+
+pub use db::Database;
+pub use error::TxnError;
+pub use txn::{Isolation, ReadMode, Txn};
