@@ -56,8 +56,13 @@ impl WaitsFor {
         self.edges.remove(&t);
     }
 
+    /// Whether `t` waits for a transaction that has not ended. Once every
+    /// transaction ahead of it ended, `t` is about to be granted (the lock
+    /// passes to the queue's head), even if its thread has not woken yet:
+    /// so a caller that just committed the holder sees the waiter as
+    /// running, not blocked.
     pub(crate) fn is_waiting(&self, t: u64) -> bool {
-        self.edges.contains_key(&t)
+        self.edges.get(&t).is_some_and(|ahead| !ahead.is_empty())
     }
 
     /// `t` ended: it waits no longer, and whoever waited for it waits no
@@ -125,5 +130,15 @@ mod tests {
         g.stop_waiting(1);
         assert!(!g.is_waiting(1));
         assert!(g.wait(3, &[1]));
+    }
+
+    #[test]
+    fn a_waiter_whose_queue_ahead_ended_is_no_longer_waiting() {
+        let mut g = WaitsFor::default();
+        assert!(g.wait(2, &[1, 3]));
+        g.forget(1);
+        assert!(g.is_waiting(2), "T3 is still ahead");
+        g.forget(3);
+        assert!(!g.is_waiting(2), "granted, even before its thread wakes");
     }
 }
