@@ -28,7 +28,7 @@
 //! delete = 500
 //!
 //! [query]
-//! op = "sum"                 # count, sum, min, max, avg
+//! op = "sum"                 # count-star (or count(*)), count, sum, min, max, avg
 //! column = "ol_amount"
 //! where = "ol_quantity >= 5" # optional: COLUMN OP INTEGER
 //! ```
@@ -364,6 +364,25 @@ column = "ol_amount"
         assert_eq!(plan[4], Action::Insert { first: 100, count: 5 });
         assert_eq!(w.plan(7).unwrap(), plan, "plans are deterministic");
         assert_eq!(Workload::parse(&w.to_toml(), "again").unwrap().steps, w.steps);
+    }
+
+    /// `op` takes every name `ndpdb db aggregate --func` takes; count(*)
+    /// needs no column and prints back as count-star.
+    #[test]
+    fn query_ops_are_the_aggregate_names() {
+        let with_op = |op: &str| GOOD.replace("op = \"sum\"", &format!("op = {op:?}"));
+        let no_column = |op: &str| with_op(op).replace("column = \"ol_amount\"\n", "");
+        for op in ["count(*)", "count-star"] {
+            assert_eq!(Workload::parse(&no_column(op), "w").unwrap().query.op, Aggregate::CountStar);
+        }
+        assert_eq!(Workload::parse(&with_op("avg"), "w").unwrap().query.op, Aggregate::Avg);
+        let w = Workload::parse(&with_op("count(*)"), "w").unwrap();
+        assert!(w.to_toml().contains("op = \"count-star\""), "{}", w.to_toml());
+        assert_eq!(Workload::parse(&w.to_toml(), "again").unwrap().query, w.query);
+        let e = Workload::parse(&no_column("count"), "w").unwrap_err();
+        assert!(e.to_string().ends_with("op count needs a column"), "{e}");
+        let e = Workload::parse(&with_op("median"), "w").unwrap_err().to_string();
+        assert!(e.ends_with("op = \"median\": use one of count, count-star, sum, min, max, avg"), "{e}");
     }
 
     #[test]

@@ -115,3 +115,37 @@ pub fn progress_bar(len: u64, template: &str) -> indicatif::ProgressBar {
 pub fn scratch() -> Result<tempfile::TempDir> {
     tempfile::Builder::new().prefix("ndpdb-scratch-").tempdir().context("creating a scratch directory")
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_bad_root_is_refused_before_the_run() {
+        let dir = tempfile::tempdir().unwrap();
+        let file = dir.path().join("a-file");
+        std::fs::write(&file, b"").unwrap();
+        let e = Report::new(false, file.clone()).unwrap_err().to_string();
+        assert!(e.starts_with(&format!("--out {}: ", file.display())) && e.ends_with("choose another --out"), "{e}");
+    }
+
+    #[test]
+    fn each_run_gets_a_directory_of_its_own() {
+        let dir = tempfile::tempdir().unwrap();
+        let report = Report::new(true, dir.path().join("results")).unwrap();
+        assert!(report.json());
+        let (a, b) = (report.results("x").unwrap(), report.results("x").unwrap());
+        assert_ne!(a.path(), b.path(), "two runs in one second");
+        assert!(a.path().file_name().unwrap().to_str().unwrap().starts_with("x-"));
+        a.jsonl("rows.jsonl", &[serde_json::json!({"k": 1}), serde_json::json!({"k": 2})]).unwrap();
+        a.text("table.txt", "t\n").unwrap();
+        assert_eq!(std::fs::read_to_string(a.path().join("rows.jsonl")).unwrap(), "{\"k\":1}\n{\"k\":2}\n");
+        assert_eq!(std::fs::read_to_string(a.path().join("table.txt")).unwrap(), "t\n");
+        // A plot that cannot be drawn is said and left out; the run goes on.
+        assert!(a.plot(|_| Err(anyhow::anyhow!("no font"))).is_empty());
+        let drawn = a.plot(|d| Ok(vec![d.join("p.svg")]));
+        assert_eq!(drawn, vec![a.path().join("p.svg")]);
+        let path = a.path().to_path_buf();
+        assert_eq!(a.announce(&drawn), path);
+    }
+}
