@@ -262,24 +262,19 @@ pub fn run(cfg: &Config, dir: &Path, mut on_point: impl FnMut(&Point)) -> Result
         };
         let lines = run_worker(cfg, dir, point, crash, at, &mut rng)?;
         let transcript = Transcript::parse(&lines)?;
-        let p = recover(
-            dir,
-            &prof,
-            &mut model,
-            &transcript,
-            Point {
-                point,
-                crash,
-                at,
-                acknowledged_commits: transcript.acked.len() as u64,
-                unacknowledged_survived: false,
-                lost_commits: 0,
-                integrity_errors: 0,
-                recovered_records: 0,
-                log_truncated: false,
-                recovery_s: 0.0,
-            },
-        )?;
+        let r = recover(dir, &prof, &mut model, &transcript, point)?;
+        let p = Point {
+            point,
+            crash,
+            at,
+            acknowledged_commits: transcript.acked.len() as u64,
+            unacknowledged_survived: r.unacknowledged_survived,
+            lost_commits: r.lost_commits,
+            integrity_errors: r.integrity_errors,
+            recovered_records: r.records,
+            log_truncated: r.log_truncated,
+            recovery_s: r.wall_s,
+        };
         on_point(&p);
         sum.add(&p);
         recovery_total += p.recovery_s;
@@ -345,27 +340,40 @@ fn run_worker(cfg: &Config, dir: &Path, point: u32, crash: &str, at: u64, rng: &
     reader.join().map_err(|_| anyhow::anyhow!("the reader thread panicked"))
 }
 
-/// Recovers the database, checks its integrity and compares its state with
-/// `model` and the worker's transcript; the state becomes the model of the
-/// next point. Returns point `p` with what recovery found.
-fn recover(dir: &Path, prof: &Profile, model: &mut State, transcript: &Transcript, mut p: Point) -> Result<Point> {
+/// What recovery and the checks found after a crash point.
+struct Recovered {
+    lost_commits: u64,
+    unacknowledged_survived: bool,
+    integrity_errors: u64,
+    records: u64,
+    log_truncated: bool,
+    wall_s: f64,
+}
+
+/// Recovers the database after crash point `point`, checks its integrity
+/// and compares its state with `model` and the worker's transcript; the
+/// state becomes the model of the next point.
+fn recover(dir: &Path, prof: &Profile, model: &mut State, transcript: &Transcript, point: u32) -> Result<Recovered> {
     let dev = Device::open(dir, prof.clone(), DeviceOptions::with_clock(ClockKind::Virtual))?;
     let (store, meta, rec) = Store::open_with_report(dev, store_options()).context("recovery")?;
     let db = Database::open(store, meta);
     let report = db.store().check()?;
     let state = read_state(&db)?;
-    (p.lost_commits, p.unacknowledged_survived) = transcript.verify(model, &state);
+    let (lost_commits, unacknowledged_survived) = transcript.verify(model, &state);
     *model = state;
     db.checkpoint().context("checkpoint after recovery")?;
     drop(db);
-    p.integrity_errors = report.error_count();
-    p.recovered_records = rec.records;
-    p.log_truncated = rec.truncated.is_some();
-    p.recovery_s = rec.wall_s;
     for e in report.errors.iter().take(5) {
-        eprintln!("crash point {}: integrity: {e}", p.point);
+        eprintln!("crash point {point}: integrity: {e}");
     }
-    Ok(p)
+    Ok(Recovered {
+        lost_commits,
+        unacknowledged_survived,
+        integrity_errors: report.error_count(),
+        records: rec.records,
+        log_truncated: rec.truncated.is_some(),
+        wall_s: rec.wall_s,
+    })
 }
 
 /// The harness's image: small, so that crashes hit a device whose pages
