@@ -4,11 +4,14 @@
 //! (`initdb`, trust authentication, a Unix socket in that directory, no TCP
 //! listener), starts it on a free port, and stops it and removes everything
 //! when dropped. Durability settings are off (`fsync`, `synchronous_commit`,
-//! `full_page_writes`: ndpdb's experiments compare query execution, and
-//! ndpdb has no write-ahead log yet), and so is autovacuum (ndpdb runs no
-//! garbage collection during an experiment either, and a background vacuum
-//! would compete for the machine's cores while queries are timed). When ndpdb runs as root, PostgreSQL (which refuses to run as
-//! root) runs as the `postgres` user and the directory is handed to it.
+//! `full_page_writes`): the cluster is thrown away with the server, never
+//! recovered, and the experiments time queries and lock calls, never
+//! commits, so durable commits would only slow the loading and update steps
+//! before the timed part. So is autovacuum (ndpdb runs no garbage collection
+//! during an experiment either, and a background vacuum would compete for
+//! the machine's cores while queries are timed). When ndpdb runs as root,
+//! PostgreSQL (which refuses to run as root) runs as the `postgres` user and
+//! the directory is handed to it.
 //!
 //! Sessions are `psql` processes driven over pipes ([`Session`]): a long-
 //! running session can hold a REPEATABLE READ or SERIALIZABLE transaction

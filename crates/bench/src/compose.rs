@@ -28,7 +28,7 @@
 //! delete = 500
 //!
 //! [query]
-//! op = "sum"                 # count, sum, min, max, avg
+//! op = "sum"                 # count-star (or count(*)), count, sum, min, max, avg
 //! column = "ol_amount"
 //! where = "ol_quantity >= 5" # optional: COLUMN OP INTEGER
 //! ```
@@ -40,7 +40,9 @@
 //! exactly the same changes.
 
 use anyhow::{Result, anyhow, bail};
-use ndpdb_workload::{KeyChoice, KeyPicker, ValueGen};
+use ndpdb_format::ndp::Aggregate;
+use ndpdb_format::text;
+use ndpdb_workload::{KeyChoice, KeyPicker, OL_AMOUNT, ValueGen};
 use serde::Deserialize;
 
 #[derive(Debug, Clone, Deserialize)]
@@ -103,10 +105,13 @@ pub enum Step {
     Snapshot(Level, String),
 }
 
+/// The names `op` is said to take in messages (it also takes `count(*)`:
+/// [`text::parse_aggregate`]).
+const QUERY_OPS: [&str; 6] = ["count", "count-star", "sum", "min", "max", "avg"];
+
 #[derive(Debug, Clone, PartialEq)]
 pub struct Query {
-    /// count, count-star, sum, min, max, avg
-    pub op: String,
+    pub op: Aggregate,
     pub column: String,
     pub predicate: Option<String>,
 }
@@ -122,6 +127,70 @@ fn line_of(text: &str, offset: usize) -> usize {
     text[..offset.min(text.len())].bytes().filter(|&b| b == b'\n').count() + 1
 }
 
+impl RawStep {
+    /// The step; `markers` snapshot steps came before it (for the default
+    /// label). The error is the message, without the line.
+    fn step(&self, markers: usize) -> std::result::Result<Step, String> {
+        let r = self;
+        let actions =
+            [r.load.is_some(), r.insert.is_some(), r.update.is_some(), r.delete.is_some(), r.snapshot.is_some()];
+        if actions.iter().filter(|&&a| a).count() != 1 {
+            return Err("a step needs exactly one of load, insert, update, delete, snapshot".into());
+        }
+        if r.choice.is_some() && r.update.is_none() {
+            return Err("`choice` belongs to an update step".into());
+        }
+        if r.label.is_some() && r.snapshot.is_none() {
+            return Err("`label` belongs to a snapshot step".into());
+        }
+        Ok(if let Some(n) = r.load.or(r.insert) {
+            Step::Insert(n)
+        } else if let Some(n) = r.delete {
+            Step::Delete(n)
+        } else if let Some(u) = &r.update {
+            let n = match u {
+                toml::Value::String(s) if s == "all" => None,
+                toml::Value::Integer(n) if *n >= 0 => Some(*n as u64),
+                other => return Err(format!("update = {other}: give a number of tuples or \"all\"")),
+            };
+            let choice = match r.choice.as_deref() {
+                None | Some("uniform") => Choice::Uniform,
+                Some("zipfian") => Choice::Zipfian,
+                Some(other) => return Err(format!("choice = {other:?}: use \"uniform\" or \"zipfian\"")),
+            };
+            Step::Update(n, choice)
+        } else {
+            let level = match r.snapshot.as_deref().map(str::to_ascii_lowercase).as_deref() {
+                Some("repeatable read") | Some("rr") => Level::RepeatableRead,
+                Some("serializable") => Level::Serializable,
+                other => {
+                    return Err(format!(
+                        "snapshot = {:?}: use \"repeatable read\" or \"serializable\"",
+                        other.unwrap_or("")
+                    ));
+                }
+            };
+            Step::Snapshot(level, r.label.clone().unwrap_or_else(|| format!("marker {}", markers + 1)))
+        })
+    }
+}
+
+impl RawQuery {
+    /// The query; the error is the message, without the line.
+    fn query(&self) -> std::result::Result<Query, String> {
+        let op = text::parse_aggregate(&self.op)
+            .map_err(|_| format!("op = {:?}: use one of {}", self.op, QUERY_OPS.join(", ")))?;
+        if op != Aggregate::CountStar && self.column.is_none() {
+            return Err(format!("op {} needs a column", self.op));
+        }
+        Ok(Query {
+            op,
+            column: self.column.clone().unwrap_or_else(|| OL_AMOUNT.into()),
+            predicate: self.predicate.clone(),
+        })
+    }
+}
+
 impl Workload {
     /// Parses a composer file; errors name the file and line.
     pub fn parse(text: &str, source: &str) -> Result<Workload> {
@@ -132,69 +201,12 @@ impl Workload {
         let mut steps = Vec::new();
         for s in &raw.step {
             let line = line_of(text, s.span().start);
-            let err = |m: String| anyhow!("{source} line {line}: {m}");
-            let r = s.get_ref();
-            let actions =
-                [r.load.is_some(), r.insert.is_some(), r.update.is_some(), r.delete.is_some(), r.snapshot.is_some()];
-            if actions.iter().filter(|&&a| a).count() != 1 {
-                return Err(err("a step needs exactly one of load, insert, update, delete, snapshot".into()));
-            }
-            if r.choice.is_some() && r.update.is_none() {
-                return Err(err("`choice` belongs to an update step".into()));
-            }
-            if r.label.is_some() && r.snapshot.is_none() {
-                return Err(err("`label` belongs to a snapshot step".into()));
-            }
-            let step = if let Some(n) = r.load.or(r.insert) {
-                Step::Insert(n)
-            } else if let Some(n) = r.delete {
-                Step::Delete(n)
-            } else if let Some(u) = &r.update {
-                let n = match u {
-                    toml::Value::String(s) if s == "all" => None,
-                    toml::Value::Integer(n) if *n >= 0 => Some(*n as u64),
-                    other => return Err(err(format!("update = {other}: give a number of tuples or \"all\""))),
-                };
-                let choice = match r.choice.as_deref() {
-                    None | Some("uniform") => Choice::Uniform,
-                    Some("zipfian") => Choice::Zipfian,
-                    Some(other) => return Err(err(format!("choice = {other:?}: use \"uniform\" or \"zipfian\""))),
-                };
-                Step::Update(n, choice)
-            } else {
-                let level = match r.snapshot.as_deref().map(str::to_ascii_lowercase).as_deref() {
-                    Some("repeatable read") | Some("rr") => Level::RepeatableRead,
-                    Some("serializable") => Level::Serializable,
-                    other => {
-                        return Err(err(format!(
-                            "snapshot = {:?}: use \"repeatable read\" or \"serializable\"",
-                            other.unwrap_or("")
-                        )));
-                    }
-                };
-                let n = steps.iter().filter(|s| matches!(s, Step::Snapshot(..))).count();
-                Step::Snapshot(level, r.label.clone().unwrap_or_else(|| format!("marker {}", n + 1)))
-            };
-            steps.push(step);
+            let markers = steps.iter().filter(|s| matches!(s, Step::Snapshot(..))).count();
+            steps.push(s.get_ref().step(markers).map_err(|m| anyhow!("{source} line {line}: {m}"))?);
         }
-        let q = raw.query.get_ref();
         let qline = line_of(text, raw.query.span().start);
-        let ops = ["count", "count-star", "sum", "min", "max", "avg"];
-        if !ops.contains(&q.op.as_str()) {
-            bail!("{source} line {qline}: op = {:?}: use one of {}", q.op, ops.join(", "));
-        }
-        if q.op != "count-star" && q.column.is_none() {
-            bail!("{source} line {qline}: op {} needs a column", q.op);
-        }
-        let w = Workload {
-            name: raw.name.unwrap_or_else(|| source.to_string()),
-            steps,
-            query: Query {
-                op: q.op.clone(),
-                column: q.column.clone().unwrap_or_else(|| "ol_amount".into()),
-                predicate: q.predicate.clone(),
-            },
-        };
+        let query = raw.query.get_ref().query().map_err(|m| anyhow!("{source} line {qline}: {m}"))?;
+        let w = Workload { name: raw.name.unwrap_or_else(|| source.to_string()), steps, query };
         if !w.steps.iter().any(|s| matches!(s, Step::Snapshot(..))) {
             bail!("{source}: the workload has no snapshot step, so the query has no snapshot to run in");
         }
@@ -229,7 +241,11 @@ impl Workload {
                 }
             }
         }
-        out.push_str(&format!("\n[query]\nop = {:?}\ncolumn = {:?}\n", self.query.op, self.query.column));
+        out.push_str(&format!(
+            "\n[query]\nop = {:?}\ncolumn = {:?}\n",
+            text::aggregate_name(self.query.op),
+            self.query.column
+        ));
         if let Some(p) = &self.query.predicate {
             out.push_str(&format!("where = {p:?}\n"));
         }
@@ -348,6 +364,25 @@ column = "ol_amount"
         assert_eq!(plan[4], Action::Insert { first: 100, count: 5 });
         assert_eq!(w.plan(7).unwrap(), plan, "plans are deterministic");
         assert_eq!(Workload::parse(&w.to_toml(), "again").unwrap().steps, w.steps);
+    }
+
+    /// `op` takes every name `ndpdb db aggregate --func` takes; count(*)
+    /// needs no column and prints back as count-star.
+    #[test]
+    fn query_ops_are_the_aggregate_names() {
+        let with_op = |op: &str| GOOD.replace("op = \"sum\"", &format!("op = {op:?}"));
+        let no_column = |op: &str| with_op(op).replace("column = \"ol_amount\"\n", "");
+        for op in ["count(*)", "count-star"] {
+            assert_eq!(Workload::parse(&no_column(op), "w").unwrap().query.op, Aggregate::CountStar);
+        }
+        assert_eq!(Workload::parse(&with_op("avg"), "w").unwrap().query.op, Aggregate::Avg);
+        let w = Workload::parse(&with_op("count(*)"), "w").unwrap();
+        assert!(w.to_toml().contains("op = \"count-star\""), "{}", w.to_toml());
+        assert_eq!(Workload::parse(&w.to_toml(), "again").unwrap().query, w.query);
+        let e = Workload::parse(&no_column("count"), "w").unwrap_err();
+        assert!(e.to_string().ends_with("op count needs a column"), "{e}");
+        let e = Workload::parse(&with_op("median"), "w").unwrap_err().to_string();
+        assert!(e.ends_with("op = \"median\": use one of count, count-star, sum, min, max, avg"), "{e}");
     }
 
     #[test]

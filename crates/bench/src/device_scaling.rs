@@ -7,12 +7,20 @@
 //! execution's modelled time on the device (start of the PEs to the end of
 //! the last PE or channel), which is what Table I reports.
 
-use std::path::Path;
+use std::path::{Path, PathBuf};
 use std::time::Instant;
 
 use anyhow::{Context, Result, bail};
-use ndpdb_device::{ClockKind, Command, Device, DeviceOptions, ExecuteReport, Profile, QueuePair, Reply, params};
+use ndpdb_device::{
+    ClockKind, Command, Device, DeviceOptions, ExecuteReport, Profile, QueuePair, RangeId, Reply, params,
+};
 use serde::Serialize;
+
+use crate::report::{Report, progress_bar, scratch};
+
+/// The shipped profile that models the paper's hardware (a Xilinx U280 with
+/// NVM): only its rows are compared with Table I.
+pub const PAPER_PROFILE: &str = "u280-nvm";
 
 /// neoDBMS (ICDE'22) Table I: cores and million 4-byte transfers per second.
 pub const PAPER_TABLE_I: &[(u32, f64)] = &[(1, 7.0), (4, 27.0), (8, 53.5), (12, 77.5), (16, 83.2)];
@@ -55,16 +63,48 @@ pub fn paper_rate(pes: u32) -> Option<f64> {
     PAPER_TABLE_I.iter().find(|(p, _)| *p == pes).map(|(_, r)| r * 1e6)
 }
 
+impl Config {
+    /// Fails when the profile has no PEs or a PE count is not one of its PEs'.
+    pub fn validate(&self) -> Result<()> {
+        let max_pes = self.profile.pe.count;
+        if max_pes == 0 {
+            bail!("profile `{}` has no processing elements; device scaling needs PEs", self.profile.name);
+        }
+        if let Some(&bad) = self.pes.iter().find(|&&p| p == 0 || p > max_pes) {
+            bail!("--pes {bad}: profile `{}` has 1..={max_pes} PEs", self.profile.name);
+        }
+        Ok(())
+    }
+
+    /// Runs the experiment on a scratch image under a progress bar.
+    pub fn run_in_scratch(&self) -> Result<Vec<Row>> {
+        let dir = scratch()?;
+        let bar = progress_bar(self.pes.len() as u64, "{msg} [{bar:30}] {pos}/{len} PE counts");
+        bar.set_message(format!("device scaling on {} ({} clock)", self.profile.name, self.clock.name()));
+        let rows = run(self, dir.path(), |_| bar.inc(1))?;
+        bar.finish_and_clear();
+        Ok(rows)
+    }
+
+    /// [`Config::run_in_scratch`], then the table (and JSON lines) and the
+    /// results directory with the plot.
+    pub fn run_and_report(&self, report: &Report) -> Result<PathBuf> {
+        let rows = self.run_in_scratch()?;
+        let table = table(&rows);
+        report.print(&rows, &table)?;
+        let results = report.results("device-scaling")?;
+        results.jsonl("results.jsonl", &rows)?;
+        results.text("table.txt", &table)?;
+        results.plot(|dir| plot(&rows, dir));
+        Ok(results.announce(&[]))
+    }
+}
+
 /// Runs the experiment on a fresh image in `dir`. `on_row` sees each row as
 /// it is measured (for progress output).
 pub fn run(cfg: &Config, dir: &Path, mut on_row: impl FnMut(&Row)) -> Result<Vec<Row>> {
+    cfg.validate()?;
     let max_pes = cfg.profile.pe.count;
-    if max_pes == 0 {
-        bail!("profile `{}` has no processing elements; device scaling needs PEs", cfg.profile.name);
-    }
-    if let Some(&bad) = cfg.pes.iter().find(|&&p| p == 0 || p > max_pes) {
-        bail!("--pes {bad}: profile `{}` has 1..={max_pes} PEs", cfg.profile.name);
-    }
     let page = u64::from(cfg.profile.page_bytes());
     let span = cfg.span_bytes.div_ceil(page) * page;
     let capacity = span + page;
@@ -80,58 +120,64 @@ pub fn run(cfg: &Config, dir: &Path, mut on_row: impl FnMut(&Row)) -> Result<Vec
     qp.call(Command::ProgramActivate { slot: 0, active: true })?;
     let mut rows = Vec::new();
     for &pes in &cfg.pes {
-        let before = dev.counters();
-        let wall = Instant::now();
-        let c = qp.call_timed(Command::Execute {
-            slot: 0,
-            pes,
-            params: params(&[cfg.transfers_per_pe, span, cfg.seed, 0]),
-            ranges: vec![out],
-        })?;
-        let wall_s = wall.elapsed().as_secs_f64();
-        let modelled_s = c.modelled_s();
-        let report: ExecuteReport = match c.result? {
-            Reply::Executed(r) => r,
-            other => bail!("unexpected reply {other:?}"),
-        };
-        // Counters of the execution itself; fetching the per-PE results
-        // afterwards is not part of the measurement.
-        let delta = dev.counters().since(&before);
-        let results = qp.call(Command::MemoryRead { range: out, offset: 0, len: 16 * u64::from(pes) })?.into_data();
-        let done: u64 = results.chunks(16).map(|c| u64::from_le_bytes(c[..8].try_into().unwrap())).sum();
-        if done != cfg.transfers_per_pe * u64::from(pes) || done != delta.medium_reads {
-            bail!(
-                "the PEs report {done} transfers and the device counted {}; expected {}",
-                delta.medium_reads,
-                cfg.transfers_per_pe * u64::from(pes)
-            );
-        }
-        let device_s = report.modelled_s();
-        let rate = (device_s > 0.0).then(|| done as f64 / device_s);
-        let paper = if cfg.profile.name == "u280-nvm" { paper_rate(pes) } else { None };
-        let row = Row {
-            experiment: "device-scaling",
-            profile: cfg.profile.name.clone(),
-            clock: cfg.clock.name(),
-            pes,
-            transfers: done,
-            transfers_per_s: rate,
-            paper_transfers_per_s: paper,
-            deviation_pct: rate.zip(paper).map(|(r, p)| (r - p) / p * 100.0),
-            device_s,
-            modelled_s,
-            wall_s,
-            late_completions: delta.late_completions,
-            bottleneck: report.bottleneck.clone(),
-            link_bytes_to_device: delta.link_bytes_to_device,
-            link_bytes_to_host: delta.link_bytes_to_host,
-            medium_bytes_read: delta.medium_bytes_read,
-            medium_reads: delta.medium_reads,
-        };
+        let row = measure(cfg, &dev, &mut qp, out, span, pes)?;
         on_row(&row);
         rows.push(row);
     }
     Ok(rows)
+}
+
+/// One execution of the program on `pes` PEs over `span` bytes, the PEs'
+/// counts written to range `out`.
+fn measure(cfg: &Config, dev: &Device, qp: &mut QueuePair, out: RangeId, span: u64, pes: u32) -> Result<Row> {
+    let before = dev.counters();
+    let wall = Instant::now();
+    let c = qp.call_timed(Command::Execute {
+        slot: 0,
+        pes,
+        params: params(&[cfg.transfers_per_pe, span, cfg.seed, 0]),
+        ranges: vec![out],
+    })?;
+    let wall_s = wall.elapsed().as_secs_f64();
+    let modelled_s = c.modelled_s();
+    let report: ExecuteReport = match c.result? {
+        Reply::Executed(r) => r,
+        other => bail!("unexpected reply {other:?}"),
+    };
+    // Counters of the execution itself; fetching the per-PE results
+    // afterwards is not part of the measurement.
+    let delta = dev.counters().since(&before);
+    let results = qp.call(Command::MemoryRead { range: out, offset: 0, len: 16 * u64::from(pes) })?.into_data();
+    let done: u64 = results.chunks(16).map(|c| u64::from_le_bytes(c[..8].try_into().unwrap())).sum();
+    if done != cfg.transfers_per_pe * u64::from(pes) || done != delta.medium_reads {
+        bail!(
+            "the PEs report {done} transfers and the device counted {}; expected {}",
+            delta.medium_reads,
+            cfg.transfers_per_pe * u64::from(pes)
+        );
+    }
+    let device_s = report.modelled_s();
+    let rate = (device_s > 0.0).then(|| done as f64 / device_s);
+    let paper = if cfg.profile.name == PAPER_PROFILE { paper_rate(pes) } else { None };
+    Ok(Row {
+        experiment: "device-scaling",
+        profile: cfg.profile.name.clone(),
+        clock: cfg.clock.name(),
+        pes,
+        transfers: done,
+        transfers_per_s: rate,
+        paper_transfers_per_s: paper,
+        deviation_pct: rate.zip(paper).map(|(r, p)| (r - p) / p * 100.0),
+        device_s,
+        modelled_s,
+        wall_s,
+        late_completions: delta.late_completions,
+        bottleneck: report.bottleneck.clone(),
+        link_bytes_to_device: delta.link_bytes_to_device,
+        link_bytes_to_host: delta.link_bytes_to_host,
+        medium_bytes_read: delta.medium_bytes_read,
+        medium_reads: delta.medium_reads,
+    })
 }
 
 /// Writes every page of the span so that reads return real bytes.
@@ -205,7 +251,7 @@ pub fn plot(rows: &[Row], dir: &Path) -> Result<Vec<std::path::PathBuf>> {
         points: rows.iter().filter_map(|r| r.transfers_per_s.map(|t| (f64::from(r.pes), t / 1e6))).collect(),
         reference: false,
     }];
-    if first.profile == "u280-nvm" {
+    if first.profile == PAPER_PROFILE {
         series.push(Series {
             name: "neoDBMS Table I (U280)".into(),
             points: PAPER_TABLE_I.iter().map(|&(p, r)| (f64::from(p), r)).collect(),

@@ -1,53 +1,25 @@
-//! TPC-C ORDER_LINE in ndpdb: the schema, loading with the TPC-C population
-//! rules, update rounds, and the in-situ SUM experiment of issue 3: the same
-//! aggregate at the newest and the oldest snapshot, on the device's PEs and
-//! with the host-only block stack, with the counters that show what moved.
+//! TPC-C ORDER_LINE in ndpdb: loading with the TPC-C population rules (the
+//! table's schema is `ndpdb_workload`'s), update rounds, and the in-situ SUM
+//! experiment of issue 3: the same aggregate at the newest and the oldest
+//! snapshot, on the device's PEs and with the host-only block stack, with
+//! the counters that show what moved.
 
-use std::path::Path;
+use std::path::{Path, PathBuf};
 
 use anyhow::{Context, Result, bail};
 use ndpdb_device::{ClockKind, Device, DeviceOptions, Profile};
 use ndpdb_format::ndp::Aggregate;
-use ndpdb_format::schema::{Column, ColumnType, Value};
+use ndpdb_format::schema::Value;
+use ndpdb_format::text::format_scaled;
 use ndpdb_storage::{AggregateResult, Freshness, Store, StoreOptions, Table};
 use ndpdb_txn::{Database, Isolation, ReadMode, Txn};
-use ndpdb_workload::{OrderLine, OrderLineGen, ValueGen};
+use ndpdb_workload::{OL_AMOUNT, ORDER_LINE, OrderLineGen, ValueGen, order_line_columns};
 use serde::Serialize;
+
+use crate::report::{Report, progress_bar, scratch};
 
 /// Tuples per loading or updating transaction.
 const BATCH: u64 = 10_000;
-/// The column the experiment sums.
-pub const AMOUNT: &str = "ol_amount";
-
-pub fn columns() -> Vec<Column> {
-    vec![
-        Column::new("ol_o_id", ColumnType::Int32, false),
-        Column::new("ol_d_id", ColumnType::Int32, false),
-        Column::new("ol_w_id", ColumnType::Int32, false),
-        Column::new("ol_number", ColumnType::Int32, false),
-        Column::new("ol_i_id", ColumnType::Int32, false),
-        Column::new("ol_supply_w_id", ColumnType::Int32, false),
-        Column::new("ol_delivery_d", ColumnType::Timestamp, true),
-        Column::new("ol_quantity", ColumnType::Int32, false),
-        Column::new("ol_amount", ColumnType::Decimal { precision: 6, scale: 2 }, false),
-        Column::new("ol_dist_info", ColumnType::Text(24), false),
-    ]
-}
-
-pub fn values(o: &OrderLine) -> Vec<Value> {
-    vec![
-        Value::Int(o.ol_o_id.into()),
-        Value::Int(o.ol_d_id.into()),
-        Value::Int(o.ol_w_id.into()),
-        Value::Int(o.ol_number.into()),
-        Value::Int(o.ol_i_id.into()),
-        Value::Int(o.ol_supply_w_id.into()),
-        o.ol_delivery_d.map_or(Value::Null, Value::Int),
-        Value::Int(o.ol_quantity.into()),
-        Value::Int(o.ol_amount),
-        Value::Text(o.ol_dist_info.to_vec()),
-    ]
-}
 
 /// Loads `rows` tuples; `progress` sees the count loaded so far.
 pub fn load(
@@ -63,7 +35,7 @@ pub fn load(
     while done < rows {
         let mut t = db.begin(Isolation::ReadCommitted);
         for o in tuples.by_ref().take(batch as usize) {
-            t.insert(table, &values(&o))?;
+            t.insert(table, &o.values())?;
             done += 1;
         }
         t.commit()?;
@@ -79,7 +51,7 @@ pub fn update_round(
     seed: u64,
     mut progress: impl FnMut(u64),
 ) -> Result<()> {
-    let amount = table.column_index(AMOUNT).context("no ol_amount")?;
+    let amount = table.column_index(OL_AMOUNT).context("no ol_amount")?;
     let mut vals = ValueGen::new(seed);
     let n = table.vids();
     let batch = batch_rows(db, table);
@@ -162,23 +134,52 @@ pub struct Row {
     pub chain_bytes_per_visited_version: Option<f64>,
 }
 
-fn decimal(v: Option<i128>) -> Option<String> {
-    v.map(|v| format!("{}{}.{:02}", if v < 0 { "-" } else { "" }, v.unsigned_abs() / 100, v.unsigned_abs() % 100))
+impl Config {
+    /// Fails when the profile has no PEs or `pes` is not one of its PEs'.
+    pub fn validate(&self) -> Result<()> {
+        if self.profile.pe.count == 0 {
+            bail!(
+                "profile `{}` has no processing elements; the NDP side of this experiment needs them",
+                self.profile.name
+            );
+        }
+        if self.pes == 0 || self.pes > self.profile.pe.count {
+            bail!("--pes {}: profile `{}` has 1..={} PEs", self.pes, self.profile.name, self.profile.pe.count);
+        }
+        Ok(())
+    }
+
+    /// Runs the experiment on a scratch image under a progress bar, prints
+    /// the table (and JSON lines) and writes the results directory.
+    pub fn run_and_report(&self, report: &Report) -> Result<PathBuf> {
+        let dir = scratch()?;
+        let bar = progress_bar(self.rows, "{msg:>16} [{bar:30}] {pos}/{len} tuples ({per_sec})");
+        let rows = run(self, dir.path(), |phase, n, total| {
+            bar.set_length(total);
+            if bar.message() != phase {
+                bar.set_message(phase.to_string());
+                bar.reset();
+            }
+            bar.set_position(n);
+        })?;
+        bar.finish_and_clear();
+        let table = table(&rows);
+        report.print(&rows, &table)?;
+        let results = report.results("orderline-sum")?;
+        results.jsonl("results.jsonl", &rows)?;
+        results.text("table.txt", &table)?;
+        Ok(results.announce(&[]))
+    }
 }
 
 /// Builds the database, runs the updates and measures both snapshots.
 pub fn run(cfg: &Config, dir: &Path, mut progress: impl FnMut(&str, u64, u64)) -> Result<Vec<Row>> {
-    if cfg.profile.pe.count == 0 {
-        bail!("profile `{}` has no processing elements; the NDP side of this experiment needs them", cfg.profile.name);
-    }
-    if cfg.pes == 0 || cfg.pes > cfg.profile.pe.count {
-        bail!("--pes {}: profile `{}` has 1..={} PEs", cfg.pes, cfg.profile.name, cfg.profile.pe.count);
-    }
+    cfg.validate()?;
     let versions = cfg.rounds + 1;
     let (capacity, opts) = sizing(cfg.rows, cfg.rows * u64::from(versions));
     let dev = Device::create(dir, cfg.profile.clone(), Some(capacity), DeviceOptions::with_clock(cfg.clock))?;
     let db = Database::new(Store::new(dev, opts)?);
-    let table = db.create_table("order_line", columns())?;
+    let table = db.create_table(ORDER_LINE, order_line_columns())?;
     load(&db, &table, cfg.rows, cfg.seed, |n| progress("load", n, cfg.rows))?;
     let mut oldest = db.begin(Isolation::RepeatableRead);
     oldest.statement_snapshot()?;
@@ -190,7 +191,7 @@ pub fn run(cfg: &Config, dir: &Path, mut progress: impl FnMut(&str, u64, u64)) -
     let mut newest = db.begin(Isolation::RepeatableRead);
     newest.statement_snapshot()?;
     db.store().sync_device()?;
-    let column = table.column_index(AMOUNT).context("no ol_amount")? as u16;
+    let column = table.column_index(OL_AMOUNT).context("no ol_amount")? as u16;
     let mut out = Vec::new();
     for (name, txn) in [("newest", &mut newest), ("oldest", &mut oldest)] {
         let ndp = measure(txn, &table, column, ReadMode::Ndp { pes: cfg.pes, freshness: Freshness::Ship })?;
@@ -198,43 +199,45 @@ pub fn run(cfg: &Config, dir: &Path, mut progress: impl FnMut(&str, u64, u64)) -
         if ndp.value != host.value {
             bail!("{name} snapshot: NDP SUM = {:?} but host SUM = {:?}; the engines disagree", ndp.value, host.value);
         }
-        for (engine, r) in [("ndpdb-ndp", &ndp), ("ndpdb-host", &host)] {
-            let is_ndp = engine == "ndpdb-ndp";
-            let chain = (is_ndp
-                && cfg.profile.kind() == ndpdb_device::profile::MediumKind::Nvm
-                && r.partial.visited > 0)
-                .then(|| {
-                    let c = &r.stats.counters;
-                    let on_medium = r.partial.visited - r.partial.dram_visits;
-                    (c.medium_bytes_read - r.partial.extra_bytes) as f64 / on_medium as f64
-                });
-            out.push(Row {
-                experiment: "orderline-sum",
-                profile: cfg.profile.name.clone(),
-                clock: cfg.clock.name(),
-                engine,
-                pes: is_ndp.then_some(cfg.pes),
-                workers: (!is_ndp).then_some(cfg.workers),
-                rows: cfg.rows,
-                versions_per_tuple: versions,
-                snapshot: name,
-                op: "sum(ol_amount)",
-                result: decimal(r.value),
-                wall_s: r.stats.wall_s,
-                modelled_s: r.stats.modelled_s,
-                link_bytes_to_host: r.stats.counters.link_bytes_to_host,
-                link_bytes_to_device: r.stats.counters.link_bytes_to_device,
-                medium_bytes_read: r.stats.counters.medium_bytes_read,
-                medium_reads: r.stats.counters.medium_reads,
-                late_completions: r.stats.counters.late_completions,
-                versions_visited: r.partial.visited,
-                chain_bytes_per_visited_version: chain,
-            });
-        }
+        out.push(row(cfg, name, "ndpdb-ndp", &ndp));
+        out.push(row(cfg, name, "ndpdb-host", &host));
     }
     oldest.commit()?;
     newest.commit()?;
     Ok(out)
+}
+
+/// The row of `engine` at snapshot `name`.
+fn row(cfg: &Config, name: &'static str, engine: &'static str, r: &AggregateResult) -> Row {
+    let is_ndp = engine == "ndpdb-ndp";
+    let chain =
+        (is_ndp && cfg.profile.kind() == ndpdb_device::profile::MediumKind::Nvm && r.partial.visited > 0).then(|| {
+            let c = &r.stats.counters;
+            let on_medium = r.partial.visited - r.partial.dram_visits;
+            (c.medium_bytes_read - r.partial.extra_bytes) as f64 / on_medium as f64
+        });
+    Row {
+        experiment: "orderline-sum",
+        profile: cfg.profile.name.clone(),
+        clock: cfg.clock.name(),
+        engine,
+        pes: is_ndp.then_some(cfg.pes),
+        workers: (!is_ndp).then_some(cfg.workers),
+        rows: cfg.rows,
+        versions_per_tuple: cfg.rounds + 1,
+        snapshot: name,
+        op: "sum(ol_amount)",
+        result: r.value.map(|v| format_scaled(v, 2)),
+        wall_s: r.stats.wall_s,
+        modelled_s: r.stats.modelled_s,
+        link_bytes_to_host: r.stats.counters.link_bytes_to_host,
+        link_bytes_to_device: r.stats.counters.link_bytes_to_device,
+        medium_bytes_read: r.stats.counters.medium_bytes_read,
+        medium_reads: r.stats.counters.medium_reads,
+        late_completions: r.stats.counters.late_completions,
+        versions_visited: r.partial.visited,
+        chain_bytes_per_visited_version: chain,
+    }
 }
 
 fn measure(txn: &mut Txn<'_>, table: &std::sync::Arc<Table>, column: u16, mode: ReadMode) -> Result<AggregateResult> {

@@ -5,7 +5,7 @@
 //! would in production (when the log is half full at a commit), so recovery
 //! replays the log since the last of them.
 
-use std::path::Path;
+use std::path::{Path, PathBuf};
 use std::time::Instant;
 
 use anyhow::{Context, Result};
@@ -13,9 +13,11 @@ use ndpdb_device::{ClockKind, Device, DeviceOptions, Profile};
 use ndpdb_format::schema::Value;
 use ndpdb_storage::{Store, StoreOptions};
 use ndpdb_txn::{Database, Isolation, TxnError};
+use ndpdb_workload::{OL_AMOUNT, ORDER_LINE, order_line_columns};
 use serde::Serialize;
 
 use crate::orderline;
+use crate::report::{Report, progress_bar, scratch};
 
 #[derive(Debug, Clone)]
 pub struct Config {
@@ -23,8 +25,29 @@ pub struct Config {
     pub txns: u64,
     pub profile: Profile,
     pub seed: u64,
-    /// Image capacity in bytes.
-    pub capacity: u64,
+    /// Image capacity in MiB.
+    pub capacity_mib: u64,
+}
+
+impl Config {
+    /// Runs the experiment on a scratch image under a progress bar, prints
+    /// its row as a table (and a JSON line) and writes the results directory.
+    pub fn run_and_report(&self, report: &Report) -> Result<PathBuf> {
+        let scratch = scratch()?;
+        let bar = progress_bar(1, "{msg:>8} [{bar:30}] {pos}/{len}");
+        let row = run(self, &scratch.path().join("db"), |what, done, of| {
+            bar.set_length(of);
+            bar.set_position(done);
+            bar.set_message(what.to_string());
+        })?;
+        bar.finish_and_clear();
+        let table = table(&row);
+        report.print(std::slice::from_ref(&row), &table)?;
+        let results = report.results("recovery")?;
+        results.jsonl("recovery.jsonl", std::slice::from_ref(&row))?;
+        eprintln!("profile {}, clock virtual (times are wall time on this machine)", row.profile);
+        Ok(results.announce(&[]))
+    }
 }
 
 #[derive(Debug, Clone, Serialize)]
@@ -51,16 +74,16 @@ pub struct Row {
 
 /// Runs the experiment in `dir` (a fresh database directory).
 pub fn run(cfg: &Config, dir: &Path, mut progress: impl FnMut(&str, u64, u64)) -> Result<Row> {
-    let dev =
-        Device::create(dir, cfg.profile.clone(), Some(cfg.capacity), DeviceOptions::with_clock(ClockKind::Virtual))?;
+    let capacity = cfg.capacity_mib.saturating_mul(1 << 20);
+    let dev = Device::create(dir, cfg.profile.clone(), Some(capacity), DeviceOptions::with_clock(ClockKind::Virtual))?;
     let db = Database::create(Store::new(dev, StoreOptions::default())?)?;
-    let t = db.create_table("order_line", orderline::columns())?;
+    let t = db.create_table(ORDER_LINE, order_line_columns())?;
     let w0 = db.store().wal_stats();
     let t0 = Instant::now();
     orderline::load(&db, &t, cfg.rows, cfg.seed, |n| progress("load", n, cfg.rows))?;
     let load_s = t0.elapsed().as_secs_f64();
     let w1 = db.store().wal_stats();
-    let amount = t.column_index("ol_amount").context("no ol_amount")?;
+    let amount = t.column_index(OL_AMOUNT).context("no ol_amount")?;
     let mut rng = cfg.seed | 1;
     let t1 = Instant::now();
     let mut done = 0;
@@ -114,4 +137,32 @@ pub fn run(cfg: &Config, dir: &Path, mut progress: impl FnMut(&str, u64, u64)) -
         recovered_log_bytes: rec.log_bytes,
         integrity_errors: check.error_count(),
     })
+}
+
+/// The terminal table: the row's log volumes, rates and recovery.
+pub fn table(row: &Row) -> String {
+    crate::output::table(
+        &[
+            "rows",
+            "update txns",
+            "log B/tuple (load)",
+            "log B/update txn",
+            "updates/s",
+            "log B at crash",
+            "recovery s",
+            "commits replayed",
+            "integrity errors",
+        ],
+        &[vec![
+            row.rows.to_string(),
+            row.update_txns.to_string(),
+            format!("{:.1}", row.load_log_bytes_per_tuple),
+            format!("{:.1}", row.log_bytes_per_update_txn),
+            format!("{:.0}", row.update_txns_per_s),
+            row.log_bytes_at_crash.to_string(),
+            format!("{:.3}", row.recovery_s),
+            row.recovered_commits.to_string(),
+            row.integrity_errors.to_string(),
+        ]],
+    )
 }

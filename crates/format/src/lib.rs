@@ -16,6 +16,7 @@ pub mod ndp;
 pub mod page;
 pub mod record;
 pub mod schema;
+pub mod text;
 
 /// A decoding failure. The bytes are corrupt, truncated, or were written by a
 /// format version this build does not read; the caller must not use them.

@@ -1,6 +1,6 @@
 //! Deterministic workload data for ndpdb's database experiments: TPC-C
-//! ORDER_LINE tuples, and the choice of which tuples an update or delete step
-//! touches.
+//! ORDER_LINE tuples, the table they go into ([`order_line_columns`]), and the
+//! choice of which tuples an update or delete step touches.
 //!
 //! # ORDER_LINE population (TPC-C v5.11, clause 4.3.3.1)
 //!
@@ -72,6 +72,7 @@
 
 mod keys;
 mod order_line;
+mod schema;
 mod values;
 
 pub use keys::{DEFAULT_THETA, KeyChoice, KeyPicker};
@@ -79,6 +80,7 @@ pub use order_line::{
     DISTRICTS_PER_WAREHOUSE, FIRST_UNDELIVERED_O_ID, ITEMS, MAX_OL_CNT, MIN_OL_CNT, ORDERS_PER_DISTRICT, OrderLine,
     OrderLineGen,
 };
+pub use schema::{OL_AMOUNT, ORDER_LINE, order_line_columns};
 pub use values::ValueGen;
 
 /// A workload parameter the generators cannot honour.

@@ -1,0 +1,158 @@
+//! `ndpdb db ...`: a database in a directory, used one command at a time.
+//! Each command opens the image, reopens the store from its checkpoint, does
+//! its work and writes a new checkpoint (a clean close). This module holds
+//! the commands' arguments and dispatch; `open` opens and closes a database
+//! (and holds `ndpdb check`), `admin` the commands that shape the data,
+//! `query` the ones that run NDP calls.
+
+mod admin;
+mod open;
+mod query;
+
+use std::path::PathBuf;
+
+use anyhow::Result;
+use clap::{Args, Subcommand};
+use ndpdb_device::ClockKind;
+
+pub use open::check;
+
+#[derive(Args)]
+pub struct Common {
+    /// Database directory
+    #[arg(long, default_value = "ndpdb-data")]
+    db: PathBuf,
+    /// Profile name or .toml path (default: the profile the image was created with)
+    #[arg(long)]
+    profile: Option<String>,
+    /// `virtual` or `real`
+    #[arg(long, default_value = "virtual")]
+    clock: ClockKind,
+}
+
+#[derive(Subcommand)]
+pub enum DbCmd {
+    /// Create a database (a device image with an empty catalog)
+    Create {
+        #[command(flatten)]
+        common: Common,
+        /// Image capacity in MiB (default: the profile's capacity, at most 4096)
+        #[arg(long)]
+        capacity_mib: Option<u64>,
+    },
+    /// Load TPC-C ORDER_LINE tuples (population rules of TPC-C 4.3.3.1)
+    LoadOrderline {
+        #[command(flatten)]
+        common: Common,
+        #[arg(long, default_value_t = 100_000)]
+        rows: u64,
+        #[arg(long, default_value_t = 1)]
+        seed: u64,
+    },
+    /// Update rounds: each gives every ORDER_LINE tuple a new ol_amount (one more version)
+    Update {
+        #[command(flatten)]
+        common: Common,
+        #[arg(long, default_value_t = 1)]
+        rounds: u32,
+        #[arg(long, default_value_t = 2)]
+        seed: u64,
+    },
+    /// Pin the current snapshot (prints its id), list pinned snapshots, or drop one
+    Snapshot {
+        #[command(flatten)]
+        common: Common,
+        /// Drop this pinned snapshot instead of pinning a new one
+        #[arg(long)]
+        drop: Option<u64>,
+        /// List pinned snapshots
+        #[arg(long)]
+        list: bool,
+    },
+    /// Run an aggregate in a snapshot, on the device (ndp) or the host (host)
+    Aggregate(AggregateArgs),
+    /// Update-NDP (ccSLT): `UPDATE table SET column = expr WHERE predicate` on
+    /// the device's PEs, which lock and write the new versions; the host
+    /// installs them and commits. Needs a profile with a coherent
+    /// interconnect (u280-nvm, ideal)
+    UpdateNdp(UpdateNdpArgs),
+    /// Remove versions no pinned snapshot can see
+    Gc {
+        #[command(flatten)]
+        common: Common,
+    },
+    /// Tables, tuples and pinned snapshots
+    Info {
+        #[command(flatten)]
+        common: Common,
+    },
+}
+
+#[derive(Args)]
+pub struct AggregateArgs {
+    #[command(flatten)]
+    common: Common,
+    #[arg(long, default_value = "order_line")]
+    table: String,
+    /// count-star, count, sum, min, max or avg
+    #[arg(long, default_value = "sum")]
+    func: String,
+    #[arg(long, default_value = "ol_amount")]
+    column: String,
+    /// A predicate `COLUMN OP VALUE` with OP one of = <> < <= > >=, e.g. "ol_quantity>=5"
+    #[arg(long = "where")]
+    predicate: Option<String>,
+    /// Pinned snapshot id (default: the newest state)
+    #[arg(long)]
+    snapshot: Option<u64>,
+    /// `ndp` (the device's PEs) or `host` (the block stack)
+    #[arg(long, default_value = "ndp")]
+    mode: String,
+    #[arg(long, default_value_t = 16)]
+    pes: u32,
+    #[arg(long, default_value_t = 2)]
+    workers: usize,
+    /// Run the query this many times in one process and report each run:
+    /// the first run pays for mapping the image, later runs are warm
+    #[arg(long, default_value_t = 1, value_parser = clap::value_parser!(u32).range(1..))]
+    repeat: u32,
+    /// Print one JSON object per run instead of text
+    #[arg(long)]
+    json: bool,
+}
+
+#[derive(Args)]
+pub struct UpdateNdpArgs {
+    #[command(flatten)]
+    common: Common,
+    #[arg(long, default_value = "order_line")]
+    table: String,
+    /// `COLUMN = VALUE`, `COLUMN = COLUMN + VALUE`, `COLUMN = COLUMN - VALUE` or
+    /// `COLUMN = COLUMN * INTEGER` on a numeric column, e.g. "ol_amount = ol_amount + 1.50"
+    #[arg(long)]
+    set: String,
+    /// A predicate `COLUMN OP VALUE` with OP one of = <> < <= > >=, e.g. "ol_quantity>=5"
+    #[arg(long = "where")]
+    predicate: Option<String>,
+    #[arg(long, default_value_t = 16)]
+    pes: u32,
+    /// read-committed, repeatable-read or serializable
+    #[arg(long, default_value = "read-committed")]
+    isolation: String,
+    /// Print one JSON object instead of text
+    #[arg(long)]
+    json: bool,
+}
+
+pub fn run(cmd: DbCmd) -> Result<()> {
+    match cmd {
+        DbCmd::Create { common, capacity_mib } => admin::create(&common, capacity_mib),
+        DbCmd::LoadOrderline { common, rows, seed } => admin::load_orderline(&common, rows, seed),
+        DbCmd::Update { common, rounds, seed } => admin::update(&common, rounds, seed),
+        DbCmd::Snapshot { common, drop, list } => admin::snapshot(&common, drop, list),
+        DbCmd::Aggregate(a) => query::aggregate(a),
+        DbCmd::UpdateNdp(a) => query::update_ndp(a),
+        DbCmd::Gc { common } => admin::gc(&common),
+        DbCmd::Info { common } => admin::info(&common),
+    }
+}
