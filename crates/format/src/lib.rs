@@ -10,8 +10,8 @@
 //! names the structure and the field that is wrong; none of them panics on any
 //! input (each has a property test that feeds it garbage).
 
+pub mod checkpoint;
 pub mod image;
-pub mod meta;
 pub mod ndp;
 pub mod page;
 pub mod record;

@@ -1,4 +1,4 @@
-//! Closing and reopening a store: the checkpoint of `ndpdb_format::meta`.
+//! Closing and reopening a store: the checkpoint of `ndpdb_format::checkpoint`.
 //!
 //! A clean close writes every table's delta buffer, the dirty VID-map and
 //! L2P pages, then the checkpoint blob and its index pages to new physical
@@ -18,7 +18,7 @@ use std::sync::Arc;
 use std::sync::atomic::Ordering;
 
 use ndpdb_device::{Command, Device, Reply};
-use ndpdb_format::meta::{Checkpoint, Root, TableMeta};
+use ndpdb_format::checkpoint::{Checkpoint, Root, TableMeta};
 use ndpdb_format::page::RecordId;
 use ndpdb_format::schema::{Column, LayoutDescriptor};
 use parking_lot::Mutex;

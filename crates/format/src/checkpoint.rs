@@ -1,5 +1,9 @@
-//! The checkpoint: what the host needs to reopen a database, written on a
-//! clean close. (Crash recovery comes with the write-ahead log.)
+//! The checkpoint: the maps, the catalog and the chain heads as of one
+//! write-ahead-log position (`log_lsn`). Opening a database reads the newest
+//! valid checkpoint and replays the log from that position (`wal.rs`). A
+//! checkpoint is written on a clean close, and by the transaction layer to
+//! free the log ring or superseded pages; `docs/format/checkpoint.md` is the
+//! spec.
 //!
 //! Physical pages 0 and 1 are the two **root slots**; they never move. A
 //! checkpoint writes the slot its generation selects (`generation % 2`), so
@@ -26,7 +30,7 @@
 //! `blob_bytes`. The **blob** (all integers LE):
 //!
 //! ```text
-//! magic b"NDPM", version u32 = 1
+//! magic b"NDPM", version u32 = 2 (the root's version)
 //! next_lpn u64, next_txn u64, next_region u64
 //! cursors: u32 count, then (object u64, next u64, end u64) each
 //! l2p: u64 count, then ppn u64 each (u64::MAX = unmapped)
