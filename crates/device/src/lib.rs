@@ -86,7 +86,6 @@ pub use error::DeviceError;
 pub use memory::RANGES_MAX;
 pub use pe::{PeCtx, Program, ProgramFn, ProgramLibrary, Scratch, thread_cpu_ns};
 pub use profile::{Profile, ProfileError};
-pub use update::{UPDATE_ENTRY_BYTES, UPDATE_HEADER_BYTES, tuple_lock_key};
 
 /// Packs u64 parameters for [`Command::Execute`] (little-endian).
 pub fn params(values: &[u64]) -> Vec<u8> {

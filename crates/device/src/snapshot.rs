@@ -34,7 +34,7 @@
 //! call an equal share per PE holding `u64 bytes_used, u64 rows`, then rows
 //! of `u64 vid` and per projected column `0` (NULL), `1 i64` or `2 u16 len bytes`.
 
-use ndpdb_format::ndp::{Aggregate, NdpCall, Operation, PARTIAL_BYTES, Partial};
+use ndpdb_format::ndp::{Aggregate, NdpCall, Operation, PARTIAL_BYTES, Partial, RANGE_OUTPUT, RowsWriter};
 use ndpdb_format::page::{PAGE_HEADER_BYTES, RecordId, SLOT_BYTES, map_entries_per_page};
 use ndpdb_format::record::{HEADER_BYTES, VersionHeader};
 use ndpdb_format::schema::{ColumnType, Layout, LayoutDescriptor, Value};
@@ -692,32 +692,15 @@ impl Scan<'_, '_> {
 
     fn rows(&mut self, first: u64, end: u64, projection: &[u16]) -> Result<(), DeviceError> {
         let (pe, pes) = (u64::from(self.ctx.pe()), u64::from(self.ctx.pes()));
-        let share = self.ctx.range_len(3)? / pes / 8 * 8;
-        let base = pe * share;
-        let mut out: Vec<u8> = vec![0; 16];
-        let mut rows = 0u64;
+        let share = self.ctx.range_len(RANGE_OUTPUT)? / pes / 8 * 8;
+        let mut out = RowsWriter::new(projection.len());
         self.each_qualifying(first, end, |scan, vid, rec| {
-            out.extend_from_slice(&vid.to_le_bytes());
+            out.row(vid);
             for &c in projection {
-                match scan.column_value(rec, c)? {
-                    Value::Null => out.push(0),
-                    Value::Int(v) => {
-                        out.push(1);
-                        out.extend_from_slice(&v.to_le_bytes());
-                    }
-                    Value::Text(t) => {
-                        out.push(2);
-                        out.extend_from_slice(&(t.len() as u16).to_le_bytes());
-                        out.extend_from_slice(&t);
-                    }
-                }
+                out.value(&scan.column_value(rec, c)?);
             }
-            rows += 1;
-            scan.fits_share(out.len(), share)
+            scan.fits_share(out.bytes_used(), share)
         })?;
-        let used = out.len() as u64;
-        out[0..8].copy_from_slice(&used.to_le_bytes());
-        out[8..16].copy_from_slice(&rows.to_le_bytes());
-        self.ctx.range_write(3, base, &out)
+        self.ctx.range_write(RANGE_OUTPUT, pe * share, &out.finish())
     }
 }

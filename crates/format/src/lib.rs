@@ -12,6 +12,7 @@
 
 pub mod checkpoint;
 pub mod image;
+pub mod lock;
 pub mod ndp;
 pub mod page;
 pub mod record;
