@@ -43,6 +43,7 @@
 //! snapshots: u32 count, then (id u64, xmax u64) each
 //! ```
 
+use crate::bytes::{Reader, Writer, put_table_def, take_table_def};
 use crate::{FormatError, u32_at, u64_at};
 
 const ROOT_MAGIC: [u8; 4] = *b"NDPR";
@@ -153,92 +154,12 @@ pub struct Checkpoint {
     pub snapshots: Vec<(u64, u64)>,
 }
 
-struct Writer(Vec<u8>);
-
-impl Writer {
-    fn u8(&mut self, v: u8) {
-        self.0.push(v);
-    }
-    fn u16(&mut self, v: u16) {
-        self.0.extend_from_slice(&v.to_le_bytes());
-    }
-    fn u32(&mut self, v: u32) {
-        self.0.extend_from_slice(&v.to_le_bytes());
-    }
-    fn u64(&mut self, v: u64) {
-        self.0.extend_from_slice(&v.to_le_bytes());
-    }
-    fn str(&mut self, s: &str) {
-        self.u16(s.len() as u16);
-        self.0.extend_from_slice(s.as_bytes());
-    }
-    fn u64s(&mut self, v: &[u64]) {
-        self.u32(v.len() as u32);
-        v.iter().for_each(|&x| self.u64(x));
-    }
-}
-
-struct Reader<'a> {
-    b: &'a [u8],
-    at: usize,
-}
-
 const S: &str = "checkpoint";
-
-impl Reader<'_> {
-    fn take(&mut self, n: usize) -> Result<&[u8], FormatError> {
-        let end = self.at.checked_add(n).filter(|&e| e <= self.b.len()).ok_or(FormatError::Truncated {
-            structure: S,
-            needed: self.at.saturating_add(n),
-            found: self.b.len(),
-        })?;
-        let s = &self.b[self.at..end];
-        self.at = end;
-        Ok(s)
-    }
-    fn u8(&mut self) -> Result<u8, FormatError> {
-        Ok(self.take(1)?[0])
-    }
-    fn u16(&mut self) -> Result<u16, FormatError> {
-        Ok(u16::from_le_bytes(self.take(2)?.try_into().expect("2")))
-    }
-    fn u32(&mut self) -> Result<u32, FormatError> {
-        Ok(u32::from_le_bytes(self.take(4)?.try_into().expect("4")))
-    }
-    fn u64(&mut self) -> Result<u64, FormatError> {
-        Ok(u64::from_le_bytes(self.take(8)?.try_into().expect("8")))
-    }
-    fn str(&mut self) -> Result<String, FormatError> {
-        let n = usize::from(self.u16()?);
-        String::from_utf8(self.take(n)?.to_vec()).map_err(|_| FormatError::InvalidField {
-            structure: S,
-            field: "name",
-            reason: "not UTF-8".into(),
-        })
-    }
-    /// A count of items of `size` bytes each, checked against what is left.
-    fn count(&mut self, n: u64, size: usize) -> Result<usize, FormatError> {
-        let left = (self.b.len() - self.at) as u64;
-        if n.saturating_mul(size as u64) > left {
-            return Err(FormatError::Truncated {
-                structure: S,
-                needed: self.at + (n as usize).saturating_mul(size),
-                found: self.b.len(),
-            });
-        }
-        Ok(n as usize)
-    }
-    fn u64s(&mut self) -> Result<Vec<u64>, FormatError> {
-        let n = self.u32()?;
-        let n = self.count(n.into(), 8)?;
-        (0..n).map(|_| self.u64()).collect()
-    }
-}
 
 impl Checkpoint {
     pub fn encode(&self) -> Vec<u8> {
         let mut w = Writer(Vec::new());
-        w.0.extend_from_slice(&BLOB_MAGIC);
+        w.bytes(&BLOB_MAGIC);
         w.u32(VERSION);
         w.u64(self.next_lpn);
         w.u64(self.next_txn);
@@ -254,12 +175,7 @@ impl Checkpoint {
         w.u64s(&self.l2p_pages);
         w.u32(self.tables.len() as u32);
         for t in &self.tables {
-            w.u32(t.id);
-            w.str(&t.name);
-            w.u32(t.layout_descriptor.len() as u32);
-            w.0.extend_from_slice(&t.layout_descriptor);
-            w.u16(t.column_names.len() as u16);
-            t.column_names.iter().for_each(|c| w.str(c));
+            put_table_def(&mut w, t.id, &t.name, &t.layout_descriptor, &t.column_names);
             w.u64(t.heads.len() as u64);
             for &(rid, ts, tomb) in &t.heads {
                 w.u64(rid);
@@ -278,7 +194,7 @@ impl Checkpoint {
     }
 
     pub fn decode(b: &[u8]) -> Result<Checkpoint, FormatError> {
-        let mut r = Reader { b, at: 0 };
+        let mut r = Reader::new(b, S);
         if r.take(4)? != BLOB_MAGIC {
             return Err(FormatError::BadMagic { structure: S, found: b[..4].to_vec() });
         }
@@ -298,13 +214,7 @@ impl Checkpoint {
         c.l2p_pages = r.u64s()?;
         let tables = r.u32()?;
         for _ in 0..r.count(tables.into(), 16)? {
-            let id = r.u32()?;
-            let name = r.str()?;
-            let n = r.u32()?;
-            let n = r.count(n.into(), 1)?;
-            let layout_descriptor = r.take(n)?.to_vec();
-            let cols = r.u16()?;
-            let column_names = (0..cols).map(|_| r.str()).collect::<Result<_, _>>()?;
+            let (id, name, layout_descriptor, column_names) = take_table_def(&mut r)?;
             let n = r.u64()?;
             let n = r.count(n, 17)?;
             let mut heads = Vec::with_capacity(n);
@@ -333,13 +243,7 @@ impl Checkpoint {
         for _ in 0..r.count(n.into(), 16)? {
             c.snapshots.push((r.u64()?, r.u64()?));
         }
-        if r.at != b.len() {
-            return Err(FormatError::InvalidField {
-                structure: S,
-                field: "length",
-                reason: format!("{} bytes after the end", b.len() - r.at),
-            });
-        }
+        r.finish()?;
         Ok(c)
     }
 }

@@ -10,6 +10,7 @@
 //! names the structure and the field that is wrong; none of them panics on any
 //! input (each has a property test that feeds it garbage).
 
+mod bytes;
 pub mod checkpoint;
 pub mod image;
 pub mod lock;
@@ -17,6 +18,7 @@ pub mod ndp;
 pub mod page;
 pub mod record;
 pub mod schema;
+pub mod wal;
 
 /// A decoding failure. The bytes are corrupt, truncated, or were written by a
 /// format version this build does not read; the caller must not use them.
