@@ -65,11 +65,14 @@ mod command;
 mod counters;
 mod device;
 mod error;
+mod execute;
 mod medium;
 mod memory;
 mod pe;
+mod process;
 pub mod profile;
 pub mod programs;
+mod queue;
 mod snapshot;
 mod timing;
 mod update;
@@ -81,11 +84,12 @@ pub use command::{
     Snapshot,
 };
 pub use counters::{CQE_BYTES, Counters, SQE_BYTES};
-pub use device::{DEFAULT_CAPACITY_MAX, Device, DeviceOptions, Faults, IMAGE_FILE, QueuePair};
+pub use device::{DEFAULT_CAPACITY_MAX, Device, DeviceOptions, Faults, IMAGE_FILE};
 pub use error::DeviceError;
 pub use memory::RANGES_MAX;
 pub use pe::{PeCtx, Program, ProgramFn, ProgramLibrary, Scratch, thread_cpu_ns};
 pub use profile::{Profile, ProfileError};
+pub use queue::QueuePair;
 
 /// Packs u64 parameters for [`Command::Execute`] (little-endian).
 pub fn params(values: &[u64]) -> Vec<u8> {
