@@ -59,8 +59,10 @@
 //! The parameters come from a hardware [`Profile`] (TOML, `profiles/`), and
 //! `docs/device-model.md` walks through the model with the papers' numbers.
 
+mod chain;
 mod clock;
 mod coherent;
+mod columns;
 mod command;
 mod counters;
 mod device;
@@ -68,14 +70,14 @@ mod error;
 mod execute;
 mod medium;
 mod memory;
+mod ndp_snapshot;
+mod ndp_update;
 mod pe;
 mod process;
 pub mod profile;
 pub mod programs;
 mod queue;
-mod snapshot;
 mod timing;
-mod update;
 
 pub use clock::ClockKind;
 pub use coherent::DeviceWords;

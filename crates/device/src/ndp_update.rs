@@ -2,7 +2,7 @@
 //!
 //! `UPDATE table SET column = expr WHERE predicate`, run by the device's PEs
 //! in the writing transaction's snapshot. Each PE takes its share of the VIDs
-//! and, per tuple (the chain walk is `ndp.snapshot`'s):
+//! and, per tuple (the chain walk is `chain.rs`'s, shared with `ndp.snapshot`):
 //!
 //! 1. finds the version the snapshot sees and checks the predicate on it;
 //! 2. locks that version in the host's lock table, in coherent shared memory:
@@ -42,8 +42,8 @@ use ndpdb_format::record::{HEADER_BYTES, VersionHeader};
 use ndpdb_format::schema::ColumnType;
 use ndpdb_locktable::{Attempt, CancelOutcome, LockKey, Poll};
 
+use crate::chain::{Found, Scan};
 use crate::error::DeviceError;
-use crate::snapshot::{Found, Scan};
 
 /// The lock-table key of version `version` (its creating transaction) of
 /// tuple `vid` of table `table` (`ndpdb_format::lock`).
