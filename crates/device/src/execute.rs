@@ -50,6 +50,7 @@ impl Inner {
         let (accounts, failures): (Vec<PeAccount>, Vec<Option<DeviceError>>) = outcomes.into_iter().unzip();
         // A failed execution still took its time and made its accesses: settle
         // them, then report the first PE's failure.
+        debug_assert_eq!(accounts.len(), pes as usize, "every PE ran and has an account");
         let report = self.settle(program, start, &accounts);
         if let Some(e) = failures.into_iter().flatten().next() {
             return Err(e);
@@ -139,6 +140,7 @@ impl Inner {
             *b = end;
         }
         drop(tl);
+        debug_assert!(end >= start, "an execution ends after it starts");
         let mut report = ExecuteReport {
             program: program.name.to_string(),
             pes: accounts.len() as u32,

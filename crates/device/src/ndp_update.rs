@@ -96,6 +96,7 @@ impl Scan<'_, '_> {
             self.program_page(&pages, next_page - 1, &last)?;
             written += 1;
         }
+        debug_assert!(written as usize == next_page && next_page <= pages.len(), "each opened page is programmed once");
         self.ctx.range_write(RANGE_OUTPUT, pe * share, &out.finish(written))
     }
 

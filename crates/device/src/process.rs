@@ -238,7 +238,9 @@ impl Inner {
                 ready + if write { write_latency_ps } else { read_latency_ps }
             }
             MediumTiming::Flash { channels, chips_per_channel, read_ps, program_ps, ps_per_byte, .. } => {
-                let ppn = addr / u64::from(self.medium.superblock().page_bytes);
+                let page = u64::from(self.medium.superblock().page_bytes);
+                debug_assert!(len > 0 && addr / page == (addr + len - 1) / page, "flash transfers stay in one page");
+                let ppn = addr / page;
                 let (ch, chip) = flash_place(ppn, channels, chips_per_channel);
                 let xfer = bytes_ps(len, ps_per_byte);
                 if write {

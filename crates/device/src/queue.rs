@@ -63,6 +63,7 @@ impl QueuePair {
         Cells::add(&self.inner.cells.link_bytes_to_device, SQE_BYTES);
         *self.inner.cells.commands.lock().entry(kind).or_insert(0) += 1;
         self.outstanding += 1;
+        debug_assert!(self.outstanding <= self.depth, "a queue pair holds at most `depth` commands");
         Ok(id)
     }
 

@@ -129,6 +129,23 @@ impl Root {
     }
 }
 
+/// An index page listing `blob_pages` (at most `page_bytes / 8`); the
+/// unused entries are all ones.
+pub fn index_page(page_bytes: usize, blob_pages: &[u64]) -> Vec<u8> {
+    assert!(blob_pages.len() <= page_bytes / 8, "an index page lists at most page_bytes / 8 pages");
+    let mut b = vec![0xff; page_bytes];
+    for (e, p) in b.chunks_exact_mut(8).zip(blob_pages) {
+        e.copy_from_slice(&p.to_le_bytes());
+    }
+    b
+}
+
+/// Every entry of an index page, in order, unused ones (all ones) included:
+/// the reader takes as many as the blob has pages.
+pub fn index_entries(page: &[u8]) -> impl Iterator<Item = u64> + '_ {
+    page.chunks_exact(8).map(|e| u64::from_le_bytes(e.try_into().expect("8 bytes")))
+}
+
 /// A checkpointed table.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct TableMeta {
@@ -158,6 +175,7 @@ const S: &str = "checkpoint";
 
 impl Checkpoint {
     pub fn encode(&self) -> Vec<u8> {
+        debug_assert_eq!(self.next_lpn, self.l2p.len() as u64, "one L2P entry per logical page");
         let mut w = Writer(Vec::new());
         w.bytes(&BLOB_MAGIC);
         w.u32(VERSION);
@@ -291,6 +309,13 @@ mod tests {
         assert_eq!(Root::decode(&[0u8; 8192]).unwrap(), None);
     }
 
+    #[test]
+    fn index_pages_list_blob_pages_then_all_ones() {
+        let page = index_page(32, &[7, 1 << 40]);
+        assert_eq!(&page[..8], &7u64.to_le_bytes());
+        assert_eq!(index_entries(&page).collect::<Vec<_>>(), [7, 1 << 40, u64::MAX, u64::MAX]);
+    }
+
     proptest! {
         #[test]
         fn decoders_never_panic(b in proptest::collection::vec(any::<u8>(), 0..600), at in 0usize..1000, x in any::<u8>()) {
@@ -303,6 +328,7 @@ mod tests {
             let mut r = Root { blob_bytes: 1, blob_crc: 2, generation: 3, log_start: 1, log_pages: 2, log_lsn: 3, index_pages: vec![9] }.encode(512);
             r[at % 512] ^= x;
             let _ = Root::decode(&r);
+            let _ = index_entries(&b).count();
         }
     }
 }

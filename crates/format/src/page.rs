@@ -221,6 +221,7 @@ pub struct HeapPage {
 
 impl HeapPage {
     pub fn new(page_bytes: usize, object_id: u32, lpn: u64) -> HeapPage {
+        debug_assert!(page_bytes <= usize::from(u16::MAX), "slot offsets and free_end are u16s");
         let header = PageHeader { kind: PageKind::Heap, object_id, lpn, slot_count: 0, free_end: page_bytes as u16 };
         let mut bytes = vec![0; page_bytes];
         header.write(&mut bytes);
@@ -238,10 +239,12 @@ impl HeapPage {
         if record.len() > self.free() || self.header.slot_count == u16::MAX {
             return None;
         }
+        debug_assert!(record.len() >= crate::record::HEADER_BYTES, "heap pages hold version records");
         let off = (usize::from(self.header.free_end) - record.len()) & !3;
         self.bytes[off..off + record.len()].copy_from_slice(record);
         let slot = self.header.slot_count;
         let at = PAGE_HEADER_BYTES + SLOT_BYTES * usize::from(slot);
+        debug_assert!(off.is_multiple_of(4) && off >= at + SLOT_BYTES, "records are 4-aligned, above the slots");
         let raw = off as u32 | (record.len() as u32) << 16;
         self.bytes[at..at + 4].copy_from_slice(&raw.to_le_bytes());
         self.header.slot_count += 1;

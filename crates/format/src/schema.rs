@@ -187,6 +187,7 @@ impl Layout {
                 }
                 _ => {}
             }
+            debug_assert!(offset.is_multiple_of(4), "column slots are 4-aligned");
             slots.push(ColumnSlot { ty: c.ty, nullable: c.nullable, offset: offset as u16 });
             offset += u32::from(c.ty.slot_bytes());
         }

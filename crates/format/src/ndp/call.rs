@@ -61,6 +61,7 @@ fn u16_at(b: &[u8], at: usize) -> u16 {
 
 impl NdpCall {
     pub fn encode(&self) -> Vec<u8> {
+        debug_assert!(self.check_sorted().is_ok(), "the decoder refuses unsorted arrays");
         let mut b = vec![0u8; FIXED];
         b[0..4].copy_from_slice(&MAGIC);
         b[4..6].copy_from_slice(&VERSION.to_le_bytes());

@@ -60,6 +60,7 @@ impl Partial {
     }
 
     pub fn encode(&self) -> [u8; PARTIAL_BYTES] {
+        debug_assert!(self.values <= self.rows, "values are counted among the rows");
         let mut b = [0u8; PARTIAL_BYTES];
         b[0..8].copy_from_slice(&self.rows.to_le_bytes());
         b[8..16].copy_from_slice(&self.values.to_le_bytes());
