@@ -86,7 +86,7 @@ impl<'a> Reader<'a> {
         if n.saturating_mul(size as u64) > left {
             return Err(FormatError::Truncated {
                 structure: self.structure,
-                needed: self.at + (n as usize).saturating_mul(size),
+                needed: self.at.saturating_add((n as usize).saturating_mul(size)),
                 found: self.b.len(),
             });
         }
