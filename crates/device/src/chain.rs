@@ -29,7 +29,7 @@
 //! PE keeps stays useful.
 
 use ndpdb_format::ndp::{Aggregate, NdpCall, Operation, RANGE_CALL, RANGE_DELTA, RANGE_LAYOUT};
-use ndpdb_format::page::{PAGE_HEADER_BYTES, RecordId, SLOT_BYTES, map_entries_per_page};
+use ndpdb_format::page::{self, PAGE_HEADER_BYTES, RecordId, map_entries_per_page};
 use ndpdb_format::record::{HEADER_BYTES, VersionHeader};
 use ndpdb_format::schema::{Layout, LayoutDescriptor};
 
@@ -493,10 +493,9 @@ impl Scan<'_, '_> {
                 self.dram_visits += 1;
             }
             let mut raw = [0u32; 1];
-            let at = slot_at(w.rid);
-            self.read_words(w.loc, w.rid.lpn(), at, &mut raw)?;
-            let (off, len) = (u64::from(raw[0] & 0xffff), (raw[0] >> 16) as usize);
-            if off < at + SLOT_BYTES as u64 || off % 4 != 0 || off + len as u64 > self.page || len < HEADER_BYTES {
+            self.read_words(w.loc, w.rid.lpn(), slot_at(w.rid), &mut raw)?;
+            let (off, len) = page::split_slot(raw[0]);
+            if !page::slot_fits(off, len, w.rid.slot(), self.page as usize) {
                 let vid = first_vid + w.i as u64;
                 return Err(self.fail(format!(
                     "VID {vid}: slot {} of page {} is corrupt ({off}, {len})",
@@ -504,12 +503,12 @@ impl Scan<'_, '_> {
                     w.rid.lpn()
                 )));
             }
-            (w.off, w.len) = (off, len);
-            self.prefetch(w.loc, off);
+            (w.off, w.len) = (off as u64, len);
+            self.prefetch(w.loc, w.off);
             if let Some(at) = self.column_prefetch
                 && at < len as u64
             {
-                self.prefetch(w.loc, off + at);
+                self.prefetch(w.loc, w.off + at);
             }
         }
         Ok(())
@@ -566,5 +565,5 @@ struct Walk {
 /// Byte of `rid`'s slot entry in its page.
 #[inline(always)]
 fn slot_at(rid: RecordId) -> u64 {
-    (PAGE_HEADER_BYTES + SLOT_BYTES * usize::from(rid.slot())) as u64
+    page::slot_at(rid.slot()) as u64
 }

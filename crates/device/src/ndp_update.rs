@@ -39,7 +39,6 @@ use ndpdb_format::lock::tuple_key_word;
 use ndpdb_format::ndp::{RANGE_OUTPUT, RANGE_PAGES, UpdateExpr, UpdateWriter, UpdatedTuple, read_page_run};
 use ndpdb_format::page::{HeapPage, RecordId};
 use ndpdb_format::record::{HEADER_BYTES, VersionHeader};
-use ndpdb_format::schema::ColumnType;
 use ndpdb_locktable::{Attempt, CancelOutcome, LockKey, Poll};
 
 use crate::chain::{Found, Scan};
@@ -186,26 +185,11 @@ impl Scan<'_, '_> {
     ) -> Result<Vec<u8>, DeviceError> {
         let mut data = vec![0u8; rec.len - HEADER_BYTES];
         self.field(rec, 0, &mut data)?;
-        let slot = self.layout.slots[usize::from(column)];
-        let at = usize::from(slot.offset);
-        let bit = usize::from(self.layout.null_bitmap_offset) + usize::from(column) / 8;
-        let mask = 1u8 << (column % 8);
-        let width = if slot.ty == ColumnType::Int32 { 4 } else { 8 };
-        if at + width > data.len() || bit >= data.len() {
-            return Err(self.fail(format!("VID {vid}: a {}-byte tuple has no column {column}", data.len())));
-        }
-        let null = data[bit] & mask != 0;
-        let old = (!null).then(|| match width {
-            4 => i64::from(i32::from_le_bytes(data[at..at + 4].try_into().expect("4 bytes"))),
-            _ => i64::from_le_bytes(data[at..at + 8].try_into().expect("8 bytes")),
-        });
-        let new = expr.new_value(old, slot.ty).map_err(|e| self.fail(format!("VID {vid}: column {column}: {e}")))?;
+        let (col, ty) = (usize::from(column), self.layout.slots[usize::from(column)].ty);
+        let old = self.layout.int_column(&data, col).map_err(|e| self.fail(format!("VID {vid}: {e}")))?;
+        let new = expr.new_value(old, ty).map_err(|e| self.fail(format!("VID {vid}: column {column}: {e}")))?;
         if let Some(v) = new {
-            match width {
-                4 => data[at..at + 4].copy_from_slice(&(v as i32).to_le_bytes()),
-                _ => data[at..at + 8].copy_from_slice(&v.to_le_bytes()),
-            }
-            data[bit] &= !mask;
+            self.layout.set_int(&mut data, col, v).map_err(|e| self.fail(format!("VID {vid}: {e}")))?;
         }
         let header = VersionHeader {
             create_ts: own,
