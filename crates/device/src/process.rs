@@ -131,7 +131,11 @@ impl Inner {
     /// A read of whole sectors within one page.
     fn read(&self, t0: u64, addr: u64, len: u64) -> Result<(Reply, u64), DeviceError> {
         let page = self.page_bytes();
-        if len == 0 || addr % SECTOR_BYTES != 0 || len % SECTOR_BYTES != 0 || addr / page != (addr + len - 1) / page {
+        if len == 0
+            || !addr.is_multiple_of(SECTOR_BYTES)
+            || !len.is_multiple_of(SECTOR_BYTES)
+            || addr / page != (addr + len - 1) / page
+        {
             return Err(DeviceError::InvalidCommand {
                 what: format!(
                     "read of {len} bytes at {addr}: use whole {SECTOR_BYTES}-byte sectors within one {page}-byte page"

@@ -38,6 +38,9 @@ pub const DEFAULT_POLL_LIMIT: u64 = 1 << 14;
 /// One tuple the device updated (the entry `ndp.update` reports).
 pub use ndpdb_format::ndp::UpdatedTuple;
 
+/// The tuples an update call updated, and the pages it programmed: (lpn, ppn).
+type Written = (Vec<UpdatedTuple>, Vec<(u64, u64)>);
+
 /// What an `ndp.update` call wrote; nothing of it is visible until
 /// [`Store::install_update`].
 #[derive(Debug, Clone)]
@@ -117,7 +120,7 @@ impl Store {
         share: usize,
         pages: &[(u64, u64)],
         runs: &[u64],
-    ) -> Result<(Vec<UpdatedTuple>, Vec<(u64, u64)>)> {
+    ) -> Result<Written> {
         let mut tuples = Vec::new();
         let mut written = Vec::new();
         let mut mine = pages;
