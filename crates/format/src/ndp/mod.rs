@@ -268,7 +268,61 @@ mod tests {
         assert_eq!(Partial::decode(&p.encode()).unwrap(), p);
     }
 
+    fn operation() -> impl Strategy<Value = Operation> {
+        use Aggregate::*;
+        prop_oneof![
+            (0usize..6, any::<u16>()).prop_map(|(f, column)| Operation::Aggregate {
+                func: [CountStar, Count, Sum, Min, Max, Avg][f],
+                column
+            }),
+            proptest::collection::vec(any::<u16>(), 0..9).prop_map(|projection| Operation::Rows { projection }),
+            (0u8..3, any::<i64>(), any::<u16>()).prop_map(|(code, v, column)| Operation::Update {
+                column,
+                expr: UpdateExpr::from_code(code, v).unwrap()
+            }),
+        ]
+    }
+
+    fn sorted(max: usize) -> impl Strategy<Value = Vec<u64>> {
+        proptest::collection::btree_set(any::<u64>(), 0..max).prop_map(|s| s.into_iter().collect())
+    }
+
+    fn call() -> impl Strategy<Value = NdpCall> {
+        let predicate =
+            proptest::option::of((any::<u16>(), 1u8..7, any::<i64>()).prop_map(|(column, op, value)| Predicate {
+                column,
+                op: CmpOp::from_code(op).unwrap(),
+                value,
+            }));
+        let arrays = (sorted(5), proptest::collection::vec(any::<u64>(), 0..5), sorted(5), sorted(5));
+        (operation(), predicate, (any::<u64>(), any::<u64>(), any::<u64>()), arrays).prop_map(
+            |(op, predicate, (xmax, own, vids), (active, pages, l2p, vid))| NdpCall {
+                op,
+                predicate,
+                snapshot: Snapshot { xmax, active, own },
+                vids,
+                l2p_pages: pages.clone(),
+                l2p_delta: l2p.iter().map(|&l| (l, l ^ 1)).collect(),
+                vid_pages: pages.iter().rev().copied().collect(),
+                vid_delta: vid.iter().map(|&v| (v, !v)).collect(),
+                delta_pages: pages,
+            },
+        )
+    }
+
     proptest! {
+        #[test]
+        fn calls_roundtrip(c in call()) {
+            prop_assert_eq!(NdpCall::decode(&c.encode()).unwrap(), c);
+        }
+
+        #[test]
+        fn partials_roundtrip(values in proptest::collection::vec(proptest::option::of(any::<i64>()), 0..20), visited in any::<u64>()) {
+            let mut p = Partial { visited, ..Partial::default() };
+            values.into_iter().for_each(|v| p.add_row(v));
+            prop_assert_eq!(Partial::decode(&p.encode()).unwrap(), p);
+        }
+
         #[test]
         fn decode_never_panics(b in proptest::collection::vec(any::<u8>(), 0..300)) {
             let _ = NdpCall::decode(&b);
