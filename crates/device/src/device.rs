@@ -1,4 +1,5 @@
-//! The device: command processing, queue pairs and program execution.
+//! The device: its options, its shared state, and its lifetime (creating or
+//! opening the image, starting and stopping the workers).
 //!
 //! ```text
 //!  host thread                      device
@@ -10,29 +11,28 @@
 //! ```
 //!
 //! Commands from all queue pairs are executed by a small pool of command
-//! workers; program executions take the PEs exclusively (one at a time) and
-//! spread their PEs over the host's cores.
+//! workers (`process.rs`); program executions have a worker of their own,
+//! take the PEs exclusively (one at a time) and spread their PEs over the
+//! host's cores (`execute.rs`). Queue pairs are `queue.rs`'s.
 
-use std::panic::AssertUnwindSafe;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
-use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::atomic::AtomicU64;
 use std::thread::JoinHandle;
 
-use crossbeam_channel::{Receiver, Sender};
+use crossbeam_channel::Receiver;
 use parking_lot::Mutex;
 
 use crate::clock::{Clock, ClockKind};
-use crate::command::{
-    Command, Completion, DeviceInfo, ExecuteReport, PARAMS_BYTES_MAX, PROGRAM_SLOTS, Reply, SECTOR_BYTES, Snapshot,
-};
-use crate::counters::{CQE_BYTES, Cells, Counters, SQE_BYTES};
+use crate::command::{DeviceInfo, PROGRAM_SLOTS, Snapshot};
+use crate::counters::{Cells, Counters};
 use crate::error::DeviceError;
 use crate::medium::Medium;
-use crate::memory::{Budget, Ranges, check_span};
-use crate::pe::{PeAccount, PeCtx, Program, ProgramLibrary, flash_place};
+use crate::memory::{Budget, Ranges};
+use crate::pe::{Program, ProgramLibrary};
 use crate::profile::Profile;
-use crate::timing::{MediumTiming, Timeline, Timing, bytes_ps};
+use crate::queue::{QueuePair, Queues, Work};
+use crate::timing::{Timeline, Timing};
 
 /// The image's file name inside a database directory.
 pub const IMAGE_FILE: &str = "device.img";
@@ -40,9 +40,6 @@ pub const IMAGE_FILE: &str = "device.img";
 /// New images hold the profile's capacity, but at most this much unless the
 /// caller asks for more: images are reserved on disk in full.
 pub const DEFAULT_CAPACITY_MAX: u64 = 4 << 30;
-
-/// Bytes of the identify structure returned to the host.
-const IDENTIFY_BYTES: u64 = 4096;
 
 #[derive(Debug, Clone)]
 pub struct DeviceOptions {
@@ -97,46 +94,37 @@ impl DeviceOptions {
     }
 }
 
+/// A program slot: the program loaded into it, and whether it may run.
 #[derive(Debug, Clone, Copy, Default)]
-struct Slot {
-    program: Option<Program>,
-    active: bool,
+pub(crate) struct Slot {
+    pub(crate) program: Option<Program>,
+    pub(crate) active: bool,
 }
 
-struct Inner {
-    profile: Profile,
-    timing: Timing,
-    clock: Clock,
-    medium: Medium,
-    budget: Arc<Budget>,
-    ranges: Ranges,
-    programs: ProgramLibrary,
-    slots: Mutex<Vec<Slot>>,
-    timeline: Mutex<Timeline>,
-    exec: Mutex<()>,
-    cells: Cells,
-    pe_threads: usize,
-    next_id: AtomicU64,
+/// The device's state, shared by the `Device`, its queue pairs and its
+/// workers. The command workers run commands on it (`process.rs`), the
+/// execution worker runs programs (`execute.rs`).
+pub(crate) struct Inner {
+    pub(crate) profile: Profile,
+    pub(crate) timing: Timing,
+    pub(crate) clock: Clock,
+    pub(crate) medium: Medium,
+    pub(crate) budget: Arc<Budget>,
+    pub(crate) ranges: Ranges,
+    pub(crate) programs: ProgramLibrary,
+    pub(crate) slots: Mutex<Vec<Slot>>,
+    pub(crate) timeline: Mutex<Timeline>,
+    /// Held by a program execution: executions take the PEs one at a time.
+    pub(crate) exec: Mutex<()>,
+    pub(crate) cells: Cells,
+    pub(crate) pe_threads: usize,
+    pub(crate) next_id: AtomicU64,
     /// The host's lock table, shared through coherent memory.
-    lock_table: parking_lot::RwLock<Option<Arc<ndpdb_locktable::LockTable>>>,
-    faults: Faults,
+    pub(crate) lock_table: parking_lot::RwLock<Option<Arc<ndpdb_locktable::LockTable>>>,
+    pub(crate) faults: Faults,
     /// Commands seen (for `faults`), and whether a fault has struck.
-    commands_seen: AtomicU64,
-    crashed: std::sync::atomic::AtomicBool,
-}
-
-/// Where submissions go: the command workers, or the execution worker.
-#[derive(Clone)]
-struct Queues {
-    io: Sender<Work>,
-    exec: Sender<Work>,
-}
-
-struct Work {
-    id: u64,
-    cmd: Command,
-    submitted_ps: u64,
-    cq: Sender<Completion>,
+    pub(crate) commands_seen: AtomicU64,
+    pub(crate) crashed: std::sync::atomic::AtomicBool,
 }
 
 /// An emulated computational-storage device on an image in a database directory.
@@ -252,17 +240,7 @@ impl Device {
 
     /// A new submission/completion queue pair. One host thread uses it.
     pub fn queue_pair(&self) -> QueuePair {
-        let depth = self.inner.profile.queues.depth as usize;
-        let (cq_tx, cq_rx) = crossbeam_channel::bounded(depth);
-        QueuePair {
-            inner: self.inner.clone(),
-            work: self.work.clone(),
-            cq_tx,
-            cq_rx,
-            depth,
-            outstanding: 0,
-            done: Vec::new(),
-        }
+        QueuePair::new(self.inner.clone(), self.work.clone(), self.inner.profile.queues.depth as usize)
     }
 
     pub fn counters(&self) -> Counters {
@@ -338,477 +316,8 @@ impl Drop for Device {
     }
 }
 
-/// A submission queue and its completion queue (NVMe I/O queue pair).
-pub struct QueuePair {
-    inner: Arc<Inner>,
-    work: Arc<Mutex<Option<Queues>>>,
-    cq_tx: Sender<Completion>,
-    cq_rx: Receiver<Completion>,
-    depth: usize,
-    outstanding: usize,
-    done: Vec<Completion>,
-}
-
-impl QueuePair {
-    /// Submits a command; blocks while the queue holds `depth` commands.
-    pub fn submit(&mut self, cmd: Command) -> Result<u64, DeviceError> {
-        while self.outstanding >= self.depth {
-            let c = self.recv()?;
-            self.done.push(c);
-        }
-        let queues = self.work.lock().clone().ok_or(DeviceError::ShutDown)?;
-        let sender = if matches!(cmd, Command::Execute { .. }) { queues.exec } else { queues.io };
-        let id = self.inner.next_id.fetch_add(1, Ordering::Relaxed);
-        let kind = cmd.kind();
-        let work = Work { id, cmd, submitted_ps: self.inner.clock.now_ps(), cq: self.cq_tx.clone() };
-        sender.send(work).map_err(|_| DeviceError::ShutDown)?;
-        Cells::add(&self.inner.cells.link_bytes_to_device, SQE_BYTES);
-        *self.inner.cells.commands.lock().entry(kind).or_insert(0) += 1;
-        self.outstanding += 1;
-        Ok(id)
-    }
-
-    fn recv(&mut self) -> Result<Completion, DeviceError> {
-        let c = self.cq_rx.recv().map_err(|_| DeviceError::ShutDown)?;
-        self.outstanding -= 1;
-        Ok(c)
-    }
-
-    /// Waits for command `id` and returns its completion once it is due.
-    pub fn wait(&mut self, id: u64) -> Result<Completion, DeviceError> {
-        let c = loop {
-            if let Some(i) = self.done.iter().position(|c| c.id == id) {
-                break self.done.swap_remove(i);
-            }
-            if self.outstanding == 0 {
-                return Err(DeviceError::InvalidCommand {
-                    what: format!("command {id} is not outstanding on this queue pair"),
-                });
-            }
-            let c = self.recv()?;
-            self.done.push(c);
-        };
-        self.inner.clock.hold_until(c.completed_ps);
-        Ok(c)
-    }
-
-    /// The next completion in modelled-time order among those computed, or
-    /// None when nothing is outstanding.
-    pub fn reap(&mut self) -> Result<Option<Completion>, DeviceError> {
-        if self.done.is_empty() {
-            if self.outstanding == 0 {
-                return Ok(None);
-            }
-            let c = self.recv()?;
-            self.done.push(c);
-        }
-        while let Ok(c) = self.cq_rx.try_recv() {
-            self.outstanding -= 1;
-            self.done.push(c);
-        }
-        let i = (0..self.done.len()).min_by_key(|&i| self.done[i].completed_ps).expect("not empty");
-        let c = self.done.swap_remove(i);
-        self.inner.clock.hold_until(c.completed_ps);
-        Ok(Some(c))
-    }
-
-    /// Submits and waits: the command's reply.
-    pub fn call(&mut self, cmd: Command) -> Result<Reply, DeviceError> {
-        self.call_timed(cmd)?.result
-    }
-
-    /// Submits and waits: the whole completion, with its modelled times.
-    pub fn call_timed(&mut self, cmd: Command) -> Result<Completion, DeviceError> {
-        let id = self.submit(cmd)?;
-        self.wait(id)
-    }
-
-    pub fn outstanding(&self) -> usize {
-        self.outstanding
-    }
-}
-
 impl Inner {
-    fn process(&self, id: u64, cmd: Command, submitted_ps: u64) -> Completion {
-        let kind = cmd.kind();
-        let outcome = match self.inject(&cmd) {
-            Some(e) => Err(e),
-            None => self.run(cmd, submitted_ps),
-        };
-        let (result, completed_ps) = match outcome {
-            Ok((reply, end_ps)) => (Ok(reply), end_ps + self.timing.link_latency_ps),
-            Err(e) => (Err(e), submitted_ps + self.timing.link_latency_ps),
-        };
-        Cells::add(&self.cells.link_bytes_to_host, CQE_BYTES);
-        Cells::add(&self.cells.completions, 1);
-        let late = self.clock.kind() == ClockKind::Real && self.clock.wall_ps() > completed_ps;
-        if late {
-            Cells::add(&self.cells.late_completions, 1);
-        }
-        Completion { id, kind, result, submitted_ps, completed_ps, late }
-    }
-
-    /// The fault `faults` injects into this command, if any (a torn write
-    /// has written its sectors when this returns).
-    fn inject(&self, cmd: &Command) -> Option<DeviceError> {
-        if self.faults == Faults::default() {
-            return None;
-        }
-        let n = self.commands_seen.fetch_add(1, Ordering::SeqCst);
-        if self.crashed.load(Ordering::SeqCst) {
-            return Some(DeviceError::InjectedFault { command: n });
-        }
-        if let Some((at, sectors)) = self.faults.torn_write
-            && n == at
-        {
-            self.crashed.store(true, Ordering::SeqCst);
-            if let Command::PageWrite { ppn, data } = cmd
-                && let Ok(addr) = self.page_addr(*ppn)
-            {
-                let keep = (sectors as usize * SECTOR_BYTES as usize).min(data.len());
-                self.medium.write(addr, &data[..keep]);
-            }
-            return Some(DeviceError::InjectedFault { command: n });
-        }
-        if self.faults.fail_from.is_some_and(|f| n >= f) {
-            self.crashed.store(true, Ordering::SeqCst);
-            return Some(DeviceError::InjectedFault { command: n });
-        }
-        None
-    }
-
-    /// Executes one command: the real work, and its end on the model's clock
-    /// (before the completion's link latency).
-    fn run(&self, cmd: Command, t0: u64) -> Result<(Reply, u64), DeviceError> {
-        let page = u64::from(self.medium.superblock().page_bytes);
-        match cmd {
-            Command::Identify => {
-                let end = self.to_host(t0, IDENTIFY_BYTES);
-                Ok((Reply::Identify(Box::new(self.info())), end))
-            }
-            Command::PageRead { ppn } => {
-                let addr = self.page_addr(ppn)?;
-                let mut data = vec![0u8; page as usize];
-                self.medium.read(addr, &mut data);
-                let ready = self.medium_bulk(t0, addr, page, false);
-                self.count_medium(false, 1, page);
-                let end = self.to_host(ready, page);
-                Ok((Reply::Data(data), end))
-            }
-            Command::Read { addr, len } => {
-                let len = u64::from(len);
-                if len == 0
-                    || addr % SECTOR_BYTES != 0
-                    || len % SECTOR_BYTES != 0
-                    || addr / page != (addr + len - 1) / page
-                {
-                    return Err(DeviceError::InvalidCommand {
-                        what: format!(
-                            "read of {len} bytes at {addr}: use whole {SECTOR_BYTES}-byte sectors within one {page}-byte page"
-                        ),
-                    });
-                }
-                self.medium.check_range(addr, len)?;
-                let mut data = vec![0u8; len as usize];
-                self.medium.read(addr, &mut data);
-                let ready = self.medium_bulk(t0, addr, len, false);
-                self.count_medium(false, 1, len);
-                let end = self.to_host(ready, len);
-                Ok((Reply::Data(data), end))
-            }
-            Command::PageWrite { ppn, data } => {
-                let addr = self.page_addr(ppn)?;
-                if data.len() as u64 != page {
-                    return Err(DeviceError::InvalidCommand {
-                        what: format!("page_write carries {} bytes; pages are {page} bytes", data.len()),
-                    });
-                }
-                let arrived = self.to_device(t0, page);
-                self.medium.write(addr, &data);
-                let end = self.medium_bulk(arrived, addr, page, true);
-                self.count_medium(true, 1, page);
-                Ok((Reply::Done, end))
-            }
-            Command::Flush => {
-                self.medium.flush()?;
-                Ok((Reply::Done, t0))
-            }
-            Command::MemoryRangeCreate { bytes } => Ok((Reply::Range(self.ranges.create(bytes)?), t0)),
-            Command::MemoryRangeDelete { range } => {
-                self.ranges.delete(range)?;
-                Ok((Reply::Done, t0))
-            }
-            Command::MemoryWrite { range, offset, data } => {
-                let r = self.ranges.get(range)?;
-                let mut bytes = r.bytes.write();
-                check_span("memory_write", offset, data.len() as u64, bytes.len())?;
-                bytes[offset as usize..offset as usize + data.len()].copy_from_slice(&data);
-                Ok((Reply::Done, self.to_device(t0, data.len() as u64)))
-            }
-            Command::MemoryRead { range, offset, len } => {
-                let r = self.ranges.get(range)?;
-                let bytes = r.bytes.read();
-                check_span("memory_read", offset, len, bytes.len())?;
-                let data = bytes[offset as usize..(offset + len) as usize].to_vec();
-                Ok((Reply::Data(data), self.to_host(t0, len)))
-            }
-            Command::ProgramLoad { slot, name } => {
-                let program = *self.programs.get(&name).ok_or_else(|| DeviceError::NoSuchProgram {
-                    name: name.clone(),
-                    known: self.programs.names().join(", "),
-                })?;
-                *self.slot(slot)? = Slot { program: Some(program), active: false };
-                Ok((Reply::Done, self.to_device(t0, name.len() as u64)))
-            }
-            Command::ProgramActivate { slot, active } => {
-                let mut s = self.slot(slot)?;
-                if s.program.is_none() {
-                    return Err(DeviceError::SlotNotReady { slot, state: "empty" });
-                }
-                s.active = active;
-                Ok((Reply::Done, t0))
-            }
-            Command::Execute { slot, pes, params, ranges } => self.execute(t0, slot, pes, params, ranges),
-        }
-    }
-
-    fn slot(&self, slot: u32) -> Result<parking_lot::MappedMutexGuard<'_, Slot>, DeviceError> {
-        if slot >= PROGRAM_SLOTS {
-            return Err(DeviceError::OutOfRange {
-                what: format!("program slot {slot}; the device has slots 0..{PROGRAM_SLOTS}"),
-            });
-        }
-        Ok(parking_lot::MutexGuard::map(self.slots.lock(), |s| &mut s[slot as usize]))
-    }
-
-    fn page_addr(&self, ppn: u64) -> Result<u64, DeviceError> {
-        let page = u64::from(self.medium.superblock().page_bytes);
-        let pages = self.medium.capacity_bytes() / page;
-        if ppn >= pages {
-            return Err(DeviceError::OutOfRange { what: format!("page {ppn}; the device has pages 0..{pages}") });
-        }
-        Ok(ppn * page)
-    }
-
-    fn to_device(&self, at: u64, bytes: u64) -> u64 {
-        Cells::add(&self.cells.link_bytes_to_device, bytes);
-        Timeline::reserve(&mut self.timeline.lock().to_device, at, self.timing.link_ps(bytes))
-    }
-
-    fn to_host(&self, at: u64, bytes: u64) -> u64 {
-        Cells::add(&self.cells.link_bytes_to_host, bytes);
-        Timeline::reserve(&mut self.timeline.lock().to_host, at, self.timing.link_ps(bytes))
-    }
-
-    fn count_medium(&self, write: bool, accesses: u64, bytes: u64) {
-        let c = &self.cells;
-        if write {
-            Cells::add(&c.medium_writes, accesses);
-            Cells::add(&c.medium_bytes_written, bytes);
-        } else {
-            Cells::add(&c.medium_reads, accesses);
-            Cells::add(&c.medium_bytes_read, bytes);
-        }
-    }
-
-    /// A controller (DMA) transfer of `len` bytes at `addr`: returns when the
-    /// data is in the controller (read) or durable on the medium (write).
-    fn medium_bulk(&self, at: u64, addr: u64, len: u64, write: bool) -> u64 {
-        let mut tl = self.timeline.lock();
-        match self.timing.medium {
-            MediumTiming::Nvm {
-                channels,
-                interleave_shift,
-                read_latency_ps,
-                write_latency_ps,
-                occupancy_ps,
-                ps_per_byte,
-                ..
-            } => {
-                let chunk = 1u64 << interleave_shift;
-                let mut ready = at;
-                let mut a = addr;
-                while a < addr + len {
-                    let n = (a / chunk + 1) * chunk - a;
-                    let n = n.min(addr + len - a);
-                    let ch = ((a >> interleave_shift) % channels) as usize;
-                    let end = Timeline::reserve(&mut tl.channels[ch], at, bytes_ps(n, ps_per_byte).max(occupancy_ps));
-                    ready = ready.max(end);
-                    a += n;
-                }
-                ready + if write { write_latency_ps } else { read_latency_ps }
-            }
-            MediumTiming::Flash { channels, chips_per_channel, read_ps, program_ps, ps_per_byte, .. } => {
-                let ppn = addr / u64::from(self.medium.superblock().page_bytes);
-                let (ch, chip) = flash_place(ppn, channels, chips_per_channel);
-                let xfer = bytes_ps(len, ps_per_byte);
-                if write {
-                    let start = at.max(tl.channels[ch]).max(tl.chips[chip]);
-                    tl.channels[ch] = start + xfer;
-                    tl.chips[chip] = start + xfer + program_ps;
-                    start + xfer + program_ps
-                } else {
-                    let sensed = at.max(tl.chips[chip]) + read_ps;
-                    let start = sensed.max(tl.channels[ch]);
-                    tl.channels[ch] = start + xfer;
-                    tl.chips[chip] = start + xfer;
-                    start + xfer
-                }
-            }
-        }
-    }
-
-    fn execute(
-        &self,
-        t0: u64,
-        slot: u32,
-        pes: u32,
-        params: Vec<u8>,
-        range_ids: Vec<u32>,
-    ) -> Result<(Reply, u64), DeviceError> {
-        let count = self.profile.pe.count;
-        if count == 0 {
-            return Err(DeviceError::NoProcessingElements { profile: self.profile.name.clone() });
-        }
-        if pes == 0 || pes > count {
-            return Err(DeviceError::OutOfRange { what: format!("{pes} PEs requested; the device has 1..={count}") });
-        }
-        if params.len() > PARAMS_BYTES_MAX {
-            return Err(DeviceError::InvalidCommand {
-                what: format!("{} parameter bytes; at most {PARAMS_BYTES_MAX}", params.len()),
-            });
-        }
-        let s = *self.slot(slot)?;
-        let program = match (s.program, s.active) {
-            (Some(p), true) => p,
-            (Some(_), false) => return Err(DeviceError::SlotNotReady { slot, state: "loaded but not active" }),
-            (None, _) => return Err(DeviceError::SlotNotReady { slot, state: "empty" }),
-        };
-        let ranges = range_ids.iter().map(|&r| self.ranges.get(r)).collect::<Result<Vec<_>, _>>()?;
-        let _exclusive = self.exec.lock();
-        let arrived = self.to_device(t0, params.len() as u64);
-        let start = self.timeline.lock().pes[..pes as usize].iter().fold(arrived, |a, &b| a.max(b));
-        let outcomes = self.run_pes(program, pes, &params, &ranges);
-        let (accounts, failures): (Vec<PeAccount>, Vec<Option<DeviceError>>) = outcomes.into_iter().unzip();
-        // A failed execution still took its time and made its accesses: settle
-        // them, then report the first PE's failure.
-        let report = self.settle(program, start, &accounts);
-        if let Some(e) = failures.into_iter().flatten().next() {
-            return Err(e);
-        }
-        let end = report.end_ps;
-        Ok((Reply::Executed(report), end))
-    }
-
-    /// Runs `program` on PEs 0..pes over the host's threads: each PE's
-    /// account, and its failure if it failed.
-    fn run_pes(
-        &self,
-        program: Program,
-        pes: u32,
-        params: &[u8],
-        ranges: &[Arc<crate::memory::Range>],
-    ) -> Vec<PeOutcome> {
-        let next = AtomicU64::new(0);
-        let results: Mutex<Vec<Option<PeOutcome>>> = Mutex::new((0..pes).map(|_| None).collect());
-        let lock_table = self.lock_table.read().clone();
-        let threads = (pes as usize).min(self.pe_threads);
-        std::thread::scope(|scope| {
-            for _ in 0..threads {
-                scope.spawn(|| {
-                    loop {
-                        let pe = next.fetch_add(1, Ordering::Relaxed) as u32;
-                        if pe >= pes {
-                            break;
-                        }
-                        let mut ctx = PeCtx::new(
-                            pe,
-                            pes,
-                            program.name,
-                            params,
-                            ranges,
-                            &self.medium,
-                            &self.timing,
-                            &self.budget,
-                            lock_table.as_deref(),
-                        );
-                        let outcome = std::panic::catch_unwind(AssertUnwindSafe(|| (program.run)(&mut ctx)));
-                        let failure = match outcome {
-                            Ok(Ok(())) => None,
-                            Ok(Err(e)) => Some(e),
-                            Err(panic) => Some(DeviceError::ProgramFailed {
-                                program: program.name.to_string(),
-                                pe,
-                                message: format!("panicked: {}", panic_message(&panic)),
-                            }),
-                        };
-                        // What the PE did before a failure happened all the same.
-                        results.lock()[pe as usize] = Some((ctx.take_account(), failure));
-                    }
-                });
-            }
-        });
-        results.into_inner().into_iter().map(|r| r.expect("every PE ran")).collect()
-    }
-
-    /// Turns the PEs' accounts into the execution's end time (the fluid model
-    /// of `timing.rs`), reserves the resources and updates the counters.
-    fn settle(&self, program: Program, start: u64, accounts: &[PeAccount]) -> ExecuteReport {
-        let mut tl = self.timeline.lock();
-        let (mut end, mut bottleneck) = (start, "pe 0".to_string());
-        for (i, a) in accounts.iter().enumerate() {
-            if start + a.demand_ps > end {
-                end = start + a.demand_ps;
-                bottleneck = format!("pe {i}");
-            }
-        }
-        let mut sum_into = |busy: &mut Vec<u64>, name: &str, demand: &dyn Fn(&PeAccount) -> &Vec<u64>| {
-            for (r, b) in busy.iter_mut().enumerate() {
-                let d: u64 = accounts.iter().map(|a| demand(a)[r]).sum();
-                if d == 0 {
-                    continue;
-                }
-                *b = start.max(*b) + d;
-                if *b > end {
-                    end = *b;
-                    bottleneck = format!("{name} {r}");
-                }
-            }
-        };
-        sum_into(&mut tl.channels, "channel", &|a| &a.channel_ps);
-        sum_into(&mut tl.chips, "chip", &|a| &a.chip_ps);
-        for b in tl.pes[..accounts.len()].iter_mut() {
-            *b = end;
-        }
-        drop(tl);
-        let mut report = ExecuteReport {
-            program: program.name.to_string(),
-            pes: accounts.len() as u32,
-            start_ps: start,
-            end_ps: end,
-            pe_demand_ps: accounts.iter().map(|a| a.demand_ps).collect(),
-            bottleneck,
-            medium_reads: 0,
-            medium_bytes_read: 0,
-            medium_writes: 0,
-            medium_bytes_written: 0,
-        };
-        let mut busy = self.cells.pe_busy_ps.lock();
-        for (i, a) in accounts.iter().enumerate() {
-            busy[i] += a.demand_ps;
-            report.medium_reads += a.medium_reads;
-            report.medium_bytes_read += a.medium_bytes_read;
-            report.medium_writes += a.medium_writes;
-            report.medium_bytes_written += a.medium_bytes_written;
-            Cells::add(&self.cells.coherent_local_hits, a.coherent_local_hits);
-            Cells::add(&self.cells.coherent_remote, a.coherent_remote);
-        }
-        self.count_medium(false, report.medium_reads, report.medium_bytes_read);
-        self.count_medium(true, report.medium_writes, report.medium_bytes_written);
-        report
-    }
-
-    fn info(&self) -> DeviceInfo {
+    pub(crate) fn info(&self) -> DeviceInfo {
         let sb = self.medium.superblock();
         DeviceInfo {
             profile: self.profile.name.clone(),
@@ -824,18 +333,5 @@ impl Inner {
             clock: self.clock.kind().name(),
             programs: self.programs.names(),
         }
-    }
-}
-
-/// What a PE did, and how it failed if it did.
-type PeOutcome = (PeAccount, Option<DeviceError>);
-
-fn panic_message(p: &Box<dyn std::any::Any + Send>) -> String {
-    if let Some(s) = p.downcast_ref::<&str>() {
-        s.to_string()
-    } else if let Some(s) = p.downcast_ref::<String>() {
-        s.clone()
-    } else {
-        "unknown panic".into()
     }
 }

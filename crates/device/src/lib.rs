@@ -59,20 +59,25 @@
 //! The parameters come from a hardware [`Profile`] (TOML, `profiles/`), and
 //! `docs/device-model.md` walks through the model with the papers' numbers.
 
+mod chain;
 mod clock;
 mod coherent;
+mod columns;
 mod command;
 mod counters;
 mod device;
 mod error;
+mod execute;
 mod medium;
 mod memory;
+mod ndp_snapshot;
+mod ndp_update;
 mod pe;
+mod process;
 pub mod profile;
 pub mod programs;
-mod snapshot;
+mod queue;
 mod timing;
-mod update;
 
 pub use clock::ClockKind;
 pub use coherent::DeviceWords;
@@ -81,12 +86,12 @@ pub use command::{
     Snapshot,
 };
 pub use counters::{CQE_BYTES, Counters, SQE_BYTES};
-pub use device::{DEFAULT_CAPACITY_MAX, Device, DeviceOptions, Faults, IMAGE_FILE, QueuePair};
+pub use device::{DEFAULT_CAPACITY_MAX, Device, DeviceOptions, Faults, IMAGE_FILE};
 pub use error::DeviceError;
 pub use memory::RANGES_MAX;
 pub use pe::{PeCtx, Program, ProgramFn, ProgramLibrary, Scratch, thread_cpu_ns};
 pub use profile::{Profile, ProfileError};
-pub use update::{UPDATE_ENTRY_BYTES, UPDATE_HEADER_BYTES, tuple_lock_key};
+pub use queue::QueuePair;
 
 /// Packs u64 parameters for [`Command::Execute`] (little-endian).
 pub fn params(values: &[u64]) -> Vec<u8> {

@@ -34,7 +34,10 @@ impl Budget {
                 .filter(|n| *n <= self.limit)
                 .ok_or(DeviceError::DeviceMemoryExhausted { requested: bytes, in_use: used, budget: self.limit })?;
             match self.used.compare_exchange_weak(used, next, Ordering::AcqRel, Ordering::Relaxed) {
-                Ok(_) => return Ok(Reservation { budget: self.clone(), bytes }),
+                Ok(_) => {
+                    debug_assert!(next <= self.limit);
+                    return Ok(Reservation { budget: self.clone(), bytes });
+                }
                 Err(now) => used = now,
             }
         }
@@ -54,7 +57,8 @@ pub(crate) struct Reservation {
 
 impl Drop for Reservation {
     fn drop(&mut self) {
-        self.budget.used.fetch_sub(self.bytes, Ordering::AcqRel);
+        let before = self.budget.used.fetch_sub(self.bytes, Ordering::AcqRel);
+        debug_assert!(before >= self.bytes, "a release matches its reservation");
     }
 }
 

@@ -9,13 +9,13 @@ use crate::pe::{PeCtx, Program};
 pub const BUILTIN: &[Program] = &[
     Program {
         name: "ndp.snapshot",
-        description: "in-situ snapshot computation with aggregate or rows (neoDBMS); see snapshot.rs",
-        run: crate::snapshot::run,
+        description: "in-situ snapshot computation with aggregate or rows (neoDBMS); see ndp_snapshot.rs",
+        run: crate::ndp_snapshot::run,
     },
     Program {
         name: "ndp.update",
-        description: "update-NDP: UPDATE .. SET col = expr WHERE .. with locks in the coherent lock table (ccSLT); see update.rs",
-        run: crate::snapshot::run_update,
+        description: "update-NDP: UPDATE .. SET col = expr WHERE .. with locks in the coherent lock table (ccSLT); see ndp_update.rs",
+        run: crate::ndp_snapshot::run_update,
     },
     Program {
         name: "bench.lock-latency",

@@ -156,6 +156,7 @@ impl Timeline {
     /// Reserves `dur` on a resource no earlier than `at`; returns the end.
     pub fn reserve(busy_until: &mut u64, at: u64, dur: u64) -> u64 {
         let start = at.max(*busy_until);
+        debug_assert!(start.checked_add(dur).is_some(), "modelled time fits u64 picoseconds");
         *busy_until = start + dur;
         start + dur
     }

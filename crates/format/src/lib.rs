@@ -1,22 +1,38 @@
 //! Byte formats shared by the ndpdb host and the emulated device.
 //!
-//! Everything that both sides of the host/device boundary interpret lives
-//! here, and only here: the device crate depends on this crate and on nothing
-//! of the host, so the compiler keeps the boundary (`docs/architecture.md`).
-//! Each format is specified byte by byte in `docs/format/`; the layout is
-//! repeated on the code that builds it.
+//! Every byte format that crosses the host/device boundary or reaches the
+//! medium lives here, and only here: the device crate depends on this crate
+//! and on nothing of the host, so the compiler keeps the boundary
+//! (`docs/architecture.md`). Each format is specified byte by byte in
+//! `docs/format/`; the layout is repeated on the code that builds it.
+//!
+//! ```text
+//! image       the device image's superblock              docs/format/image.md
+//! page        page header, heap (slotted) and map pages  docs/format/page.md
+//! record      version records (chain links)              docs/format/record.md
+//! schema      tuples and the layout descriptor           docs/format/record.md
+//! ndp         the NDP call block, its ranges and outputs docs/format/ndp-call.md
+//! lock        the tuple lock key's words                 docs/format/locktable.md
+//! checkpoint  root slots, index pages, checkpoint blob   docs/format/checkpoint.md
+//! wal         write-ahead log records and payloads       docs/format/wal.md
+//! text        the text forms of aggregates, predicates   docs/composer.md
+//!             and update expressions (CLI, composer)
+//! ```
 //!
 //! Decoders never trust bytes. Every `decode` returns a [`FormatError`] that
 //! names the structure and the field that is wrong; none of them panics on any
 //! input (each has a property test that feeds it garbage).
 
+mod bytes;
+pub mod checkpoint;
 pub mod image;
-pub mod meta;
+pub mod lock;
 pub mod ndp;
 pub mod page;
 pub mod record;
 pub mod schema;
 pub mod text;
+pub mod wal;
 
 /// A decoding failure. The bytes are corrupt, truncated, or were written by a
 /// format version this build does not read; the caller must not use them.

@@ -185,14 +185,37 @@ pub fn slot_entry(page: &[u8], h: &PageHeader, slot: u16) -> Result<(usize, usiz
     if slot >= h.slot_count {
         return Err(invalid("slot", format!("slot {slot} of a page with {} slots", h.slot_count)));
     }
-    let at = PAGE_HEADER_BYTES + SLOT_BYTES * usize::from(slot);
-    decode_slot(u32_at(page, at), h.free_end, page.len()).map_err(|r| invalid("slot", format!("slot {slot}: {r}")))
+    decode_slot(u32_at(page, slot_at(slot)), h.free_end, page.len())
+        .map_err(|r| invalid("slot", format!("slot {slot}: {r}")))
+}
+
+/// Byte of slot `slot`'s entry in a heap page.
+#[inline]
+pub fn slot_at(slot: u16) -> usize {
+    PAGE_HEADER_BYTES + SLOT_BYTES * usize::from(slot)
+}
+
+/// The `(offset, length)` a raw slot entry holds (`u16 offset, u16 length`).
+#[inline]
+pub fn split_slot(raw: u32) -> (usize, usize) {
+    ((raw & 0xffff) as usize, (raw >> 16) as usize)
+}
+
+/// Whether slot `slot`'s record `(offset, length)` can be a record of a
+/// `page_bytes` page, checked without the page header (how a PE that read
+/// only the slot entry checks it): after the slot's own entry, 4-aligned,
+/// inside the page, and at least a version header long.
+#[inline]
+pub fn slot_fits(off: usize, len: usize, slot: u16, page_bytes: usize) -> bool {
+    off >= slot_at(slot) + SLOT_BYTES
+        && off.is_multiple_of(4)
+        && off + len <= page_bytes
+        && len >= crate::record::HEADER_BYTES
 }
 
 /// Checks one raw slot entry (as a PE reads it in one transfer).
 pub fn decode_slot(raw: u32, free_end: u16, page_bytes: usize) -> Result<(usize, usize), String> {
-    let off = (raw & 0xffff) as usize;
-    let len = (raw >> 16) as usize;
+    let (off, len) = split_slot(raw);
     if off < usize::from(free_end)
         || !off.is_multiple_of(4)
         || off + len > page_bytes
@@ -221,6 +244,7 @@ pub struct HeapPage {
 
 impl HeapPage {
     pub fn new(page_bytes: usize, object_id: u32, lpn: u64) -> HeapPage {
+        debug_assert!(page_bytes <= usize::from(u16::MAX), "slot offsets and free_end are u16s");
         let header = PageHeader { kind: PageKind::Heap, object_id, lpn, slot_count: 0, free_end: page_bytes as u16 };
         let mut bytes = vec![0; page_bytes];
         header.write(&mut bytes);
@@ -238,10 +262,12 @@ impl HeapPage {
         if record.len() > self.free() || self.header.slot_count == u16::MAX {
             return None;
         }
+        debug_assert!(record.len() >= crate::record::HEADER_BYTES, "heap pages hold version records");
         let off = (usize::from(self.header.free_end) - record.len()) & !3;
         self.bytes[off..off + record.len()].copy_from_slice(record);
         let slot = self.header.slot_count;
-        let at = PAGE_HEADER_BYTES + SLOT_BYTES * usize::from(slot);
+        let at = slot_at(slot);
+        debug_assert!(off.is_multiple_of(4) && off >= at + SLOT_BYTES, "records are 4-aligned, above the slots");
         let raw = off as u32 | (record.len() as u32) << 16;
         self.bytes[at..at + 4].copy_from_slice(&raw.to_le_bytes());
         self.header.slot_count += 1;
@@ -331,6 +357,19 @@ mod tests {
         }
         assert_eq!(n, (512 - 32) / 44);
         assert!(verify(&p.sealed()).is_ok());
+    }
+
+    #[test]
+    fn a_slot_entry_checks_without_the_header() {
+        let mut p = HeapPage::new(512, 1, 1);
+        let s = p.insert(&[7; 24]).unwrap();
+        let raw = u32_at(p.bytes(), slot_at(s));
+        assert_eq!(split_slot(raw), (488, 24));
+        assert!(slot_fits(488, 24, s, 512));
+        assert!(!slot_fits(488, 25, s, 512), "past the page");
+        assert!(!slot_fits(490, 20, s, 512), "unaligned");
+        assert!(!slot_fits(32, 20, s, 512), "over its own slot entry");
+        assert!(!slot_fits(488, 19, s, 512), "shorter than a version header");
     }
 
     #[test]

@@ -32,6 +32,7 @@ pub struct VersionHeader {
 
 impl VersionHeader {
     pub fn encode(&self) -> [u8; HEADER_BYTES] {
+        debug_assert!(!self.tombstone || self.data_len == 0, "a tombstone has no data");
         let mut b = [0u8; HEADER_BYTES];
         b[0..8].copy_from_slice(&self.create_ts.to_le_bytes());
         b[8..16].copy_from_slice(&self.prev.0.to_le_bytes());

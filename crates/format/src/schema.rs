@@ -187,6 +187,7 @@ impl Layout {
                 }
                 _ => {}
             }
+            debug_assert!(offset.is_multiple_of(4), "column slots are 4-aligned");
             slots.push(ColumnSlot { ty: c.ty, nullable: c.nullable, offset: offset as u16 });
             offset += u32::from(c.ty.slot_bytes());
         }
@@ -301,6 +302,40 @@ impl Layout {
     pub fn decode(&self, tuple: &[u8]) -> Result<Vec<Value>, FormatError> {
         (0..self.slots.len()).map(|i| self.column(tuple, i)).collect()
     }
+
+    /// Numeric column `i` of an encoded tuple, None for NULL.
+    pub fn int_column(&self, tuple: &[u8], i: usize) -> Result<Option<i64>, FormatError> {
+        match self.column(tuple, i)? {
+            Value::Null => Ok(None),
+            Value::Int(v) => Ok(Some(v)),
+            Value::Text(_) => Err(not_numeric(i)),
+        }
+    }
+
+    /// Sets numeric column `i` of an encoded tuple to `v` in place and clears
+    /// its NULL bit; the tuple keeps its length. `v` must be a value of the
+    /// column's type ([`ColumnType::check_int`]).
+    pub fn set_int(&self, tuple: &mut [u8], i: usize, v: i64) -> Result<(), FormatError> {
+        self.int_column(tuple, i)?;
+        let slot = self.slots[i];
+        slot.ty.check_int(v).map_err(|reason| FormatError::InvalidField {
+            structure: STRUCTURE,
+            field: "values",
+            reason,
+        })?;
+        let at = usize::from(slot.offset);
+        match slot.ty {
+            ColumnType::Int32 => tuple[at..at + 4].copy_from_slice(&(v as i32).to_le_bytes()),
+            _ => tuple[at..at + 8].copy_from_slice(&v.to_le_bytes()),
+        }
+        tuple[usize::from(self.null_bitmap_offset) + i / 8] &= !(1 << (i % 8));
+        Ok(())
+    }
+}
+
+#[cold]
+fn not_numeric(i: usize) -> FormatError {
+    FormatError::InvalidField { structure: STRUCTURE, field: "column", reason: format!("column {i} is not numeric") }
 }
 
 /// The layout as the device receives it: 8 bytes of header, 8 per column.
@@ -515,6 +550,23 @@ mod tests {
     }
 
     #[test]
+    fn numeric_columns_update_in_place() {
+        let layout = Layout::new(&order_line()).unwrap();
+        let row = [Value::Int(7), Value::Null, Value::Int(12345), Value::Text(b"abc".to_vec()), Value::Null];
+        let mut t = layout.encode(&row).unwrap();
+        assert_eq!(layout.int_column(&t, 1).unwrap(), None);
+        layout.set_int(&mut t, 1, -5).unwrap();
+        layout.set_int(&mut t, 0, -9).unwrap();
+        assert_eq!(layout.int_column(&t, 1).unwrap(), Some(-5), "SET clears the NULL bit");
+        let expect = [Value::Int(-9), Value::Int(-5), Value::Int(12345), Value::Text(b"abc".to_vec()), Value::Null];
+        assert_eq!(layout.decode(&t).unwrap(), expect);
+        assert!(layout.set_int(&mut t, 0, 1 << 40).is_err(), "an integer holds 32 bits");
+        assert!(layout.set_int(&mut t, 3, 1).is_err() && layout.int_column(&t, 3).is_err(), "text");
+        assert!(layout.set_int(&mut t[..8], 0, 1).is_err(), "a tuple shorter than its fixed part");
+        assert_eq!(layout.decode(&t).unwrap(), expect, "failed updates leave the tuple alone");
+    }
+
+    #[test]
     fn schema_violations_are_errors() {
         let layout = Layout::new(&order_line()).unwrap();
         assert!(layout.encode(&[Value::Null, Value::Null, Value::Int(1), Value::Null, Value::Null]).is_err());
@@ -569,6 +621,8 @@ mod tests {
         fn tuple_decode_never_panics(bytes in proptest::collection::vec(any::<u8>(), 0..200), i in 0usize..6) {
             let layout = Layout::new(&order_line()).unwrap();
             let _ = layout.column(&bytes, i);
+            let mut bytes = bytes;
+            let _ = layout.set_int(&mut bytes, i, 3);
         }
 
         #[test]

@@ -1,4 +1,4 @@
-//! Closing and reopening a store: the checkpoint of `ndpdb_format::meta`.
+//! Closing and reopening a store: the checkpoint of `ndpdb_format::checkpoint`.
 //!
 //! A clean close writes every table's delta buffer, the dirty VID-map and
 //! L2P pages, then the checkpoint blob and its index pages to new physical
@@ -18,7 +18,7 @@ use std::sync::Arc;
 use std::sync::atomic::Ordering;
 
 use ndpdb_device::{Command, Device, Reply};
-use ndpdb_format::meta::{Checkpoint, Root, TableMeta};
+use ndpdb_format::checkpoint::{Checkpoint, Root, TableMeta};
 use ndpdb_format::page::RecordId;
 use ndpdb_format::schema::{Column, LayoutDescriptor};
 use parking_lot::Mutex;
@@ -27,8 +27,9 @@ use crate::store::{
     Allocator, Budget, CheckpointSize, Head, L2P_OBJECT, META_OBJECT, Maps, OpKind, PageReuse, ROOT_PPN, Store,
     StoreError, StoreOptions, Table, TableId, TableState,
 };
-use crate::wal::{self, LogGeometry, RecordKind, Wal};
+use crate::wal::{self, LogGeometry, Wal};
 use ndpdb_format::record::VersionHeader;
+use ndpdb_format::wal::{LogOp, Record, TableDef};
 
 type Result<T> = std::result::Result<T, StoreError>;
 
@@ -352,94 +353,68 @@ impl Store {
 
     /// Applies one log record to the state restored from the checkpoint.
     fn replay(&self, r: &wal::LogRecord, meta: &mut TxnMeta, rec: &mut Recovery) -> Result<()> {
-        let b = &r.payload;
-        let bad = |what: &str| StoreError::Corrupt(what.to_string());
-        let mut at = 0usize;
-        let mut take = |n: usize| -> Result<&[u8]> {
-            let s = b.get(at..at + n).ok_or_else(|| bad("the record is shorter than its contents"))?;
-            at += n;
-            Ok(s)
-        };
-        let u64_of = |s: &[u8]| u64::from_le_bytes(s.try_into().expect("8 bytes"));
-        let u32_of = |s: &[u8]| u32::from_le_bytes(s.try_into().expect("4 bytes"));
-        let u16_of = |s: &[u8]| u16::from_le_bytes(s.try_into().expect("2 bytes"));
-        match r.kind {
-            RecordKind::Commit => {
-                let txn = u64_of(take(8)?);
-                let n = u32_of(take(4)?);
-                let tables = self.tables();
-                for _ in 0..n {
-                    let kind = take(1)?[0];
-                    let table_id = u32_of(take(4)?);
-                    let vid = u64_of(take(8)?);
-                    let len = u32_of(take(4)?) as usize;
-                    let data = take(len)?.to_vec();
-                    let kind = match kind {
-                        1 => OpKind::Insert,
-                        2 => OpKind::Update,
-                        3 => OpKind::Delete,
-                        k => return Err(bad(&format!("operation kind {k}"))),
-                    };
-                    let table = tables
-                        .iter()
-                        .find(|t| t.id == table_id)
-                        .ok_or_else(|| bad(&format!("table {table_id} does not exist")))?;
-                    if vid > 1 << 40 {
-                        return Err(bad(&format!("VID {vid} is implausible")));
-                    }
-                    while table.vids() <= vid {
-                        self.new_vid(table);
-                    }
-                    let head = table.head(vid).expect("extended above");
-                    let tombstone = kind == OpKind::Delete;
-                    let header =
-                        VersionHeader { create_ts: txn, prev: head.rid, tombstone, data_len: data.len() as u16 };
-                    let rid = self.append_version_as(table, header, &data, Budget::Checkpoint)?;
-                    self.set_head(table, vid, Head { rid, create_ts: txn, tombstone });
-                }
+        let record = Record::decode(r.kind, &r.payload).map_err(|e| StoreError::Corrupt(e.to_string()))?;
+        match record {
+            Record::Commit { txn, ops } => {
+                self.replay_commit(txn, &ops)?;
                 meta.next_txn = meta.next_txn.max(txn + 1);
                 rec.commits += 1;
             }
-            RecordKind::CreateTable => {
-                let id = u32_of(take(4)?);
-                let nlen = usize::from(u16_of(take(2)?));
-                let name = String::from_utf8(take(nlen)?.to_vec()).map_err(|_| bad("table name is not UTF-8"))?;
-                let dlen = u32_of(take(4)?) as usize;
-                let layout = LayoutDescriptor::decode(take(dlen)?).map_err(|e| bad(&format!("table {name}: {e}")))?;
-                let ncols = usize::from(u16_of(take(2)?));
-                let mut names = Vec::with_capacity(ncols);
-                for _ in 0..ncols {
-                    let l = usize::from(u16_of(take(2)?));
-                    names.push(String::from_utf8(take(l)?.to_vec()).map_err(|_| bad("column name is not UTF-8"))?);
-                }
-                if names.len() != layout.slots.len() {
-                    return Err(bad(&format!(
-                        "table {name}: {} names for {} columns",
-                        names.len(),
-                        layout.slots.len()
-                    )));
-                }
-                let columns: Vec<Column> = names
-                    .into_iter()
-                    .zip(&layout.slots)
-                    .map(|(n, s)| Column { name: n, ty: s.ty, nullable: s.nullable })
-                    .collect();
-                if self.table(&name).is_none() {
-                    let t = self.create_table_unlogged(&name, columns)?;
-                    if t.id != id {
-                        return Err(bad(&format!("table {name} was created as {id}, replayed as {}", t.id)));
-                    }
-                }
-            }
-            RecordKind::PinSnapshot | RecordKind::DropSnapshot => {
-                let id = u64_of(take(8)?);
-                let xmax = u64_of(take(8)?);
+            Record::CreateTable(def) => self.replay_create_table(def)?,
+            Record::PinSnapshot { id, xmax } => {
                 meta.snapshots.retain(|&(i, _)| i != id);
-                if r.kind == RecordKind::PinSnapshot {
-                    meta.snapshots.push((id, xmax));
-                    meta.snapshots.sort_unstable();
-                    meta.next_txn = meta.next_txn.max(xmax);
-                }
+                meta.snapshots.push((id, xmax));
+                meta.snapshots.sort_unstable();
+                meta.next_txn = meta.next_txn.max(xmax);
+            }
+            Record::DropSnapshot { id, .. } => meta.snapshots.retain(|&(i, _)| i != id),
+        }
+        Ok(())
+    }
+
+    /// Appends each operation's version as transaction `txn` and makes it
+    /// the VID's newest, growing the VID map for inserts.
+    fn replay_commit(&self, txn: u64, ops: &[LogOp]) -> Result<()> {
+        let bad = |what: String| StoreError::Corrupt(what);
+        let tables = self.tables();
+        for op in ops {
+            let table = tables
+                .iter()
+                .find(|t| t.id == op.table)
+                .ok_or_else(|| bad(format!("table {} does not exist", op.table)))?;
+            if op.vid > 1 << 40 {
+                return Err(bad(format!("VID {} is implausible", op.vid)));
+            }
+            while table.vids() <= op.vid {
+                self.new_vid(table);
+            }
+            let head = table.head(op.vid).expect("extended above");
+            let tombstone = op.kind == OpKind::Delete;
+            let header = VersionHeader { create_ts: txn, prev: head.rid, tombstone, data_len: op.data.len() as u16 };
+            let rid = self.append_version_as(table, header, &op.data, Budget::Checkpoint)?;
+            self.set_head(table, op.vid, Head { rid, create_ts: txn, tombstone });
+        }
+        Ok(())
+    }
+
+    /// Creates a logged table unless the checkpoint has it; it must get the
+    /// id it was created with.
+    fn replay_create_table(&self, def: TableDef) -> Result<()> {
+        let bad = |what: String| StoreError::Corrupt(what);
+        let TableDef { id, name, layout_descriptor, column_names: names } = def;
+        let layout = LayoutDescriptor::decode(&layout_descriptor).map_err(|e| bad(format!("table {name}: {e}")))?;
+        if names.len() != layout.slots.len() {
+            return Err(bad(format!("table {name}: {} names for {} columns", names.len(), layout.slots.len())));
+        }
+        let columns: Vec<Column> = names
+            .into_iter()
+            .zip(&layout.slots)
+            .map(|(n, s)| Column { name: n, ty: s.ty, nullable: s.nullable })
+            .collect();
+        if self.table(&name).is_none() {
+            let t = self.create_table_unlogged(&name, columns)?;
+            if t.id != id {
+                return Err(bad(format!("table {name} was created as {id}, replayed as {}", t.id)));
             }
         }
         Ok(())

@@ -47,10 +47,16 @@ mod wal;
 pub use check::{CheckReport, ERRORS_MAX};
 pub use checkpoint::{CommittedHeads, Recovery, TxnMeta};
 pub use gc::GcStats;
-pub use ndpdb_device::tuple_lock_key;
 pub use scan::{AggregateResult, Freshness, RowsResult, ScanStats};
 pub use store::{
     CHAIN_MAX, Head, Headroom, LogOp, OpKind, PageReuseStats, ROOT_PPN, Store, StoreError, StoreOptions, Table, TableId,
 };
 pub use update::{DEFAULT_POLL_LIMIT, NdpUpdate, UpdatedTuple};
 pub use wal::WalStats;
+
+/// The lock-table key of version `version` (its creating transaction) of
+/// tuple `vid` of table `table`. Host transactions lock through it, and
+/// `ndp.update` builds the same key on the device (`ndpdb_format::lock`).
+pub fn tuple_lock_key(table: TableId, vid: u64, version: u64) -> ndpdb_locktable::LockKey {
+    ndpdb_locktable::LockKey::new(ndpdb_format::lock::tuple_key_word(table, vid), version)
+}

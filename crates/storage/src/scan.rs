@@ -16,10 +16,12 @@ use std::collections::HashMap;
 use std::time::Instant;
 
 use ndpdb_device::{Command, Counters, Reply};
-use ndpdb_format::ndp::{Aggregate, NdpCall, Operation, PARTIAL_BYTES, Partial, Predicate, Snapshot};
+use ndpdb_format::ndp::{
+    Aggregate, NdpCall, Operation, PARTIAL_BYTES, Partial, Predicate, RowsWriter, Snapshot, decode_rows,
+};
 use ndpdb_format::page::{self, RecordId};
 use ndpdb_format::record::{HEADER_BYTES, VersionHeader};
-use ndpdb_format::schema::{ColumnType, Value};
+use ndpdb_format::schema::Value;
 
 use crate::store::{Store, StoreError, Table};
 
@@ -188,12 +190,9 @@ impl Store {
         let op = Operation::Rows { projection: projection.to_vec() };
         let row_max: u64 = 8 + projection
             .iter()
-            .map(|&c| match table.columns.get(usize::from(c)).map(|c| c.ty) {
-                Some(ColumnType::Text(n) | ColumnType::Varchar(n)) => 3 + u64::from(n),
-                _ => 9,
-            })
+            .map(|&c| table.columns.get(usize::from(c)).map_or(9, |c| RowsWriter::value_bytes_max(c.ty)))
             .sum::<u64>();
-        let share = ((table.vids() / u64::from(pes.max(1)) + 1) * row_max + 16).div_ceil(8) * 8;
+        let share = RowsWriter::share_bytes(table.vids() / u64::from(pes.max(1)) + 1, row_max);
         let m = self.measure();
         let out = self.ndp_call(table, snapshot, op, predicate, pes, freshness, share * u64::from(pes))?;
         let mut rows = Vec::new();
@@ -550,43 +549,4 @@ fn int_value(table: &Table, rec: &Rec<'_>, column: u16) -> Result<Option<i64>> {
 fn qualifies(table: &Table, rec: &Rec<'_>, predicate: Option<Predicate>) -> Result<bool> {
     let Some(p) = predicate else { return Ok(true) };
     Ok(int_value(table, rec, p.column)?.is_some_and(|v| p.op.eval(v, p.value)))
-}
-
-fn decode_rows(b: &[u8], columns: usize, out: &mut Vec<(u64, Vec<Value>)>) -> std::result::Result<(), String> {
-    let get = |at: usize, n: usize| b.get(at..at + n).ok_or_else(|| format!("truncated at byte {at}"));
-    let used = u64::from_le_bytes(get(0, 8)?.try_into().expect("8")) as usize;
-    let rows = u64::from_le_bytes(get(8, 8)?.try_into().expect("8"));
-    if used > b.len() || used < 16 {
-        return Err(format!("{used} bytes used in a {}-byte share", b.len()));
-    }
-    let mut at = 16;
-    for _ in 0..rows {
-        let vid = u64::from_le_bytes(get(at, 8)?.try_into().expect("8"));
-        at += 8;
-        let mut vals = Vec::with_capacity(columns);
-        for _ in 0..columns {
-            let tag = get(at, 1)?[0];
-            at += 1;
-            vals.push(match tag {
-                0 => Value::Null,
-                1 => {
-                    let v = i64::from_le_bytes(get(at, 8)?.try_into().expect("8"));
-                    at += 8;
-                    Value::Int(v)
-                }
-                2 => {
-                    let n = usize::from(u16::from_le_bytes(get(at, 2)?.try_into().expect("2")));
-                    let t = get(at + 2, n)?.to_vec();
-                    at += 2 + n;
-                    Value::Text(t)
-                }
-                other => return Err(format!("unknown value tag {other}")),
-            });
-        }
-        out.push((vid, vals));
-    }
-    if at != used {
-        return Err(format!("rows end at byte {at}, the share says {used}"));
-    }
-    Ok(())
 }

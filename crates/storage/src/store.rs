@@ -1,6 +1,7 @@
 //! The store: placement, the L2P map, tables with their VID maps and delta
 //! buffers, and reads of single records.
 
+use std::borrow::Cow;
 use std::collections::{BTreeSet, HashMap};
 use std::sync::Arc;
 use std::sync::atomic::{AtomicU64, Ordering};
@@ -10,6 +11,7 @@ use ndpdb_format::FormatError;
 use ndpdb_format::page::{self, HeapPage, PageKind, RecordId, map_entries_per_page};
 use ndpdb_format::record::{HEADER_BYTES, VersionHeader};
 use ndpdb_format::schema::{Column, Layout, LayoutDescriptor, Value};
+use ndpdb_format::wal::{Record, TableDef};
 use ndpdb_locktable::LockTable;
 
 use crate::wal::{LogGeometry, RecordKind, Wal, WalStats};
@@ -613,26 +615,15 @@ impl Store {
     /// Makes a committed transaction's writes durable in the log; returns
     /// once they are on the medium (group commit, `wal.rs`).
     pub fn log_commit(&self, txn: u64, ops: &[LogOp]) -> Result<()> {
-        let mut payload = Vec::with_capacity(12 + ops.iter().map(|o| 17 + o.data.len()).sum::<usize>());
-        payload.extend_from_slice(&txn.to_le_bytes());
-        payload.extend_from_slice(&(ops.len() as u32).to_le_bytes());
-        for o in ops {
-            payload.push(o.kind as u8);
-            payload.extend_from_slice(&o.table.to_le_bytes());
-            payload.extend_from_slice(&o.vid.to_le_bytes());
-            payload.extend_from_slice(&(o.data.len() as u32).to_le_bytes());
-            payload.extend_from_slice(&o.data);
-        }
-        let end = self.wal.append(RecordKind::Commit, &payload)?;
+        let record = Record::Commit { txn, ops: Cow::Borrowed(ops) };
+        let end = self.wal.append(record.kind(), &record.encode())?;
         self.wal.flush_to(end, &self.wal_qp)
     }
 
     /// Logs a pinned snapshot (`drop`: its removal), durably.
     pub fn log_snapshot(&self, id: u64, xmax: u64, drop: bool) -> Result<()> {
-        let mut payload = id.to_le_bytes().to_vec();
-        payload.extend_from_slice(&xmax.to_le_bytes());
-        let kind = if drop { RecordKind::DropSnapshot } else { RecordKind::PinSnapshot };
-        let end = self.wal.append(kind, &payload)?;
+        let record = if drop { Record::DropSnapshot { id, xmax } } else { Record::PinSnapshot { id, xmax } };
+        let end = self.wal.append(record.kind(), &record.encode())?;
         self.wal.flush_to(end, &self.wal_qp)
     }
 
@@ -1102,38 +1093,19 @@ fn decode_record(rec: &[u8], rid: RecordId) -> Result<(VersionHeader, Vec<u8>)> 
     Ok((h, rec[HEADER_BYTES..HEADER_BYTES + usize::from(h.data_len)].to_vec()))
 }
 
-/// What a transaction did to one tuple, as the log records it.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum OpKind {
-    Insert = 1,
-    Update = 2,
-    Delete = 3,
-}
+/// What a transaction did to one tuple, and one write of a committed
+/// transaction, as the log records them (`ndpdb_format::wal`).
+pub use ndpdb_format::wal::{LogOp, OpKind};
 
-/// One write of a committed transaction, in the order it was made.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct LogOp {
-    pub kind: OpKind,
-    pub table: TableId,
-    pub vid: u64,
-    /// The new tuple (empty for a delete).
-    pub data: Vec<u8>,
-}
-
-/// A create-table record: `id u32, name (u16 len + UTF-8), layout
-/// descriptor (u32 len + bytes), column names (u16 count, u16 len + UTF-8 each)`.
+/// A create-table record's payload (`ndpdb_format::wal::Record::CreateTable`).
 pub(crate) fn encode_table_record(out: &mut Vec<u8>, id: TableId, name: &str, layout: &Layout, columns: &[Column]) {
-    out.extend_from_slice(&id.to_le_bytes());
-    out.extend_from_slice(&(name.len() as u16).to_le_bytes());
-    out.extend_from_slice(name.as_bytes());
-    let desc = LayoutDescriptor::encode(layout);
-    out.extend_from_slice(&(desc.len() as u32).to_le_bytes());
-    out.extend_from_slice(&desc);
-    out.extend_from_slice(&(columns.len() as u16).to_le_bytes());
-    for c in columns {
-        out.extend_from_slice(&(c.name.len() as u16).to_le_bytes());
-        out.extend_from_slice(c.name.as_bytes());
-    }
+    let def = TableDef {
+        id,
+        name: name.to_owned(),
+        layout_descriptor: LayoutDescriptor::encode(layout),
+        column_names: columns.iter().map(|c| c.name.clone()).collect(),
+    };
+    out.extend_from_slice(&Record::CreateTable(def).encode());
 }
 
 #[cfg(test)]

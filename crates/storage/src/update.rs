@@ -20,9 +20,8 @@
 //! counts are exact: each PE gets the pages it fills, its last one perhaps
 //! partly, whichever PE the qualifying tuples fall to.
 
-use ndpdb_device::{UPDATE_ENTRY_BYTES, UPDATE_HEADER_BYTES};
-use ndpdb_format::ndp::{Aggregate, Operation, Predicate, Snapshot, UpdateExpr};
-use ndpdb_format::page::{PAGE_HEADER_BYTES, RecordId, SLOT_BYTES};
+use ndpdb_format::ndp::{Aggregate, Operation, Predicate, Snapshot, UpdateExpr, UpdateOutput, encode_page_runs};
+use ndpdb_format::page::{PAGE_HEADER_BYTES, SLOT_BYTES};
 use ndpdb_format::record::HEADER_BYTES;
 
 use crate::scan::{Freshness, ScanStats, UpdateArgs};
@@ -36,15 +35,11 @@ use crate::store::{Budget, Head, Result, Store, StoreError, Table, TableState, h
 /// transaction and a host one.
 pub const DEFAULT_POLL_LIMIT: u64 = 1 << 14;
 
-/// One tuple the device updated.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct UpdatedTuple {
-    pub vid: u64,
-    /// The version it locked and updated.
-    pub base: RecordId,
-    /// The version it wrote.
-    pub new: RecordId,
-}
+/// One tuple the device updated (the entry `ndp.update` reports).
+pub use ndpdb_format::ndp::UpdatedTuple;
+
+/// The tuples an update call updated, and the pages it programmed: (lpn, ppn).
+type Written = (Vec<UpdatedTuple>, Vec<(u64, u64)>);
 
 /// What an `ndp.update` call wrote; nothing of it is visible until
 /// [`Store::install_update`].
@@ -95,19 +90,7 @@ impl Store {
         let per_page = self.records_per_page(table);
         let runs: Vec<u64> = partials.iter().map(|p| p.rows.div_ceil(per_page)).collect();
         let pages = self.reserve_pages(table, runs.iter().sum())?;
-        let mut range4 = Vec::with_capacity(8 + 16 * pages.len() + 8 * (runs.len() + 1));
-        range4.extend_from_slice(&(pages.len() as u64).to_le_bytes());
-        for &(lpn, ppn) in &pages {
-            range4.extend_from_slice(&lpn.to_le_bytes());
-            range4.extend_from_slice(&ppn.to_le_bytes());
-        }
-        let mut first = 0u64;
-        range4.extend_from_slice(&first.to_le_bytes());
-        for &n in &runs {
-            first += n;
-            range4.extend_from_slice(&first.to_le_bytes());
-        }
-        let share = (UPDATE_HEADER_BYTES + UPDATE_ENTRY_BYTES * (vids / u64::from(pes) + 1)).div_ceil(8) * 8;
+        let share = UpdateOutput::share_bytes(vids / u64::from(pes) + 1);
         let (out, _) = self.ndp_call_with(
             table,
             snapshot,
@@ -116,38 +99,52 @@ impl Store {
             pes,
             Freshness::Ship,
             share * u64::from(pes),
-            Some(UpdateArgs { params: vec![u64::from(table.id), poll_limit], pages: range4, vids }),
+            Some(UpdateArgs {
+                params: vec![u64::from(table.id), poll_limit],
+                pages: encode_page_runs(&pages, &runs),
+                vids,
+            }),
         )?;
+        let (mut tuples, written) = self.update_output(table, &out, share as usize, &pages, &runs)?;
+        tuples.sort_unstable_by_key(|t| t.vid);
+        Ok(NdpUpdate { tuples, pages: written, stats: self.stats(m, 0) })
+    }
+
+    /// The tuples the PEs updated and the pages they programmed, from the
+    /// output of an update call whose PE `p` had pages `runs[p]` of `pages`
+    /// in turn; pages no PE programmed go back to the allocator.
+    fn update_output(
+        &self,
+        table: &Table,
+        out: &[u8],
+        share: usize,
+        pages: &[(u64, u64)],
+        runs: &[u64],
+    ) -> Result<Written> {
         let mut tuples = Vec::new();
         let mut written = Vec::new();
-        let word = |b: &[u8], at: usize| u64::from_le_bytes(b[at..at + 8].try_into().expect("8 bytes"));
-        for pe in 0..pes as usize {
-            let part = &out[pe * share as usize..(pe + 1) * share as usize];
-            let (entries, used) = (word(part, 0), word(part, 8));
-            if UPDATE_HEADER_BYTES + entries * UPDATE_ENTRY_BYTES > share {
-                return Err(StoreError::Corrupt(format!("PE {pe} reports {entries} updates, more than its share")));
+        let mut mine = pages;
+        for (pe, &run) in runs.iter().enumerate() {
+            let part = UpdateOutput::decode(&out[pe * share..(pe + 1) * share])
+                .map_err(|e| StoreError::Corrupt(format!("PE {pe}'s updates: {e}")))?;
+            let (own, rest) = mine.split_at(run as usize);
+            mine = rest;
+            if part.pages_written > own.len() as u64 {
+                return Err(StoreError::Corrupt(format!(
+                    "PE {pe} reports {} pages of {}",
+                    part.pages_written,
+                    own.len()
+                )));
             }
-            for i in 0..entries as usize {
-                let at = UPDATE_HEADER_BYTES as usize + i * UPDATE_ENTRY_BYTES as usize;
-                tuples.push(UpdatedTuple {
-                    vid: word(part, at),
-                    base: RecordId(word(part, at + 8)),
-                    new: RecordId(word(part, at + 16)),
-                });
-            }
-            let start: u64 = runs[..pe].iter().sum();
-            let mine = &pages[start as usize..(start + runs[pe]) as usize];
-            if used > mine.len() as u64 {
-                return Err(StoreError::Corrupt(format!("PE {pe} reports {used} pages of {}", mine.len())));
-            }
-            written.extend_from_slice(&mine[..used as usize]);
+            tuples.extend(part.tuples);
+            written.extend_from_slice(&own[..part.pages_written as usize]);
         }
         let written_lpns: std::collections::HashSet<u64> = written.iter().map(|&(l, _)| l).collect();
         {
             // Reserved pages the PEs did not fill: never mapped, so never in
             // a checkpoint; they go back the usual way.
             let mut m = self.maps.lock();
-            for &(lpn, ppn) in &pages {
+            for &(lpn, ppn) in pages {
                 if !written_lpns.contains(&lpn) {
                     m.reuse.supersede(heap_object(table.id), ppn);
                 }
@@ -161,8 +158,7 @@ impl Store {
                 )));
             }
         }
-        tuples.sort_unstable_by_key(|t| t.vid);
-        Ok(NdpUpdate { tuples, pages: written, stats: self.stats(m, 0) })
+        Ok((tuples, written))
     }
 
     /// Records of the table's longest version a page holds.

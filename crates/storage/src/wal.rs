@@ -20,18 +20,10 @@
 //! append that would reach `checkpoint_lsn + capacity` fails with
 //! [`StoreError::LogFull`] (the transaction layer checkpoints before that).
 //!
-//! **Record** (8-aligned, little-endian; `docs/format/wal.md`):
-//!
-//! ```text
-//! offset size field
-//!      0    4 magic    b"NDPL"
-//!      4    4 len      payload bytes
-//!      8    8 lsn      this record's own LSN (a stale record from an earlier
-//!                      lap of the ring has another)
-//!     16    4 crc      CRC-32 of bytes 0..16 and the payload
-//!     20    4 kind     1 commit, 2 create table, 3 pin snapshot, 4 drop snapshot
-//!     24  len payload  then zero padding to a multiple of 8
-//! ```
+//! **Records** are `ndpdb_format::wal`'s: a 24-byte header (magic, payload
+//! length, the record's own LSN, CRC, kind), the payload, zero padding to a
+//! multiple of 8 (`docs/format/wal.md`). This module places them in the
+//! ring and reads them back; it does not look inside payloads.
 //!
 //! Recovery reads forward from `log_lsn` and stops at the first record that
 //! is not whole and valid: a torn or corrupt tail (bad magic, wrong LSN,
@@ -47,33 +39,12 @@
 //! writes ride on the next flush.
 
 use ndpdb_device::{Command, QueuePair};
+use ndpdb_format::wal::{MAGIC, RECORD_HEADER_BYTES, RecordHeader, frame_into, record_bytes};
 use parking_lot::{Condvar, Mutex};
 
 use crate::store::{Result, StoreError};
 
-pub const RECORD_HEADER: usize = 24;
-const MAGIC: [u8; 4] = *b"NDPL";
-
-/// What a log record says.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum RecordKind {
-    Commit = 1,
-    CreateTable = 2,
-    PinSnapshot = 3,
-    DropSnapshot = 4,
-}
-
-impl RecordKind {
-    fn from_u32(v: u32) -> Option<RecordKind> {
-        Some(match v {
-            1 => RecordKind::Commit,
-            2 => RecordKind::CreateTable,
-            3 => RecordKind::PinSnapshot,
-            4 => RecordKind::DropSnapshot,
-            _ => return None,
-        })
-    }
-}
+pub(crate) use ndpdb_format::wal::RecordKind;
 
 /// Where the log is and how far it goes.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -168,8 +139,7 @@ impl Wal {
 
     /// Appends a record and returns the LSN just past it (not yet durable).
     pub(crate) fn append(&self, kind: RecordKind, payload: &[u8]) -> Result<u64> {
-        let len = RECORD_HEADER + payload.len();
-        let padded = len.div_ceil(8) * 8;
+        let padded = record_bytes(payload.len());
         let mut s = self.state.lock();
         if s.end + padded as u64 > s.checkpoint_lsn + self.geo.capacity() {
             return Err(StoreError::LogFull {
@@ -179,18 +149,8 @@ impl Wal {
             });
         }
         let lsn = s.end;
-        let mut rec = Vec::with_capacity(padded);
-        rec.extend_from_slice(&MAGIC);
-        rec.extend_from_slice(&(payload.len() as u32).to_le_bytes());
-        rec.extend_from_slice(&lsn.to_le_bytes());
-        let mut h = crc32fast::Hasher::new();
-        h.update(&rec[0..16]);
-        h.update(payload);
-        rec.extend_from_slice(&h.finalize().to_le_bytes());
-        rec.extend_from_slice(&(kind as u32).to_le_bytes());
-        rec.extend_from_slice(payload);
-        rec.resize(padded, 0);
-        s.pending.extend_from_slice(&rec);
+        debug_assert_eq!(s.pending_from + s.pending.len() as u64, lsn, "pending bytes end where the log does");
+        frame_into(&mut s.pending, lsn, kind, payload);
         s.end += padded as u64;
         s.stats.records += 1;
         s.stats.bytes += padded as u64;
@@ -319,17 +279,12 @@ pub(crate) fn newest_valid_lsn(geo: LogGeometry, qp: &Mutex<QueuePair>) -> Resul
             continue;
         }
         // A header may wrap around the end of the ring.
-        let head = at(pos, RECORD_HEADER);
-        let lsn = u64::from_le_bytes(head[8..16].try_into().expect("8 bytes"));
-        let len = u32::from_le_bytes(head[4..8].try_into().expect("4 bytes")) as u64;
-        if lsn % cap != pos || len + RECORD_HEADER as u64 > cap {
+        let h = RecordHeader::decode(&at(pos, RECORD_HEADER_BYTES)).expect("a whole header with the magic");
+        if h.lsn % cap != pos || u64::from(h.len) + RECORD_HEADER_BYTES as u64 > cap {
             continue;
         }
-        let mut h = crc32fast::Hasher::new();
-        h.update(&head[0..16]);
-        h.update(&at(pos + RECORD_HEADER as u64, len as usize));
-        if h.finalize() == u32::from_le_bytes(head[16..20].try_into().expect("4 bytes")) {
-            newest = newest.max(Some(lsn));
+        if h.checks(&at(pos + RECORD_HEADER_BYTES as u64, h.len as usize)) {
+            newest = newest.max(Some(h.lsn));
         }
     }
     Ok(newest)
@@ -360,44 +315,39 @@ pub(crate) fn scan(geo: LogGeometry, from: u64, qp: &Mutex<QueuePair>) -> Result
     let mut out = LogScan { end: from, ..LogScan::default() };
     let mut lsn = from;
     loop {
-        if lsn - from + RECORD_HEADER as u64 > geo.capacity() {
+        if lsn - from + RECORD_HEADER_BYTES as u64 > geo.capacity() {
             break;
         }
-        let mut head = Vec::with_capacity(RECORD_HEADER);
-        read(lsn, RECORD_HEADER, &mut head)?;
+        let mut head = Vec::with_capacity(RECORD_HEADER_BYTES);
+        read(lsn, RECORD_HEADER_BYTES, &mut head)?;
         if head.iter().all(|&b| b == 0) {
             break; // never written: the clean end of a fresh log
         }
-        let word = |i: usize| u32::from_le_bytes(head[i..i + 4].try_into().expect("4 bytes"));
-        let stored_lsn = u64::from_le_bytes(head[8..16].try_into().expect("8 bytes"));
-        if head[0..4] != MAGIC || stored_lsn != lsn {
-            if stored_lsn < lsn && head[0..4] == MAGIC {
-                break; // a record of an earlier lap: the clean end
+        let h = match RecordHeader::decode(&head) {
+            Ok(h) if h.lsn == lsn => h,
+            Ok(h) if h.lsn < lsn => break, // a record of an earlier lap: the clean end
+            _ => {
+                out.truncated = Some(format!("log record at LSN {lsn}: no valid header (torn or corrupt tail)"));
+                break;
             }
-            out.truncated = Some(format!("log record at LSN {lsn}: no valid header (torn or corrupt tail)"));
-            break;
-        }
-        let len = word(4) as usize;
-        let padded = (RECORD_HEADER + len).div_ceil(8) * 8;
-        if lsn - from + padded as u64 > geo.capacity() {
+        };
+        let (len, padded) = (h.len as usize, h.record_bytes());
+        if lsn - from + padded > geo.capacity() {
             out.truncated = Some(format!("log record at LSN {lsn}: length {len} runs past the ring"));
             break;
         }
         let mut payload = Vec::with_capacity(len);
-        read(lsn + RECORD_HEADER as u64, len, &mut payload)?;
-        let mut h = crc32fast::Hasher::new();
-        h.update(&head[0..16]);
-        h.update(&payload);
-        if h.finalize() != word(16) {
+        read(lsn + RECORD_HEADER_BYTES as u64, len, &mut payload)?;
+        if !h.checks(&payload) {
             out.truncated = Some(format!("log record at LSN {lsn}: checksum mismatch (torn or corrupt)"));
             break;
         }
-        let Some(kind) = RecordKind::from_u32(word(20)) else {
-            out.truncated = Some(format!("log record at LSN {lsn}: unknown kind {}", word(20)));
+        let Some(kind) = RecordKind::from_u32(h.kind) else {
+            out.truncated = Some(format!("log record at LSN {lsn}: unknown kind {}", h.kind));
             break;
         };
         out.records.push(LogRecord { lsn, kind, payload });
-        lsn += padded as u64;
+        lsn += padded;
         out.end = lsn;
     }
     let off = (out.end % page) as usize;

@@ -2,7 +2,7 @@
 //!
 //! `UPDATE table SET column = expr WHERE predicate`, run by the device's PEs
 //! in the writing transaction's snapshot. Each PE takes its share of the VIDs
-//! and, per tuple (the chain walk is `ndp.snapshot`'s):
+//! and, per tuple (the chain walk is `chain.rs`'s, shared with `ndp.snapshot`):
 //!
 //! 1. finds the version the snapshot sees and checks the predicate on it;
 //! 2. locks that version in the host's lock table, in coherent shared memory:
@@ -26,36 +26,29 @@
 //! that nothing points to, and no locks.
 //!
 //! Ranges: 0 call block (op 3), 1 layout descriptor, 2 delta-buffer pages,
-//! 3 output, 4 pages for new versions: `u64 count`, then `count` pairs
-//! `(lpn, ppn)`, then `pes + 1` u64 bounds: PE `p` fills pages
-//! `first[p]..first[p + 1]` in order (the host sizes each run by counting
-//! the PE's qualifying tuples first). Parameters:
-//! `[0]` the table's object id (for page headers), `[1]` poll limit.
-//!
-//! Output, an equal share of range 3 per PE, 8-byte aligned:
-//! `u64 entries, u64 pages_written`, then per entry
-//! `u64 vid, u64 base RecordId, u64 new RecordId`.
+//! 3 output, 4 pages for new versions. Range 4 lists `(lpn, ppn)` pages and
+//! `pes + 1` bounds: PE `p` fills pages `first[p]..first[p + 1]` in order
+//! (the host sizes each run by counting the PE's qualifying tuples first).
+//! Each PE writes, in an equal share of range 3, its entries
+//! `(vid, base RecordId, new RecordId)` and how many of its pages it
+//! programmed. Both layouts are `ndpdb_format::ndp`'s (`ndp/update.rs`).
+//! Parameters: `[0]` the table's object id (for page headers and lock keys),
+//! `[1]` poll limit.
 
-use ndpdb_format::ndp::UpdateExpr;
+use ndpdb_format::lock::tuple_key_word;
+use ndpdb_format::ndp::{RANGE_OUTPUT, RANGE_PAGES, UpdateExpr, UpdateWriter, UpdatedTuple, read_page_run};
 use ndpdb_format::page::{HeapPage, RecordId};
 use ndpdb_format::record::{HEADER_BYTES, VersionHeader};
-use ndpdb_format::schema::ColumnType;
 use ndpdb_locktable::{Attempt, CancelOutcome, LockKey, Poll};
 
+use crate::chain::{Found, Scan};
 use crate::error::DeviceError;
-use crate::snapshot::{Found, Scan};
 
 /// The lock-table key of version `version` (its creating transaction) of
-/// tuple `vid` of table `table`: the key's VID word carries the table in its
-/// top 16 bits. Host transactions and `ndp.update` both lock through it.
-pub fn tuple_lock_key(table: u32, vid: u64, version: u64) -> LockKey {
-    LockKey::new(u64::from(table) << 48 | (vid & ((1 << 48) - 1)), version)
+/// tuple `vid` of table `table` (`ndpdb_format::lock`).
+fn tuple_lock_key(table: u32, vid: u64, version: u64) -> LockKey {
+    LockKey::new(tuple_key_word(table, vid), version)
 }
-
-/// Bytes per output entry.
-pub const UPDATE_ENTRY_BYTES: u64 = 24;
-/// Bytes of a PE's output header.
-pub const UPDATE_HEADER_BYTES: u64 = 16;
 
 impl Scan<'_, '_> {
     pub(crate) fn update(&mut self, first: u64, end: u64, column: u16, expr: UpdateExpr) -> Result<(), DeviceError> {
@@ -67,9 +60,8 @@ impl Scan<'_, '_> {
             return Err(self.fail("an update needs the writing transaction's id in the call's `own`".into()));
         }
         let pages = self.pages(pe, pes)?;
-        let share = self.ctx.range_len(3)? / pes / 8 * 8;
-        let mut out: Vec<u8> = vec![0; UPDATE_HEADER_BYTES as usize];
-        let mut entries = 0u64;
+        let share = self.ctx.range_len(RANGE_OUTPUT)? / pes / 8 * 8;
+        let mut out = UpdateWriter::default();
         let mut next_page = 0usize;
         let mut page: Option<HeapPage> = None;
         let mut written = 0u64;
@@ -96,58 +88,24 @@ impl Scan<'_, '_> {
                 next_page += 1;
             };
             let lpn = page.as_ref().expect("a page is open").lpn();
-            out.extend_from_slice(&vid.to_le_bytes());
-            out.extend_from_slice(&RecordId::new(rec.lpn, rec.slot).0.to_le_bytes());
-            out.extend_from_slice(&RecordId::new(lpn, slot).0.to_le_bytes());
-            entries += 1;
-            scan.fits_share(out.len(), share)
+            out.push(&UpdatedTuple { vid, base: RecordId::new(rec.lpn, rec.slot), new: RecordId::new(lpn, slot) });
+            scan.fits_share(out.bytes_used(), share)
         })?;
         if let Some(last) = page.take() {
             self.program_page(&pages, next_page - 1, &last)?;
             written += 1;
         }
-        out[0..8].copy_from_slice(&entries.to_le_bytes());
-        out[8..16].copy_from_slice(&written.to_le_bytes());
-        self.ctx.range_write(3, pe * share, &out)
+        debug_assert!(written as usize == next_page && next_page <= pages.len(), "each opened page is programmed once");
+        self.ctx.range_write(RANGE_OUTPUT, pe * share, &out.finish(written))
     }
 
     /// This PE's pages for new versions: `(lpn, ppn)`, its run
     /// `first[pe]..first[pe + 1]` of range 4's pages.
     fn pages(&mut self, pe: u64, pes: u64) -> Result<Vec<(u64, u64)>, DeviceError> {
-        let len = self.ctx.range_len(4)?;
-        let mut word = [0u8; 8];
-        if len < 8 {
-            return Err(self.fail("range 4 (pages for new versions) is missing its count".into()));
-        }
-        self.ctx.range_read(4, 0, &mut word)?;
-        let count = u64::from_le_bytes(word);
-        let runs_at = count.checked_mul(16).and_then(|b| b.checked_add(8));
-        if runs_at.and_then(|b| b.checked_add(8 * (pes + 1))).is_none_or(|b| b > len) {
-            return Err(self.fail(format!(
-                "range 4 lists {count} pages for {pes} PEs but holds {len} bytes (needs 8 + 16 per page + 8 per PE + 8)"
-            )));
-        }
-        let runs_at = runs_at.expect("checked above");
-        let mut bounds = [0u64; 2];
-        for (i, b) in bounds.iter_mut().enumerate() {
-            self.ctx.range_read(4, runs_at + 8 * (pe + i as u64), &mut word)?;
-            *b = u64::from_le_bytes(word);
-        }
-        let [first, end] = bounds;
-        if first > end || end > count {
-            return Err(
-                self.fail(format!("range 4: PE {pe}'s pages {first}..{end} are not a run of the {count} pages"))
-            );
-        }
-        let mut bytes = vec![0u8; ((end - first) * 16) as usize];
-        self.ctx.range_read(4, 8 + 16 * first, &mut bytes)?;
-        let mine: Vec<(u64, u64)> = bytes
-            .chunks_exact(16)
-            .map(|c| {
-                let w = |i: usize| u64::from_le_bytes(c[i..i + 8].try_into().expect("8 bytes"));
-                (w(0), w(8))
-            })
-            .collect();
+        let len = self.ctx.range_len(RANGE_PAGES)?;
+        let ctx = &mut *self.ctx;
+        let mine = read_page_run(len, pe, pes, |at, buf| ctx.range_read(RANGE_PAGES, at, buf))?
+            .map_err(|e| self.fail(format!("range 4: {e}")))?;
         for &(lpn, ppn) in &mine {
             if lpn > RecordId::LPN_MAX || ppn.checked_mul(self.page).is_none_or(|a| a >= self.ctx.capacity_bytes()) {
                 return Err(self.fail(format!("range 4: page ({lpn}, {ppn}) is outside the device")));
@@ -227,26 +185,11 @@ impl Scan<'_, '_> {
     ) -> Result<Vec<u8>, DeviceError> {
         let mut data = vec![0u8; rec.len - HEADER_BYTES];
         self.field(rec, 0, &mut data)?;
-        let slot = self.layout.slots[usize::from(column)];
-        let at = usize::from(slot.offset);
-        let bit = usize::from(self.layout.null_bitmap_offset) + usize::from(column) / 8;
-        let mask = 1u8 << (column % 8);
-        let width = if slot.ty == ColumnType::Int32 { 4 } else { 8 };
-        if at + width > data.len() || bit >= data.len() {
-            return Err(self.fail(format!("VID {vid}: a {}-byte tuple has no column {column}", data.len())));
-        }
-        let null = data[bit] & mask != 0;
-        let old = (!null).then(|| match width {
-            4 => i64::from(i32::from_le_bytes(data[at..at + 4].try_into().expect("4 bytes"))),
-            _ => i64::from_le_bytes(data[at..at + 8].try_into().expect("8 bytes")),
-        });
-        let new = expr.new_value(old, slot.ty).map_err(|e| self.fail(format!("VID {vid}: column {column}: {e}")))?;
+        let (col, ty) = (usize::from(column), self.layout.slots[usize::from(column)].ty);
+        let old = self.layout.int_column(&data, col).map_err(|e| self.fail(format!("VID {vid}: {e}")))?;
+        let new = expr.new_value(old, ty).map_err(|e| self.fail(format!("VID {vid}: column {column}: {e}")))?;
         if let Some(v) = new {
-            match width {
-                4 => data[at..at + 4].copy_from_slice(&(v as i32).to_le_bytes()),
-                _ => data[at..at + 8].copy_from_slice(&v.to_le_bytes()),
-            }
-            data[bit] &= !mask;
+            self.layout.set_int(&mut data, col, v).map_err(|e| self.fail(format!("VID {vid}: {e}")))?;
         }
         let header = VersionHeader {
             create_ts: own,

@@ -1,11 +1,5 @@
-//! `ndp.snapshot`: in-situ snapshot computation (neoDBMS, ICDE'22, Fig. 4).
-//!
-//! The host ships a call block (`ndpdb_format::ndp::NdpCall`) with the
-//! snapshot and the shared state the device lacks (map deltas, the
-//! delta-buffer pages), and the table's layout descriptor, which it stored on
-//! the device when the table was created (the format parser's configuration;
-//! nothing about tables is compiled into the program). Each PE takes an equal
-//! share of the VID map and, per VID:
+//! The chain walk that `ndp.snapshot` and `ndp.update` both run on a PE:
+//! from a VID to the version of its tuple that the call's snapshot sees.
 //!
 //! ```text
 //!  VID map entry ──► RecordId ──L2P──► page, slot ──► slot entry (4 B)
@@ -13,8 +7,13 @@
 //!        │                        record header (20 B) ◄┘
 //!        │                           visible to the snapshot? ── no ──► prev RecordId, again
 //!        │                                   │ yes
-//!  next VID ◄── aggregate or emit row ◄── predicate on the columns it needs
+//!  next VID ◄── the program's work ◄── predicate on the columns it needs (`columns.rs`)
 //! ```
+//!
+//! The host ships what the device lacks with the call (`ndpdb_format::ndp`):
+//! the snapshot, the map deltas and the delta-buffer pages; the table's
+//! layout descriptor is the format parser's configuration (nothing about
+//! tables is compiled into the programs).
 //!
 //! On NVM every read is byte-granular: per visited version one slot entry
 //! (one 4-byte transfer) and one header (five transfers), 24 bytes; per
@@ -28,16 +27,11 @@
 //! the host CPU's cache misses overlap (3x faster on the oldest snapshot of
 //! 1M tuples x 5 versions). On flash the batch is one chain, so the page a
 //! PE keeps stays useful.
-//!
-//! Ranges: 0 call block, 1 layout descriptor, 2 delta-buffer pages (in the
-//! call's order), 3 output: 72-byte partial aggregates per PE, or for a rows
-//! call an equal share per PE holding `u64 bytes_used, u64 rows`, then rows
-//! of `u64 vid` and per projected column `0` (NULL), `1 i64` or `2 u16 len bytes`.
 
-use ndpdb_format::ndp::{Aggregate, NdpCall, Operation, PARTIAL_BYTES, Partial};
-use ndpdb_format::page::{PAGE_HEADER_BYTES, RecordId, SLOT_BYTES, map_entries_per_page};
+use ndpdb_format::ndp::{Aggregate, NdpCall, Operation, RANGE_CALL, RANGE_DELTA, RANGE_LAYOUT};
+use ndpdb_format::page::{self, PAGE_HEADER_BYTES, RecordId, map_entries_per_page};
 use ndpdb_format::record::{HEADER_BYTES, VersionHeader};
-use ndpdb_format::schema::{ColumnType, Layout, LayoutDescriptor, Value};
+use ndpdb_format::schema::{Layout, LayoutDescriptor};
 
 use crate::error::DeviceError;
 use crate::pe::PeCtx;
@@ -47,7 +41,7 @@ const HEADER_WORDS: usize = HEADER_BYTES / 4;
 
 /// Where a logical page lives during a call.
 #[derive(Debug, Clone, Copy)]
-enum Loc {
+pub(crate) enum Loc {
     /// In the shipped delta-buffer pages (range 2), at this byte.
     Delta(u64),
     /// On the medium, at this physical page.
@@ -59,113 +53,88 @@ pub(crate) struct Scan<'c, 'a> {
     pub(crate) call: NdpCall,
     pub(crate) layout: Layout,
     pub(crate) page: u64,
-    per_page: u64,
-    flash: bool,
+    pub(crate) per_page: u64,
+    pub(crate) flash: bool,
     /// Byte of a record (from its start) that holds the column the call
     /// reads first: fetched into the emulation's cache with the header.
-    column_prefetch: Option<u64>,
+    pub(crate) column_prefetch: Option<u64>,
     /// log2 of the NVM transfer size, when it is a power of two (None on flash).
-    transfer_shift: Option<u32>,
+    pub(crate) transfer_shift: Option<u32>,
     /// Delta-buffer pages by lpn: (lpn, index in range 2), sorted.
-    delta_index: Vec<(u64, usize)>,
+    pub(crate) delta_index: Vec<(u64, usize)>,
     l2p_cache: Vec<(u64, u64)>,
     /// Flash: the last page read, by ppn.
-    page_cache: Option<(u64, Vec<u8>)>,
+    pub(crate) page_cache: Option<(u64, Vec<u8>)>,
     /// Where the last logical page read lives (a record's slot, header and
     /// columns are read one after the other from the same page).
-    last: Option<(u64, Loc)>,
+    pub(crate) last: Option<(u64, Loc)>,
     /// The VID map page in use: (lpn, ppn). VID map pages are never in the delta buffer.
-    vid_page: Option<(u64, u64)>,
+    pub(crate) vid_page: Option<(u64, u64)>,
     /// VID map page index of the last VID looked up, and its first VID
     /// (VIDs come in order, so the division is rarely needed).
-    vid_span: (usize, u64),
+    pub(crate) vid_span: (usize, u64),
     /// Position in the shipped VID delta.
-    vid_cursor: usize,
+    pub(crate) vid_cursor: usize,
     /// Medium bytes read for anything but chain steps: VID-map and L2P
     /// entries, column values and null bitmaps.
-    extra_bytes: u64,
+    pub(crate) extra_bytes: u64,
     /// Versions visited in shipped delta-buffer pages.
-    dram_visits: u64,
+    pub(crate) dram_visits: u64,
 }
 
-pub(crate) fn run(ctx: &mut PeCtx<'_>) -> Result<(), DeviceError> {
-    run_op(ctx, false)
-}
-
-/// `ndp.update` (update.rs): the same walk, for calls with an update.
-pub(crate) fn run_update(ctx: &mut PeCtx<'_>) -> Result<(), DeviceError> {
-    run_op(ctx, true)
-}
-
-fn run_op(ctx: &mut PeCtx<'_>, update: bool) -> Result<(), DeviceError> {
-    let mut block = vec![0u8; ctx.range_len(0)? as usize];
-    ctx.range_read(0, 0, &mut block)?;
-    let call = NdpCall::decode(&block).map_err(|e| ctx.fail(format!("call block: {e}")))?;
-    if update != matches!(call.op, Operation::Update { .. }) {
-        return Err(ctx.fail(if update {
-            "ndp.update runs update calls only (op 3); reads go to ndp.snapshot"
-        } else {
-            "ndp.snapshot only reads; update calls (op 3) go to ndp.update"
-        }));
-    }
-    let mut desc = vec![0u8; ctx.range_len(1)? as usize];
-    ctx.range_read(1, 0, &mut desc)?;
-    let layout = LayoutDescriptor::decode(&desc).map_err(|e| ctx.fail(format!("layout: {e}")))?;
-    let page = ctx.page_bytes();
-    let mut delta_index: Vec<(u64, usize)> = call.delta_pages.iter().enumerate().map(|(i, &l)| (l, i)).collect();
-    delta_index.sort_unstable();
-    if ctx.range_len(2)? < delta_index.len() as u64 * page {
-        return Err(ctx.fail("range 2 holds fewer delta pages than the call lists"));
-    }
-    let flash = ctx.transfer_bytes() == page;
-    let mut scan = Scan {
-        call,
-        layout,
-        page,
-        per_page: map_entries_per_page(page as usize) as u64,
-        flash,
-        column_prefetch: None,
-        transfer_shift: (!flash && ctx.transfer_bytes().is_power_of_two())
-            .then(|| ctx.transfer_bytes().trailing_zeros()),
-        delta_index,
-        l2p_cache: vec![(u64::MAX, 0); L2P_CACHE],
-        page_cache: None,
-        last: None,
-        vid_page: None,
-        vid_span: (usize::MAX, 0),
-        vid_cursor: 0,
-        extra_bytes: 0,
-        dram_visits: 0,
-        ctx,
-    };
-    scan.check_columns()?;
-    scan.column_prefetch = match &scan.call.op {
-        Operation::Aggregate { func: Aggregate::CountStar, .. } => scan.call.predicate.map(|p| p.column),
-        Operation::Aggregate { column, .. } | Operation::Update { column, .. } => Some(*column),
-        Operation::Rows { projection } => projection.first().copied(),
-    }
-    .map(|c| (HEADER_BYTES + usize::from(scan.layout.slots[usize::from(c)].offset)) as u64);
-    let (pe, pes) = (u64::from(scan.ctx.pe()), u64::from(scan.ctx.pes()));
-    let n = scan.call.vids;
-    let (first, end) = (n * pe / pes, n * (pe + 1) / pes);
-    match scan.call.op.clone() {
-        Operation::Aggregate { func, column } => {
-            let mut part = Partial::default();
-            let value = (func != Aggregate::CountStar).then(|| scan.numeric_column(column));
-            part.visited = scan.each_qualifying(first, end, |scan, _, rec| {
-                let v = match value {
-                    None => None,
-                    Some(c) => scan.numeric(rec, c)?,
-                };
-                part.add_row(v);
-                Ok(())
-            })?;
-            part.extra_bytes = scan.extra_bytes;
-            part.dram_visits = scan.dram_visits;
-            scan.ctx.range_write(3, pe * PARTIAL_BYTES as u64, &part.encode())
+impl<'c, 'a> Scan<'c, 'a> {
+    /// Reads the call block and the layout descriptor and prepares the
+    /// walk; `update` says whether `ndp.update` runs (update calls only) or
+    /// `ndp.snapshot` (everything else).
+    pub(crate) fn open(ctx: &'c mut PeCtx<'a>, update: bool) -> Result<Scan<'c, 'a>, DeviceError> {
+        let mut block = vec![0u8; ctx.range_len(RANGE_CALL)? as usize];
+        ctx.range_read(RANGE_CALL, 0, &mut block)?;
+        let call = NdpCall::decode(&block).map_err(|e| ctx.fail(format!("call block: {e}")))?;
+        if update != matches!(call.op, Operation::Update { .. }) {
+            return Err(ctx.fail(if update {
+                "ndp.update runs update calls only (op 3); reads go to ndp.snapshot"
+            } else {
+                "ndp.snapshot only reads; update calls (op 3) go to ndp.update"
+            }));
         }
-        Operation::Rows { projection } => scan.rows(first, end, &projection),
-        Operation::Update { column, expr } => scan.update(first, end, column, expr),
+        let mut desc = vec![0u8; ctx.range_len(RANGE_LAYOUT)? as usize];
+        ctx.range_read(RANGE_LAYOUT, 0, &mut desc)?;
+        let layout = LayoutDescriptor::decode(&desc).map_err(|e| ctx.fail(format!("layout: {e}")))?;
+        let page = ctx.page_bytes();
+        let mut delta_index: Vec<(u64, usize)> = call.delta_pages.iter().enumerate().map(|(i, &l)| (l, i)).collect();
+        delta_index.sort_unstable();
+        if ctx.range_len(RANGE_DELTA)? < delta_index.len() as u64 * page {
+            return Err(ctx.fail("range 2 holds fewer delta pages than the call lists"));
+        }
+        let flash = ctx.transfer_bytes() == page;
+        let mut scan = Scan {
+            call,
+            layout,
+            page,
+            per_page: map_entries_per_page(page as usize) as u64,
+            flash,
+            column_prefetch: None,
+            transfer_shift: (!flash && ctx.transfer_bytes().is_power_of_two())
+                .then(|| ctx.transfer_bytes().trailing_zeros()),
+            delta_index,
+            l2p_cache: vec![(u64::MAX, 0); L2P_CACHE],
+            page_cache: None,
+            last: None,
+            vid_page: None,
+            vid_span: (usize::MAX, 0),
+            vid_cursor: 0,
+            extra_bytes: 0,
+            dram_visits: 0,
+            ctx,
+        };
+        scan.check_columns()?;
+        scan.column_prefetch = match &scan.call.op {
+            Operation::Aggregate { func: Aggregate::CountStar, .. } => scan.call.predicate.map(|p| p.column),
+            Operation::Aggregate { column, .. } | Operation::Update { column, .. } => Some(*column),
+            Operation::Rows { projection } => projection.first().copied(),
+        }
+        .map(|c| (HEADER_BYTES + usize::from(scan.layout.slots[usize::from(c)].offset)) as u64);
+        Ok(scan)
     }
 }
 
@@ -175,29 +144,17 @@ fn run_op(ctx: &mut PeCtx<'_>, update: bool) -> Result<(), DeviceError> {
 /// next slot, then every header) instead of taking them one after another.
 const BATCH: usize = 64;
 
-/// How to read a numeric column of a record's data.
-#[derive(Debug, Clone, Copy)]
-pub(crate) struct NumericColumn {
-    /// Byte of the value in the data (4-aligned).
-    at: usize,
-    /// Two words (Int64, Decimal) or one (Int32, sign-extended).
-    wide: bool,
-    /// If nullable: the 4-aligned data byte of the null-bitmap word holding
-    /// the column's bit, and the bit.
-    null: Option<(usize, u32)>,
-}
-
 /// The version of a tuple that a snapshot sees.
 #[derive(Debug, Clone, Copy)]
 pub(crate) struct Found {
     /// Where its page is.
-    loc: Loc,
+    pub(crate) loc: Loc,
     /// Its logical page.
     pub(crate) lpn: u64,
     /// Its slot in the page (its RecordId is `lpn, slot`).
     pub(crate) slot: u16,
     /// Byte offset of the record in the page.
-    off: u64,
+    pub(crate) off: u64,
     /// Record length (header included).
     pub(crate) len: usize,
     /// The transaction that created it.
@@ -225,31 +182,17 @@ impl Scan<'_, '_> {
         Ok(())
     }
 
-    fn check_columns(&self) -> Result<(), DeviceError> {
-        let n = self.layout.slots.len();
-        let mut cols: Vec<(u16, bool)> = vec![];
-        match &self.call.op {
-            Operation::Aggregate { func: Aggregate::CountStar, .. } => {}
-            Operation::Aggregate { column, .. } => cols.push((*column, true)),
-            Operation::Rows { projection } => cols.extend(projection.iter().map(|&c| (c, false))),
-            Operation::Update { column, .. } => cols.push((*column, true)),
-        }
-        if let Some(p) = self.call.predicate {
-            cols.push((p.column, true));
-        }
-        for (c, numeric) in cols {
-            let slot = self.layout.slots.get(usize::from(c)).ok_or_else(|| self.fail(format!("column {c} of {n}")))?;
-            if numeric && !slot.ty.is_numeric() {
-                return Err(self.fail(format!("column {c} is {}, not numeric", slot.ty.sql_name())));
-            }
-        }
-        Ok(())
+    /// This PE's share of the VIDs: `[n·p/P, n·(p+1)/P)`.
+    pub(crate) fn share(&self) -> (u64, u64) {
+        let (pe, pes) = (u64::from(self.ctx.pe()), u64::from(self.ctx.pes()));
+        let n = self.call.vids;
+        (n * pe / pes, n * (pe + 1) / pes)
     }
 
     /// Medium bytes a read of `len` bytes at page offset `off` costs: whole
     /// transfers on NVM; on flash the bytes themselves (pages are cached).
     #[inline]
-    fn medium_bytes(&self, off: u64, len: u64) -> u64 {
+    pub(crate) fn medium_bytes(&self, off: u64, len: u64) -> u64 {
         if let Some(shift) = self.transfer_shift {
             let t = 1u64 << shift;
             return (((off + len + t - 1) >> shift) - (off >> shift)) << shift;
@@ -290,7 +233,7 @@ impl Scan<'_, '_> {
     /// Reads `out.len()` little-endian words of page `lpn` (at `loc`) at the
     /// 4-aligned `offset`.
     #[inline(always)]
-    fn read_words(&mut self, loc: Loc, lpn: u64, offset: u64, out: &mut [u32]) -> Result<(), DeviceError> {
+    pub(crate) fn read_words(&mut self, loc: Loc, lpn: u64, offset: u64, out: &mut [u32]) -> Result<(), DeviceError> {
         let len = 4 * out.len() as u64;
         if offset + len > self.page || !offset.is_multiple_of(4) {
             return Err(self.fail(format!("read of {len} bytes at {offset} crosses page {lpn} or is unaligned")));
@@ -317,7 +260,7 @@ impl Scan<'_, '_> {
     }
 
     /// Reads `buf.len()` bytes of logical page `lpn` at `offset`.
-    fn read(&mut self, loc: Loc, lpn: u64, offset: u64, buf: &mut [u8]) -> Result<(), DeviceError> {
+    pub(crate) fn read(&mut self, loc: Loc, lpn: u64, offset: u64, buf: &mut [u8]) -> Result<(), DeviceError> {
         if offset + buf.len() as u64 > self.page {
             return Err(self.fail(format!("read of {} bytes at {offset} crosses page {lpn}", buf.len())));
         }
@@ -505,32 +448,11 @@ impl Scan<'_, '_> {
         found: &mut Vec<Option<Found>>,
         visited: &mut u64,
     ) -> Result<(), DeviceError> {
-        /// A chain being walked: VID index in the batch, the version's
-        /// RecordId and page, and (after the slot is read) its record.
-        #[derive(Clone, Copy)]
-        struct Walk {
-            i: usize,
-            rid: RecordId,
-            loc: Loc,
-            off: u64,
-            len: usize,
-        }
-        const SLOT0: u64 = PAGE_HEADER_BYTES as u64;
-        found.clear();
         debug_assert!(vids.end - vids.start <= BATCH as u64);
+        found.clear();
+        found.resize((vids.end - vids.start) as usize, None);
         let mut walks = [Walk { i: 0, rid: RecordId::NONE, loc: Loc::Delta(0), off: 0, len: 0 }; BATCH];
-        let mut live = 0;
-        let mut heads = [RecordId::NONE; BATCH];
-        self.heads(vids.clone(), &mut heads)?;
-        for (i, &rid) in heads[..(vids.end - vids.start) as usize].iter().enumerate() {
-            found.push(None);
-            if !rid.is_none() {
-                let loc = self.locate(rid.lpn())?;
-                self.prefetch(loc, SLOT0 + SLOT_BYTES as u64 * u64::from(rid.slot()));
-                walks[live] = Walk { i, rid, loc, off: 0, len: 0 };
-                live += 1;
-            }
-        }
+        let mut live = self.start_walks(vids.clone(), &mut walks)?;
         let mut rounds = 0u64;
         while live > 0 {
             rounds += 1;
@@ -538,186 +460,110 @@ impl Scan<'_, '_> {
                 return Err(self.fail(format!("VIDs {vids:?}: a version chain does not end (a cycle?)")));
             }
             *visited += live as u64;
-            // Read the slot entries; fetch the headers.
-            for w in &mut walks[..live] {
-                if matches!(w.loc, Loc::Delta(_)) {
-                    self.dram_visits += 1;
-                }
-                let mut raw = [0u32; 1];
-                let at = SLOT0 + SLOT_BYTES as u64 * u64::from(w.rid.slot());
-                self.read_words(w.loc, w.rid.lpn(), at, &mut raw)?;
-                let (off, len) = (u64::from(raw[0] & 0xffff), (raw[0] >> 16) as usize);
-                if off < at + SLOT_BYTES as u64 || off % 4 != 0 || off + len as u64 > self.page || len < HEADER_BYTES {
-                    let vid = vids.start + w.i as u64;
-                    return Err(self.fail(format!(
-                        "VID {vid}: slot {} of page {} is corrupt ({off}, {len})",
-                        w.rid.slot(),
-                        w.rid.lpn()
-                    )));
-                }
-                (w.off, w.len) = (off, len);
-                self.prefetch(w.loc, off);
-                if let Some(at) = self.column_prefetch
-                    && at < len as u64
-                {
-                    self.prefetch(w.loc, off + at);
-                }
-            }
-            // Read the headers: a visible version ends its chain, the others
-            // move to their previous version (and fetch its slot entry).
-            let mut still = 0;
-            for k in 0..live {
-                let w = walks[k];
-                let mut hw = [0u32; HEADER_WORDS];
-                self.read_words(w.loc, w.rid.lpn(), w.off, &mut hw)?;
-                let h = VersionHeader::from_words(&hw, w.len)
-                    .map_err(|e| self.fail(format!("VID {}: {e}", vids.start + w.i as u64)))?;
-                if self.call.snapshot.visible(h.create_ts) {
-                    if !h.tombstone {
-                        found[w.i] = Some(Found {
-                            loc: w.loc,
-                            lpn: w.rid.lpn(),
-                            slot: w.rid.slot(),
-                            off: w.off,
-                            len: w.len,
-                            create_ts: h.create_ts,
-                        });
-                    }
-                } else if !h.prev.is_none() {
-                    let loc = self.locate(h.prev.lpn())?;
-                    self.prefetch(loc, SLOT0 + SLOT_BYTES as u64 * u64::from(h.prev.slot()));
-                    walks[still] = Walk { i: w.i, rid: h.prev, loc, off: 0, len: 0 };
-                    still += 1;
-                }
-                // else: the tuple did not exist in the snapshot.
-            }
-            live = still;
+            self.read_slots(vids.start, &mut walks[..live])?;
+            live = self.read_headers(vids.start, &mut walks, live, found)?;
         }
         Ok(())
     }
 
-    /// Reads bytes `at..at + buf.len()` of a record's data.
-    pub(crate) fn field(&mut self, rec: &Found, at: usize, buf: &mut [u8]) -> Result<(), DeviceError> {
-        if HEADER_BYTES + at + buf.len() > rec.len {
-            return Err(self.fail(format!("record of {} bytes has no bytes {at}..{}", rec.len, at + buf.len())));
-        }
-        let off = rec.off + (HEADER_BYTES + at) as u64;
-        if let Loc::Medium(_) = rec.loc {
-            self.extra_bytes += self.medium_bytes(off, buf.len() as u64);
-        }
-        self.read(rec.loc, rec.lpn, off, buf)
-    }
-
-    /// Reads the 4-aligned data words at `at` of a record.
+    /// Starts a walk at the head of each of `vids` that has one (prefetching
+    /// its slot entry); returns how many started.
     #[inline(always)]
-    fn field_words(&mut self, rec: &Found, at: usize, out: &mut [u32]) -> Result<(), DeviceError> {
-        let bytes = 4 * out.len();
-        if HEADER_BYTES + at + bytes > rec.len {
-            return Err(self.fail(format!("record of {} bytes has no bytes {at}..{}", rec.len, at + bytes)));
-        }
-        let off = rec.off + (HEADER_BYTES + at) as u64;
-        if let Loc::Medium(_) = rec.loc {
-            self.extra_bytes += self.medium_bytes(off, bytes as u64);
-        }
-        self.read_words(rec.loc, rec.lpn, off, out)
-    }
-
-    /// How to read numeric `column` (checked by `check_columns`).
-    #[inline]
-    fn numeric_column(&self, column: u16) -> NumericColumn {
-        let slot = self.layout.slots[usize::from(column)];
-        // The bitmap starts 4-aligned and fills whole words, so the word
-        // holding the column's bit is one transfer, as the byte would be.
-        let null_at = usize::from(self.layout.null_bitmap_offset) + usize::from(column) / 8;
-        NumericColumn {
-            at: usize::from(slot.offset),
-            wide: slot.ty != ColumnType::Int32,
-            null: slot.nullable.then_some((null_at & !3, 1u32 << (8 * (null_at & 3) + usize::from(column) % 8))),
-        }
-    }
-
-    #[inline(always)]
-    fn is_null(&mut self, rec: &Found, column: u16) -> Result<bool, DeviceError> {
-        let Some((at, bit)) = self.numeric_column(column).null else { return Ok(false) };
-        let mut w = [0u32; 1];
-        self.field_words(rec, at, &mut w)?;
-        Ok(w[0] & bit != 0)
-    }
-
-    #[inline(always)]
-    fn int_column(&mut self, rec: &Found, column: u16) -> Result<Option<i64>, DeviceError> {
-        let c = self.numeric_column(column);
-        self.numeric(rec, c)
-    }
-
-    /// The value of a numeric column of a record, None if NULL.
-    #[inline(always)]
-    fn numeric(&mut self, rec: &Found, c: NumericColumn) -> Result<Option<i64>, DeviceError> {
-        if let Some((at, bit)) = c.null {
-            let mut w = [0u32; 1];
-            self.field_words(rec, at, &mut w)?;
-            if w[0] & bit != 0 {
-                return Ok(None);
+    fn start_walks(&mut self, vids: std::ops::Range<u64>, walks: &mut [Walk; BATCH]) -> Result<usize, DeviceError> {
+        let mut live = 0;
+        let mut heads = [RecordId::NONE; BATCH];
+        self.heads(vids.clone(), &mut heads)?;
+        for (i, &rid) in heads[..(vids.end - vids.start) as usize].iter().enumerate() {
+            if !rid.is_none() {
+                let loc = self.locate(rid.lpn())?;
+                self.prefetch(loc, slot_at(rid));
+                walks[live] = Walk { i, rid, loc, off: 0, len: 0 };
+                live += 1;
             }
         }
-        Ok(Some(if c.wide {
-            let mut w = [0u32; 2];
-            self.field_words(rec, c.at, &mut w)?;
-            (u64::from(w[0]) | u64::from(w[1]) << 32) as i64
-        } else {
-            let mut w = [0u32; 1];
-            self.field_words(rec, c.at, &mut w)?;
-            i64::from(w[0] as i32)
-        }))
+        Ok(live)
     }
 
+    /// Reads the slot entry of each walk's version and checks it; fetches
+    /// the record's header (and the column the call reads first).
     #[inline(always)]
-    fn qualifies(&mut self, rec: &Found) -> Result<bool, DeviceError> {
-        let Some(p) = self.call.predicate else { return Ok(true) };
-        Ok(self.int_column(rec, p.column)?.is_some_and(|v| p.op.eval(v, p.value)))
+    fn read_slots(&mut self, first_vid: u64, walks: &mut [Walk]) -> Result<(), DeviceError> {
+        for w in walks {
+            if matches!(w.loc, Loc::Delta(_)) {
+                self.dram_visits += 1;
+            }
+            let mut raw = [0u32; 1];
+            self.read_words(w.loc, w.rid.lpn(), slot_at(w.rid), &mut raw)?;
+            let (off, len) = page::split_slot(raw[0]);
+            if !page::slot_fits(off, len, w.rid.slot(), self.page as usize) {
+                let vid = first_vid + w.i as u64;
+                return Err(self.fail(format!(
+                    "VID {vid}: slot {} of page {} is corrupt ({off}, {len})",
+                    w.rid.slot(),
+                    w.rid.lpn()
+                )));
+            }
+            (w.off, w.len) = (off as u64, len);
+            self.prefetch(w.loc, w.off);
+            if let Some(at) = self.column_prefetch
+                && at < len as u64
+            {
+                self.prefetch(w.loc, w.off + at);
+            }
+        }
+        Ok(())
     }
 
-    fn column_value(&mut self, rec: &Found, column: u16) -> Result<Value, DeviceError> {
-        let slot = self.layout.slots[usize::from(column)];
-        if slot.ty.is_numeric() {
-            return Ok(self.int_column(rec, column)?.map_or(Value::Null, Value::Int));
-        }
-        if self.is_null(rec, column)? {
-            return Ok(Value::Null);
-        }
-        let mut data = vec![0u8; rec.len - HEADER_BYTES];
-        self.field(rec, 0, &mut data)?;
-        self.layout.column(&data, usize::from(column)).map_err(|e| self.fail(format!("{e}")))
-    }
-
-    fn rows(&mut self, first: u64, end: u64, projection: &[u16]) -> Result<(), DeviceError> {
-        let (pe, pes) = (u64::from(self.ctx.pe()), u64::from(self.ctx.pes()));
-        let share = self.ctx.range_len(3)? / pes / 8 * 8;
-        let base = pe * share;
-        let mut out: Vec<u8> = vec![0; 16];
-        let mut rows = 0u64;
-        self.each_qualifying(first, end, |scan, vid, rec| {
-            out.extend_from_slice(&vid.to_le_bytes());
-            for &c in projection {
-                match scan.column_value(rec, c)? {
-                    Value::Null => out.push(0),
-                    Value::Int(v) => {
-                        out.push(1);
-                        out.extend_from_slice(&v.to_le_bytes());
-                    }
-                    Value::Text(t) => {
-                        out.push(2);
-                        out.extend_from_slice(&(t.len() as u16).to_le_bytes());
-                        out.extend_from_slice(&t);
-                    }
+    /// Reads the headers of the first `live` walks: a visible version ends
+    /// its chain (into `found`, unless a tombstone), the others move to
+    /// their previous version (and fetch its slot entry), and a chain that
+    /// ends without one leaves its tuple absent. Returns the walks still
+    /// going, moved to the front.
+    #[inline(always)]
+    fn read_headers(
+        &mut self,
+        first_vid: u64,
+        walks: &mut [Walk; BATCH],
+        live: usize,
+        found: &mut [Option<Found>],
+    ) -> Result<usize, DeviceError> {
+        let mut still = 0;
+        for k in 0..live {
+            let w = walks[k];
+            debug_assert!(w.len >= HEADER_BYTES, "read_slots checked the slot");
+            let mut hw = [0u32; HEADER_WORDS];
+            self.read_words(w.loc, w.rid.lpn(), w.off, &mut hw)?;
+            let h = VersionHeader::from_words(&hw, w.len)
+                .map_err(|e| self.fail(format!("VID {}: {e}", first_vid + w.i as u64)))?;
+            if self.call.snapshot.visible(h.create_ts) {
+                if !h.tombstone {
+                    let (lpn, slot) = (w.rid.lpn(), w.rid.slot());
+                    found[w.i] = Some(Found { loc: w.loc, lpn, slot, off: w.off, len: w.len, create_ts: h.create_ts });
                 }
+            } else if !h.prev.is_none() {
+                let loc = self.locate(h.prev.lpn())?;
+                self.prefetch(loc, slot_at(h.prev));
+                walks[still] = Walk { i: w.i, rid: h.prev, loc, off: 0, len: 0 };
+                still += 1;
             }
-            rows += 1;
-            scan.fits_share(out.len(), share)
-        })?;
-        let used = out.len() as u64;
-        out[0..8].copy_from_slice(&used.to_le_bytes());
-        out[8..16].copy_from_slice(&rows.to_le_bytes());
-        self.ctx.range_write(3, base, &out)
+        }
+        Ok(still)
     }
+}
+
+/// A chain being walked: VID index in the batch, the version's RecordId and
+/// page, and (after its slot entry is read) its record.
+#[derive(Clone, Copy)]
+struct Walk {
+    i: usize,
+    rid: RecordId,
+    loc: Loc,
+    off: u64,
+    len: usize,
+}
+
+/// Byte of `rid`'s slot entry in its page.
+#[inline(always)]
+fn slot_at(rid: RecordId) -> u64 {
+    page::slot_at(rid.slot()) as u64
 }

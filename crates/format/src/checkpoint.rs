@@ -1,5 +1,9 @@
-//! The checkpoint: what the host needs to reopen a database, written on a
-//! clean close. (Crash recovery comes with the write-ahead log.)
+//! The checkpoint: the maps, the catalog and the chain heads as of one
+//! write-ahead-log position (`log_lsn`). Opening a database reads the newest
+//! valid checkpoint and replays the log from that position (`wal.rs`). A
+//! checkpoint is written on a clean close, and by the transaction layer to
+//! free the log ring or superseded pages; `docs/format/checkpoint.md` is the
+//! spec.
 //!
 //! Physical pages 0 and 1 are the two **root slots**; they never move. A
 //! checkpoint writes the slot its generation selects (`generation % 2`), so
@@ -26,7 +30,7 @@
 //! `blob_bytes`. The **blob** (all integers LE):
 //!
 //! ```text
-//! magic b"NDPM", version u32 = 1
+//! magic b"NDPM", version u32 = 2 (the root's version)
 //! next_lpn u64, next_txn u64, next_region u64
 //! cursors: u32 count, then (object u64, next u64, end u64) each
 //! l2p: u64 count, then ppn u64 each (u64::MAX = unmapped)
@@ -39,6 +43,7 @@
 //! snapshots: u32 count, then (id u64, xmax u64) each
 //! ```
 
+use crate::bytes::{Reader, Writer, put_table_def, take_table_def};
 use crate::{FormatError, u32_at, u64_at};
 
 const ROOT_MAGIC: [u8; 4] = *b"NDPR";
@@ -124,6 +129,23 @@ impl Root {
     }
 }
 
+/// An index page listing `blob_pages` (at most `page_bytes / 8`); the
+/// unused entries are all ones.
+pub fn index_page(page_bytes: usize, blob_pages: &[u64]) -> Vec<u8> {
+    assert!(blob_pages.len() <= page_bytes / 8, "an index page lists at most page_bytes / 8 pages");
+    let mut b = vec![0xff; page_bytes];
+    for (e, p) in b.chunks_exact_mut(8).zip(blob_pages) {
+        e.copy_from_slice(&p.to_le_bytes());
+    }
+    b
+}
+
+/// Every entry of an index page, in order, unused ones (all ones) included:
+/// the reader takes as many as the blob has pages.
+pub fn index_entries(page: &[u8]) -> impl Iterator<Item = u64> + '_ {
+    page.chunks_exact(8).map(|e| u64::from_le_bytes(e.try_into().expect("8 bytes")))
+}
+
 /// A checkpointed table.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct TableMeta {
@@ -149,92 +171,12 @@ pub struct Checkpoint {
     pub snapshots: Vec<(u64, u64)>,
 }
 
-struct Writer(Vec<u8>);
-
-impl Writer {
-    fn u8(&mut self, v: u8) {
-        self.0.push(v);
-    }
-    fn u16(&mut self, v: u16) {
-        self.0.extend_from_slice(&v.to_le_bytes());
-    }
-    fn u32(&mut self, v: u32) {
-        self.0.extend_from_slice(&v.to_le_bytes());
-    }
-    fn u64(&mut self, v: u64) {
-        self.0.extend_from_slice(&v.to_le_bytes());
-    }
-    fn str(&mut self, s: &str) {
-        self.u16(s.len() as u16);
-        self.0.extend_from_slice(s.as_bytes());
-    }
-    fn u64s(&mut self, v: &[u64]) {
-        self.u32(v.len() as u32);
-        v.iter().for_each(|&x| self.u64(x));
-    }
-}
-
-struct Reader<'a> {
-    b: &'a [u8],
-    at: usize,
-}
-
 const S: &str = "checkpoint";
-
-impl Reader<'_> {
-    fn take(&mut self, n: usize) -> Result<&[u8], FormatError> {
-        let end = self.at.checked_add(n).filter(|&e| e <= self.b.len()).ok_or(FormatError::Truncated {
-            structure: S,
-            needed: self.at.saturating_add(n),
-            found: self.b.len(),
-        })?;
-        let s = &self.b[self.at..end];
-        self.at = end;
-        Ok(s)
-    }
-    fn u8(&mut self) -> Result<u8, FormatError> {
-        Ok(self.take(1)?[0])
-    }
-    fn u16(&mut self) -> Result<u16, FormatError> {
-        Ok(u16::from_le_bytes(self.take(2)?.try_into().expect("2")))
-    }
-    fn u32(&mut self) -> Result<u32, FormatError> {
-        Ok(u32::from_le_bytes(self.take(4)?.try_into().expect("4")))
-    }
-    fn u64(&mut self) -> Result<u64, FormatError> {
-        Ok(u64::from_le_bytes(self.take(8)?.try_into().expect("8")))
-    }
-    fn str(&mut self) -> Result<String, FormatError> {
-        let n = usize::from(self.u16()?);
-        String::from_utf8(self.take(n)?.to_vec()).map_err(|_| FormatError::InvalidField {
-            structure: S,
-            field: "name",
-            reason: "not UTF-8".into(),
-        })
-    }
-    /// A count of items of `size` bytes each, checked against what is left.
-    fn count(&mut self, n: u64, size: usize) -> Result<usize, FormatError> {
-        let left = (self.b.len() - self.at) as u64;
-        if n.saturating_mul(size as u64) > left {
-            return Err(FormatError::Truncated {
-                structure: S,
-                needed: self.at + (n as usize).saturating_mul(size),
-                found: self.b.len(),
-            });
-        }
-        Ok(n as usize)
-    }
-    fn u64s(&mut self) -> Result<Vec<u64>, FormatError> {
-        let n = self.u32()?;
-        let n = self.count(n.into(), 8)?;
-        (0..n).map(|_| self.u64()).collect()
-    }
-}
 
 impl Checkpoint {
     pub fn encode(&self) -> Vec<u8> {
         let mut w = Writer(Vec::new());
-        w.0.extend_from_slice(&BLOB_MAGIC);
+        w.bytes(&BLOB_MAGIC);
         w.u32(VERSION);
         w.u64(self.next_lpn);
         w.u64(self.next_txn);
@@ -250,12 +192,7 @@ impl Checkpoint {
         w.u64s(&self.l2p_pages);
         w.u32(self.tables.len() as u32);
         for t in &self.tables {
-            w.u32(t.id);
-            w.str(&t.name);
-            w.u32(t.layout_descriptor.len() as u32);
-            w.0.extend_from_slice(&t.layout_descriptor);
-            w.u16(t.column_names.len() as u16);
-            t.column_names.iter().for_each(|c| w.str(c));
+            put_table_def(&mut w, t.id, &t.name, &t.layout_descriptor, &t.column_names);
             w.u64(t.heads.len() as u64);
             for &(rid, ts, tomb) in &t.heads {
                 w.u64(rid);
@@ -274,7 +211,7 @@ impl Checkpoint {
     }
 
     pub fn decode(b: &[u8]) -> Result<Checkpoint, FormatError> {
-        let mut r = Reader { b, at: 0 };
+        let mut r = Reader::new(b, S);
         if r.take(4)? != BLOB_MAGIC {
             return Err(FormatError::BadMagic { structure: S, found: b[..4].to_vec() });
         }
@@ -294,13 +231,7 @@ impl Checkpoint {
         c.l2p_pages = r.u64s()?;
         let tables = r.u32()?;
         for _ in 0..r.count(tables.into(), 16)? {
-            let id = r.u32()?;
-            let name = r.str()?;
-            let n = r.u32()?;
-            let n = r.count(n.into(), 1)?;
-            let layout_descriptor = r.take(n)?.to_vec();
-            let cols = r.u16()?;
-            let column_names = (0..cols).map(|_| r.str()).collect::<Result<_, _>>()?;
+            let (id, name, layout_descriptor, column_names) = take_table_def(&mut r)?;
             let n = r.u64()?;
             let n = r.count(n, 17)?;
             let mut heads = Vec::with_capacity(n);
@@ -329,13 +260,7 @@ impl Checkpoint {
         for _ in 0..r.count(n.into(), 16)? {
             c.snapshots.push((r.u64()?, r.u64()?));
         }
-        if r.at != b.len() {
-            return Err(FormatError::InvalidField {
-                structure: S,
-                field: "length",
-                reason: format!("{} bytes after the end", b.len() - r.at),
-            });
-        }
+        r.finish()?;
         Ok(c)
     }
 }
@@ -383,6 +308,13 @@ mod tests {
         assert_eq!(Root::decode(&[0u8; 8192]).unwrap(), None);
     }
 
+    #[test]
+    fn index_pages_list_blob_pages_then_all_ones() {
+        let page = index_page(32, &[7, 1 << 40]);
+        assert_eq!(&page[..8], &7u64.to_le_bytes());
+        assert_eq!(index_entries(&page).collect::<Vec<_>>(), [7, 1 << 40, u64::MAX, u64::MAX]);
+    }
+
     proptest! {
         #[test]
         fn decoders_never_panic(b in proptest::collection::vec(any::<u8>(), 0..600), at in 0usize..1000, x in any::<u8>()) {
@@ -395,6 +327,7 @@ mod tests {
             let mut r = Root { blob_bytes: 1, blob_crc: 2, generation: 3, log_start: 1, log_pages: 2, log_lsn: 3, index_pages: vec![9] }.encode(512);
             r[at % 512] ^= x;
             let _ = Root::decode(&r);
+            let _ = index_entries(&b).count();
         }
     }
 }

@@ -1,0 +1,143 @@
+//! Reading a visible version's columns during the chain walk: the
+//! predicate's, an aggregate's, a projection's, the updated one. Every read
+//! is checked to lie inside the record, and charged like the walk's own
+//! reads (`chain.rs`): whole transfers on NVM, bytes of the kept page on
+//! flash. The layout descriptor says where each column is (`schema.rs`).
+
+use ndpdb_format::ndp::{Aggregate, Operation};
+use ndpdb_format::record::HEADER_BYTES;
+use ndpdb_format::schema::{ColumnType, Value};
+
+use crate::chain::{Found, Loc, Scan};
+use crate::error::DeviceError;
+
+/// How to read a numeric column of a record's data.
+#[derive(Debug, Clone, Copy)]
+pub(crate) struct NumericColumn {
+    /// Byte of the value in the data (4-aligned).
+    at: usize,
+    /// Two words (Int64, Decimal) or one (Int32, sign-extended).
+    wide: bool,
+    /// If nullable: the 4-aligned data byte of the null-bitmap word holding
+    /// the column's bit, and the bit.
+    null: Option<(usize, u32)>,
+}
+
+impl Scan<'_, '_> {
+    /// Checks the call's columns against the layout: every column must
+    /// exist; the aggregate's, the updated and the predicate's must be numeric.
+    pub(crate) fn check_columns(&self) -> Result<(), DeviceError> {
+        let n = self.layout.slots.len();
+        let mut cols: Vec<(u16, bool)> = vec![];
+        match &self.call.op {
+            Operation::Aggregate { func: Aggregate::CountStar, .. } => {}
+            Operation::Aggregate { column, .. } => cols.push((*column, true)),
+            Operation::Rows { projection } => cols.extend(projection.iter().map(|&c| (c, false))),
+            Operation::Update { column, .. } => cols.push((*column, true)),
+        }
+        if let Some(p) = self.call.predicate {
+            cols.push((p.column, true));
+        }
+        for (c, numeric) in cols {
+            let slot = self.layout.slots.get(usize::from(c)).ok_or_else(|| self.fail(format!("column {c} of {n}")))?;
+            if numeric && !slot.ty.is_numeric() {
+                return Err(self.fail(format!("column {c} is {}, not numeric", slot.ty.sql_name())));
+            }
+        }
+        Ok(())
+    }
+
+    /// Reads bytes `at..at + buf.len()` of a record's data.
+    pub(crate) fn field(&mut self, rec: &Found, at: usize, buf: &mut [u8]) -> Result<(), DeviceError> {
+        if HEADER_BYTES + at + buf.len() > rec.len {
+            return Err(self.fail(format!("record of {} bytes has no bytes {at}..{}", rec.len, at + buf.len())));
+        }
+        let off = rec.off + (HEADER_BYTES + at) as u64;
+        if let Loc::Medium(_) = rec.loc {
+            self.extra_bytes += self.medium_bytes(off, buf.len() as u64);
+        }
+        self.read(rec.loc, rec.lpn, off, buf)
+    }
+
+    /// Reads the 4-aligned data words at `at` of a record.
+    #[inline(always)]
+    pub(crate) fn field_words(&mut self, rec: &Found, at: usize, out: &mut [u32]) -> Result<(), DeviceError> {
+        let bytes = 4 * out.len();
+        if HEADER_BYTES + at + bytes > rec.len {
+            return Err(self.fail(format!("record of {} bytes has no bytes {at}..{}", rec.len, at + bytes)));
+        }
+        let off = rec.off + (HEADER_BYTES + at) as u64;
+        if let Loc::Medium(_) = rec.loc {
+            self.extra_bytes += self.medium_bytes(off, bytes as u64);
+        }
+        self.read_words(rec.loc, rec.lpn, off, out)
+    }
+
+    /// How to read numeric `column` (checked by `check_columns`).
+    #[inline]
+    pub(crate) fn numeric_column(&self, column: u16) -> NumericColumn {
+        let slot = self.layout.slots[usize::from(column)];
+        // The bitmap starts 4-aligned and fills whole words, so the word
+        // holding the column's bit is one transfer, as the byte would be.
+        let null_at = usize::from(self.layout.null_bitmap_offset) + usize::from(column) / 8;
+        NumericColumn {
+            at: usize::from(slot.offset),
+            wide: slot.ty != ColumnType::Int32,
+            null: slot.nullable.then_some((null_at & !3, 1u32 << (8 * (null_at & 3) + usize::from(column) % 8))),
+        }
+    }
+
+    #[inline(always)]
+    pub(crate) fn is_null(&mut self, rec: &Found, column: u16) -> Result<bool, DeviceError> {
+        let Some((at, bit)) = self.numeric_column(column).null else { return Ok(false) };
+        let mut w = [0u32; 1];
+        self.field_words(rec, at, &mut w)?;
+        Ok(w[0] & bit != 0)
+    }
+
+    #[inline(always)]
+    pub(crate) fn int_column(&mut self, rec: &Found, column: u16) -> Result<Option<i64>, DeviceError> {
+        let c = self.numeric_column(column);
+        self.numeric(rec, c)
+    }
+
+    /// The value of a numeric column of a record, None if NULL.
+    #[inline(always)]
+    pub(crate) fn numeric(&mut self, rec: &Found, c: NumericColumn) -> Result<Option<i64>, DeviceError> {
+        if let Some((at, bit)) = c.null {
+            let mut w = [0u32; 1];
+            self.field_words(rec, at, &mut w)?;
+            if w[0] & bit != 0 {
+                return Ok(None);
+            }
+        }
+        Ok(Some(if c.wide {
+            let mut w = [0u32; 2];
+            self.field_words(rec, c.at, &mut w)?;
+            (u64::from(w[0]) | u64::from(w[1]) << 32) as i64
+        } else {
+            let mut w = [0u32; 1];
+            self.field_words(rec, c.at, &mut w)?;
+            i64::from(w[0] as i32)
+        }))
+    }
+
+    #[inline(always)]
+    pub(crate) fn qualifies(&mut self, rec: &Found) -> Result<bool, DeviceError> {
+        let Some(p) = self.call.predicate else { return Ok(true) };
+        Ok(self.int_column(rec, p.column)?.is_some_and(|v| p.op.eval(v, p.value)))
+    }
+
+    pub(crate) fn column_value(&mut self, rec: &Found, column: u16) -> Result<Value, DeviceError> {
+        let slot = self.layout.slots[usize::from(column)];
+        if slot.ty.is_numeric() {
+            return Ok(self.int_column(rec, column)?.map_or(Value::Null, Value::Int));
+        }
+        if self.is_null(rec, column)? {
+            return Ok(Value::Null);
+        }
+        let mut data = vec![0u8; rec.len - HEADER_BYTES];
+        self.field(rec, 0, &mut data)?;
+        self.layout.column(&data, usize::from(column)).map_err(|e| self.fail(format!("{e}")))
+    }
+}

@@ -1,0 +1,265 @@
+//! How a command worker runs one command: fault injection, the I/O and
+//! memory commands, and the timeline reservations (link, medium channels and
+//! chips) that give each command its modelled end. Program executions are
+//! `execute.rs`'s.
+
+use std::sync::atomic::Ordering;
+
+use crate::clock::ClockKind;
+use crate::command::{Command, Completion, PROGRAM_SLOTS, Reply, SECTOR_BYTES};
+use crate::counters::{CQE_BYTES, Cells};
+use crate::device::{Faults, Inner, Slot};
+use crate::error::DeviceError;
+use crate::memory::check_span;
+use crate::pe::flash_place;
+use crate::timing::{MediumTiming, Timeline, bytes_ps};
+
+/// Bytes of the identify structure returned to the host.
+const IDENTIFY_BYTES: u64 = 4096;
+
+impl Inner {
+    pub(crate) fn process(&self, id: u64, cmd: Command, submitted_ps: u64) -> Completion {
+        let kind = cmd.kind();
+        let outcome = match self.inject(&cmd) {
+            Some(e) => Err(e),
+            None => self.run(cmd, submitted_ps),
+        };
+        let (result, completed_ps) = match outcome {
+            Ok((reply, end_ps)) => (Ok(reply), end_ps + self.timing.link_latency_ps),
+            Err(e) => (Err(e), submitted_ps + self.timing.link_latency_ps),
+        };
+        Cells::add(&self.cells.link_bytes_to_host, CQE_BYTES);
+        Cells::add(&self.cells.completions, 1);
+        let late = self.clock.kind() == ClockKind::Real && self.clock.wall_ps() > completed_ps;
+        if late {
+            Cells::add(&self.cells.late_completions, 1);
+        }
+        Completion { id, kind, result, submitted_ps, completed_ps, late }
+    }
+
+    /// The fault `faults` injects into this command, if any (a torn write
+    /// has written its sectors when this returns).
+    fn inject(&self, cmd: &Command) -> Option<DeviceError> {
+        if self.faults == Faults::default() {
+            return None;
+        }
+        let n = self.commands_seen.fetch_add(1, Ordering::SeqCst);
+        if self.crashed.load(Ordering::SeqCst) {
+            return Some(DeviceError::InjectedFault { command: n });
+        }
+        if let Some((at, sectors)) = self.faults.torn_write
+            && n == at
+        {
+            self.crashed.store(true, Ordering::SeqCst);
+            if let Command::PageWrite { ppn, data } = cmd
+                && let Ok(addr) = self.page_addr(*ppn)
+            {
+                let keep = (sectors as usize * SECTOR_BYTES as usize).min(data.len());
+                self.medium.write(addr, &data[..keep]);
+            }
+            return Some(DeviceError::InjectedFault { command: n });
+        }
+        if self.faults.fail_from.is_some_and(|f| n >= f) {
+            self.crashed.store(true, Ordering::SeqCst);
+            return Some(DeviceError::InjectedFault { command: n });
+        }
+        None
+    }
+
+    /// Executes one command: the real work, and its end on the model's clock
+    /// (before the completion's link latency).
+    fn run(&self, cmd: Command, t0: u64) -> Result<(Reply, u64), DeviceError> {
+        match cmd {
+            Command::Identify => {
+                let end = self.to_host(t0, IDENTIFY_BYTES);
+                Ok((Reply::Identify(Box::new(self.info())), end))
+            }
+            Command::PageRead { ppn } => self.page_read(t0, ppn),
+            Command::Read { addr, len } => self.read(t0, addr, u64::from(len)),
+            Command::PageWrite { ppn, data } => self.page_write(t0, ppn, data),
+            Command::Flush => {
+                self.medium.flush()?;
+                Ok((Reply::Done, t0))
+            }
+            Command::MemoryRangeCreate { bytes } => Ok((Reply::Range(self.ranges.create(bytes)?), t0)),
+            Command::MemoryRangeDelete { range } => {
+                self.ranges.delete(range)?;
+                Ok((Reply::Done, t0))
+            }
+            Command::MemoryWrite { range, offset, data } => {
+                let r = self.ranges.get(range)?;
+                let mut bytes = r.bytes.write();
+                check_span("memory_write", offset, data.len() as u64, bytes.len())?;
+                bytes[offset as usize..offset as usize + data.len()].copy_from_slice(&data);
+                Ok((Reply::Done, self.to_device(t0, data.len() as u64)))
+            }
+            Command::MemoryRead { range, offset, len } => {
+                let r = self.ranges.get(range)?;
+                let bytes = r.bytes.read();
+                check_span("memory_read", offset, len, bytes.len())?;
+                let data = bytes[offset as usize..(offset + len) as usize].to_vec();
+                Ok((Reply::Data(data), self.to_host(t0, len)))
+            }
+            Command::ProgramLoad { slot, name } => self.program_load(t0, slot, name),
+            Command::ProgramActivate { slot, active } => {
+                let mut s = self.slot(slot)?;
+                if s.program.is_none() {
+                    return Err(DeviceError::SlotNotReady { slot, state: "empty" });
+                }
+                s.active = active;
+                Ok((Reply::Done, t0))
+            }
+            Command::Execute { slot, pes, params, ranges } => self.execute(t0, slot, pes, params, ranges),
+        }
+    }
+
+    fn page_bytes(&self) -> u64 {
+        u64::from(self.medium.superblock().page_bytes)
+    }
+
+    fn page_read(&self, t0: u64, ppn: u64) -> Result<(Reply, u64), DeviceError> {
+        let page = self.page_bytes();
+        let addr = self.page_addr(ppn)?;
+        let mut data = vec![0u8; page as usize];
+        self.medium.read(addr, &mut data);
+        let ready = self.medium_bulk(t0, addr, page, false);
+        self.count_medium(false, 1, page);
+        let end = self.to_host(ready, page);
+        Ok((Reply::Data(data), end))
+    }
+
+    /// A read of whole sectors within one page.
+    fn read(&self, t0: u64, addr: u64, len: u64) -> Result<(Reply, u64), DeviceError> {
+        let page = self.page_bytes();
+        if len == 0
+            || !addr.is_multiple_of(SECTOR_BYTES)
+            || !len.is_multiple_of(SECTOR_BYTES)
+            || addr / page != (addr + len - 1) / page
+        {
+            return Err(DeviceError::InvalidCommand {
+                what: format!(
+                    "read of {len} bytes at {addr}: use whole {SECTOR_BYTES}-byte sectors within one {page}-byte page"
+                ),
+            });
+        }
+        self.medium.check_range(addr, len)?;
+        let mut data = vec![0u8; len as usize];
+        self.medium.read(addr, &mut data);
+        let ready = self.medium_bulk(t0, addr, len, false);
+        self.count_medium(false, 1, len);
+        let end = self.to_host(ready, len);
+        Ok((Reply::Data(data), end))
+    }
+
+    fn page_write(&self, t0: u64, ppn: u64, data: Vec<u8>) -> Result<(Reply, u64), DeviceError> {
+        let page = self.page_bytes();
+        let addr = self.page_addr(ppn)?;
+        if data.len() as u64 != page {
+            return Err(DeviceError::InvalidCommand {
+                what: format!("page_write carries {} bytes; pages are {page} bytes", data.len()),
+            });
+        }
+        let arrived = self.to_device(t0, page);
+        self.medium.write(addr, &data);
+        let end = self.medium_bulk(arrived, addr, page, true);
+        self.count_medium(true, 1, page);
+        Ok((Reply::Done, end))
+    }
+
+    fn program_load(&self, t0: u64, slot: u32, name: String) -> Result<(Reply, u64), DeviceError> {
+        let program = *self.programs.get(&name).ok_or_else(|| DeviceError::NoSuchProgram {
+            name: name.clone(),
+            known: self.programs.names().join(", "),
+        })?;
+        *self.slot(slot)? = Slot { program: Some(program), active: false };
+        Ok((Reply::Done, self.to_device(t0, name.len() as u64)))
+    }
+
+    pub(crate) fn slot(&self, slot: u32) -> Result<parking_lot::MappedMutexGuard<'_, Slot>, DeviceError> {
+        if slot >= PROGRAM_SLOTS {
+            return Err(DeviceError::OutOfRange {
+                what: format!("program slot {slot}; the device has slots 0..{PROGRAM_SLOTS}"),
+            });
+        }
+        Ok(parking_lot::MutexGuard::map(self.slots.lock(), |s| &mut s[slot as usize]))
+    }
+
+    fn page_addr(&self, ppn: u64) -> Result<u64, DeviceError> {
+        let page = u64::from(self.medium.superblock().page_bytes);
+        let pages = self.medium.capacity_bytes() / page;
+        if ppn >= pages {
+            return Err(DeviceError::OutOfRange { what: format!("page {ppn}; the device has pages 0..{pages}") });
+        }
+        Ok(ppn * page)
+    }
+
+    pub(crate) fn to_device(&self, at: u64, bytes: u64) -> u64 {
+        Cells::add(&self.cells.link_bytes_to_device, bytes);
+        Timeline::reserve(&mut self.timeline.lock().to_device, at, self.timing.link_ps(bytes))
+    }
+
+    fn to_host(&self, at: u64, bytes: u64) -> u64 {
+        Cells::add(&self.cells.link_bytes_to_host, bytes);
+        Timeline::reserve(&mut self.timeline.lock().to_host, at, self.timing.link_ps(bytes))
+    }
+
+    pub(crate) fn count_medium(&self, write: bool, accesses: u64, bytes: u64) {
+        let c = &self.cells;
+        if write {
+            Cells::add(&c.medium_writes, accesses);
+            Cells::add(&c.medium_bytes_written, bytes);
+        } else {
+            Cells::add(&c.medium_reads, accesses);
+            Cells::add(&c.medium_bytes_read, bytes);
+        }
+    }
+
+    /// A controller (DMA) transfer of `len` bytes at `addr`: returns when the
+    /// data is in the controller (read) or durable on the medium (write).
+    fn medium_bulk(&self, at: u64, addr: u64, len: u64, write: bool) -> u64 {
+        let mut tl = self.timeline.lock();
+        match self.timing.medium {
+            MediumTiming::Nvm {
+                channels,
+                interleave_shift,
+                read_latency_ps,
+                write_latency_ps,
+                occupancy_ps,
+                ps_per_byte,
+                ..
+            } => {
+                let chunk = 1u64 << interleave_shift;
+                let mut ready = at;
+                let mut a = addr;
+                while a < addr + len {
+                    let n = (a / chunk + 1) * chunk - a;
+                    let n = n.min(addr + len - a);
+                    let ch = ((a >> interleave_shift) % channels) as usize;
+                    let end = Timeline::reserve(&mut tl.channels[ch], at, bytes_ps(n, ps_per_byte).max(occupancy_ps));
+                    ready = ready.max(end);
+                    a += n;
+                }
+                ready + if write { write_latency_ps } else { read_latency_ps }
+            }
+            MediumTiming::Flash { channels, chips_per_channel, read_ps, program_ps, ps_per_byte, .. } => {
+                let page = u64::from(self.medium.superblock().page_bytes);
+                debug_assert!(len > 0 && addr / page == (addr + len - 1) / page, "flash transfers stay in one page");
+                let ppn = addr / page;
+                let (ch, chip) = flash_place(ppn, channels, chips_per_channel);
+                let xfer = bytes_ps(len, ps_per_byte);
+                if write {
+                    let start = at.max(tl.channels[ch]).max(tl.chips[chip]);
+                    tl.channels[ch] = start + xfer;
+                    tl.chips[chip] = start + xfer + program_ps;
+                    start + xfer + program_ps
+                } else {
+                    let sensed = at.max(tl.chips[chip]) + read_ps;
+                    let start = sensed.max(tl.channels[ch]);
+                    tl.channels[ch] = start + xfer;
+                    tl.chips[chip] = start + xfer;
+                    start + xfer
+                }
+            }
+        }
+    }
+}

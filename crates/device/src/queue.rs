@@ -1,0 +1,128 @@
+//! Queue pairs (NVMe-style submission and completion queues): the only way
+//! the host reaches the device. A submission goes to the command workers,
+//! or to the execution worker for `Execute`, so that a long program never
+//! holds up page commands; a completion is held until its modelled time.
+
+use std::sync::Arc;
+use std::sync::atomic::Ordering;
+
+use crossbeam_channel::{Receiver, Sender};
+use parking_lot::Mutex;
+
+use crate::command::{Command, Completion, Reply};
+use crate::counters::{Cells, SQE_BYTES};
+use crate::device::Inner;
+use crate::error::DeviceError;
+
+/// Where submissions go: the command workers, or the execution worker.
+#[derive(Clone)]
+pub(crate) struct Queues {
+    pub(crate) io: Sender<Work>,
+    pub(crate) exec: Sender<Work>,
+}
+
+pub(crate) struct Work {
+    pub(crate) id: u64,
+    pub(crate) cmd: Command,
+    pub(crate) submitted_ps: u64,
+    pub(crate) cq: Sender<Completion>,
+}
+
+/// A submission queue and its completion queue (NVMe I/O queue pair).
+pub struct QueuePair {
+    inner: Arc<Inner>,
+    work: Arc<Mutex<Option<Queues>>>,
+    cq_tx: Sender<Completion>,
+    cq_rx: Receiver<Completion>,
+    depth: usize,
+    outstanding: usize,
+    done: Vec<Completion>,
+}
+
+impl QueuePair {
+    /// A queue pair of `depth` entries on the device's submission queues.
+    pub(crate) fn new(inner: Arc<Inner>, work: Arc<Mutex<Option<Queues>>>, depth: usize) -> QueuePair {
+        let (cq_tx, cq_rx) = crossbeam_channel::bounded(depth);
+        QueuePair { inner, work, cq_tx, cq_rx, depth, outstanding: 0, done: Vec::new() }
+    }
+}
+
+impl QueuePair {
+    /// Submits a command; blocks while the queue holds `depth` commands.
+    pub fn submit(&mut self, cmd: Command) -> Result<u64, DeviceError> {
+        while self.outstanding >= self.depth {
+            let c = self.recv()?;
+            self.done.push(c);
+        }
+        let queues = self.work.lock().clone().ok_or(DeviceError::ShutDown)?;
+        let sender = if matches!(cmd, Command::Execute { .. }) { queues.exec } else { queues.io };
+        let id = self.inner.next_id.fetch_add(1, Ordering::Relaxed);
+        let kind = cmd.kind();
+        let work = Work { id, cmd, submitted_ps: self.inner.clock.now_ps(), cq: self.cq_tx.clone() };
+        sender.send(work).map_err(|_| DeviceError::ShutDown)?;
+        Cells::add(&self.inner.cells.link_bytes_to_device, SQE_BYTES);
+        *self.inner.cells.commands.lock().entry(kind).or_insert(0) += 1;
+        self.outstanding += 1;
+        debug_assert!(self.outstanding <= self.depth, "a queue pair holds at most `depth` commands");
+        Ok(id)
+    }
+
+    fn recv(&mut self) -> Result<Completion, DeviceError> {
+        let c = self.cq_rx.recv().map_err(|_| DeviceError::ShutDown)?;
+        self.outstanding -= 1;
+        Ok(c)
+    }
+
+    /// Waits for command `id` and returns its completion once it is due.
+    pub fn wait(&mut self, id: u64) -> Result<Completion, DeviceError> {
+        let c = loop {
+            if let Some(i) = self.done.iter().position(|c| c.id == id) {
+                break self.done.swap_remove(i);
+            }
+            if self.outstanding == 0 {
+                return Err(DeviceError::InvalidCommand {
+                    what: format!("command {id} is not outstanding on this queue pair"),
+                });
+            }
+            let c = self.recv()?;
+            self.done.push(c);
+        };
+        self.inner.clock.hold_until(c.completed_ps);
+        Ok(c)
+    }
+
+    /// The next completion in modelled-time order among those computed, or
+    /// None when nothing is outstanding.
+    pub fn reap(&mut self) -> Result<Option<Completion>, DeviceError> {
+        if self.done.is_empty() {
+            if self.outstanding == 0 {
+                return Ok(None);
+            }
+            let c = self.recv()?;
+            self.done.push(c);
+        }
+        while let Ok(c) = self.cq_rx.try_recv() {
+            self.outstanding -= 1;
+            self.done.push(c);
+        }
+        let i = (0..self.done.len()).min_by_key(|&i| self.done[i].completed_ps).expect("not empty");
+        let c = self.done.swap_remove(i);
+        self.inner.clock.hold_until(c.completed_ps);
+        Ok(Some(c))
+    }
+
+    /// Submits and waits: the command's reply.
+    pub fn call(&mut self, cmd: Command) -> Result<Reply, DeviceError> {
+        self.call_timed(cmd)?.result
+    }
+
+    /// Submits and waits: the whole completion, with its modelled times.
+    pub fn call_timed(&mut self, cmd: Command) -> Result<Completion, DeviceError> {
+        let id = self.submit(cmd)?;
+        self.wait(id)
+    }
+
+    pub fn outstanding(&self) -> usize {
+        self.outstanding
+    }
+}
