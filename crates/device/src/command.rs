@@ -177,9 +177,10 @@ impl Completion {
     }
 }
 
-/// Counters plus the clock they were read at.
+/// The counters and the model clock, read together (a measurement point;
+/// not an MVCC snapshot, which is `ndpdb_format::ndp::Snapshot`).
 #[derive(Debug, Clone, Serialize)]
-pub struct Snapshot {
+pub struct CountersReading {
     pub now_ps: u64,
     pub counters: Counters,
 }

@@ -24,7 +24,7 @@ use crossbeam_channel::Receiver;
 use parking_lot::Mutex;
 
 use crate::clock::{Clock, ClockKind};
-use crate::command::{DeviceInfo, PROGRAM_SLOTS, Snapshot};
+use crate::command::{CountersReading, DeviceInfo, PROGRAM_SLOTS};
 use crate::counters::{Cells, Counters};
 use crate::error::DeviceError;
 use crate::medium::Medium;
@@ -247,8 +247,8 @@ impl Device {
         Counters::read(&self.inner.cells)
     }
 
-    pub fn snapshot(&self) -> Snapshot {
-        Snapshot { now_ps: self.now_ps(), counters: self.counters() }
+    pub fn counters_reading(&self) -> CountersReading {
+        CountersReading { now_ps: self.now_ps(), counters: self.counters() }
     }
 
     /// Host compute on the model's clock: on the virtual clock the host's time

@@ -82,8 +82,8 @@ mod timing;
 pub use clock::ClockKind;
 pub use coherent::DeviceWords;
 pub use command::{
-    Command, Completion, DeviceInfo, ExecuteReport, PARAMS_BYTES_MAX, PROGRAM_SLOTS, RangeId, Reply, SECTOR_BYTES,
-    Snapshot,
+    Command, Completion, CountersReading, DeviceInfo, ExecuteReport, PARAMS_BYTES_MAX, PROGRAM_SLOTS, RangeId, Reply,
+    SECTOR_BYTES,
 };
 pub use counters::{CQE_BYTES, Counters, SQE_BYTES};
 pub use device::{DEFAULT_CAPACITY_MAX, Device, DeviceOptions, Faults, IMAGE_FILE};
