@@ -20,7 +20,9 @@ use ndpdb_format::page::{self, PageKind, RecordId};
 use ndpdb_format::record::VersionHeader;
 use ndpdb_format::schema::Layout;
 
-use crate::store::{CHAIN_MAX, Result, Store, Table};
+use crate::error::Result;
+use crate::store::Store;
+use crate::table::{CHAIN_MAX, Table};
 
 /// Problems reported before the check stops listing them.
 pub const ERRORS_MAX: usize = 1000;

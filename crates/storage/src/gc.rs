@@ -24,7 +24,10 @@ use std::collections::{BTreeMap, HashSet};
 use ndpdb_format::page::{self, RecordId};
 use ndpdb_format::record::VersionHeader;
 
-use crate::store::{CHAIN_MAX, Head, Store, StoreError, Table, heap_object};
+use crate::alloc::heap_object;
+use crate::error::StoreError;
+use crate::store::Store;
+use crate::table::{CHAIN_MAX, Head, Table};
 
 /// What one collection did.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]

@@ -36,21 +36,34 @@
 //! The storage manager does not know transactions: it stores versions and
 //! heads that the transaction layer (`ndpdb-txn`) decides on.
 
+mod alloc;
 mod check;
 mod checkpoint;
+mod error;
 mod gc;
+mod lock_order;
+mod maps;
+mod read;
+mod reserve;
+mod reuse;
 mod scan;
 mod store;
+mod table;
+#[cfg(test)]
+mod test_store;
 mod update;
 mod wal;
 
+pub use alloc::{Headroom, ROOT_PPN};
+
 pub use check::{CheckReport, ERRORS_MAX};
 pub use checkpoint::{CommittedHeads, Recovery, TxnMeta};
+pub use error::StoreError;
 pub use gc::GcStats;
 pub use ndpdb_device::tuple_lock_key;
+pub use reuse::PageReuseStats;
 pub use scan::{AggregateResult, Freshness, RowsResult, ScanStats};
-pub use store::{
-    CHAIN_MAX, Head, Headroom, LogOp, OpKind, PageReuseStats, ROOT_PPN, Store, StoreError, StoreOptions, Table, TableId,
-};
+pub use store::{LogOp, OpKind, Store, StoreOptions};
+pub use table::{CHAIN_MAX, Head, Table, TableId};
 pub use update::{DEFAULT_POLL_LIMIT, NdpUpdate, UpdatedTuple};
 pub use wal::WalStats;

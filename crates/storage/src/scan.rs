@@ -21,7 +21,9 @@ use ndpdb_format::page::{self, RecordId};
 use ndpdb_format::record::{HEADER_BYTES, VersionHeader};
 use ndpdb_format::schema::{ColumnType, Value};
 
-use crate::store::{Store, StoreError, Table};
+use crate::error::StoreError;
+use crate::store::Store;
+use crate::table::{CHAIN_MAX, Table};
 
 type Result<T> = std::result::Result<T, StoreError>;
 
@@ -275,8 +277,8 @@ impl Store {
         let out_range = range(out_bytes)?;
         let vids = call.vids;
         let (slot, params, extra) = match update {
-            Some(u) => (self.update_slot, u.params.iter().flat_map(|p| p.to_le_bytes()).collect(), Some(u.pages)),
-            None => (self.snapshot_slot, vec![], None),
+            Some(u) => (self.ndp.update_slot, u.params.iter().flat_map(|p| p.to_le_bytes()).collect(), Some(u.pages)),
+            None => (self.ndp.snapshot_slot, vec![], None),
         };
         let extra_range = match &extra {
             Some(pages) => Some(range(pages.len() as u64)?),
@@ -467,7 +469,7 @@ impl Store {
                             while !rid.is_none() {
                                 visited += 1;
                                 steps += 1;
-                                if steps > crate::store::CHAIN_MAX {
+                                if steps > CHAIN_MAX {
                                     return Err(StoreError::Corrupt(format!(
                                         "VID {vid}: version chain does not end (a cycle?)"
                                     )));
