@@ -16,7 +16,7 @@
 //! naming the same records, so no chain a snapshot still walks is broken.
 //! The physical pages given up this way, and those of unmapped pages, go
 //! back to the allocator once a durable checkpoint no longer references
-//! them (`PageReuse` in `store.rs`); GC shortens chains and frees logical
+//! them (`PageReuse` in `reuse.rs`); GC shortens chains and frees logical
 //! pages.
 
 use std::collections::{BTreeMap, HashSet};

@@ -17,8 +17,10 @@
 //!   (a table's heap, its VID map, or the L2P map). Consecutive pages of an
 //!   object therefore spread over all channels, which is what lets the PEs
 //!   use the device's internal parallelism. Pages are appended; only the
-//!   checkpoint's root page (physical page 0) is written in place, and
-//!   garbage collection rewrites a logical page to a new physical page.
+//!   checkpoint's two root slots (physical pages 0 and 1) are written in
+//!   place, and garbage collection rewrites a logical page to a new
+//!   physical page. Pages given up come back once no durable checkpoint
+//!   and no running reader needs them (`reuse.rs`).
 //! - **L2P map.** Logical page number → physical page number, kept whole in
 //!   host memory and persisted as map pages on the device. Changes not yet
 //!   written are the "L2P delta" that an NDP call ships.
@@ -35,6 +37,8 @@
 //!
 //! The storage manager does not know transactions: it stores versions and
 //! heads that the transaction layer (`ndpdb-txn`) decides on.
+//!
+//! Where each job lives: the module table in `store.rs`.
 
 mod alloc;
 mod check;

@@ -118,9 +118,9 @@ fn region_pages(info: &DeviceInfo) -> u64 {
     u64::from(info.channels) * u64::from(info.chips_per_channel) * 4
 }
 
-/// Where a new database's log goes: the regions after region 0 (the root
-/// slots), `log_bytes` of them (0: an eighth of the device, at most
-/// 256 MiB), in whole regions.
+/// Where a new database's log goes: right after region 0 (the root slots),
+/// `log_bytes` (0: an eighth of the device, at most 256 MiB) rounded up to
+/// whole regions.
 fn log_geometry(info: &DeviceInfo, log_bytes: u64) -> LogGeometry {
     let (page_bytes, region) = (u64::from(info.page_bytes), region_pages(info));
     let log_bytes = match log_bytes {
@@ -134,9 +134,9 @@ fn log_geometry(info: &DeviceInfo, log_bytes: u64) -> LogGeometry {
 impl Ndp {
     /// Loads and activates the NDP programs (on a device with PEs) and
     /// shares the lock table with the device if it can reach it coherently.
-    fn load(dev: &Device, qp: &mut QueuePair, lock_table_bytes: usize) -> Result<Ndp> {
+    fn load(dev: &Device, qp: &mut QueuePair, pes: u32, lock_table_bytes: usize) -> Result<Ndp> {
         let (snapshot_slot, update_slot) = (0, 1);
-        if dev.info().pes > 0 {
+        if pes > 0 {
             for (slot, name) in [(snapshot_slot, "ndp.snapshot"), (update_slot, "ndp.update")] {
                 qp.call(Command::ProgramLoad { slot, name: name.into() })?;
                 qp.call(Command::ProgramActivate { slot, active: true })?;
@@ -159,7 +159,7 @@ impl Store {
         let info = dev.info();
         let page_bytes = info.page_bytes as usize;
         let mut qp = dev.queue_pair();
-        let ndp = Ndp::load(&dev, &mut qp, opts.lock_table_bytes)?;
+        let ndp = Ndp::load(&dev, &mut qp, info.pes, opts.lock_table_bytes)?;
         let total_pages = info.capacity_bytes / page_bytes as u64;
         let geo = log_geometry(&info, opts.log_bytes);
         let region = region_pages(&info);
