@@ -234,7 +234,7 @@ impl Store {
     }
 
     /// [`Store::aggregate_partials`], positionally, as `update.rs` calls it.
-    #[allow(clippy::too_many_arguments)]
+    #[allow(clippy::too_many_arguments)] // update.rs calls it positionally
     pub(crate) fn ndp_partials(
         &self,
         table: &Table,
@@ -300,7 +300,7 @@ impl Store {
     }
 
     /// [`Store::ndp_call`], positionally, as `update.rs` calls it.
-    #[allow(clippy::too_many_arguments)]
+    #[allow(clippy::too_many_arguments)] // update.rs calls it positionally
     pub(crate) fn ndp_call_with(
         &self,
         table: &Table,
