@@ -16,7 +16,7 @@
 //! naming the same records, so no chain a snapshot still walks is broken.
 //! The physical pages given up this way, and those of unmapped pages, go
 //! back to the allocator once a durable checkpoint no longer references
-//! them (`PageReuse` in `store.rs`); GC shortens chains and frees logical
+//! them (`PageReuse` in `reuse.rs`); GC shortens chains and frees logical
 //! pages.
 
 use std::collections::{BTreeMap, HashSet};
@@ -24,7 +24,10 @@ use std::collections::{BTreeMap, HashSet};
 use ndpdb_format::page::{self, RecordId};
 use ndpdb_format::record::VersionHeader;
 
-use crate::store::{CHAIN_MAX, Head, Store, StoreError, Table, heap_object};
+use crate::alloc::heap_object;
+use crate::error::StoreError;
+use crate::store::Store;
+use crate::table::{CHAIN_MAX, Head, Table};
 
 /// What one collection did.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
@@ -66,6 +69,19 @@ impl Headers {
         }
         self.versions[first + usize::from(rid.slot())]
     }
+}
+
+/// What one collection changes, found by walking the chains
+/// ([`Store::gc_plan`]).
+#[derive(Default)]
+struct GcPlan {
+    /// Per page, the slots to cut and how many versions each cut removes.
+    cuts: BTreeMap<u64, Vec<(u16, u64)>>,
+    /// Pages some chain still reaches.
+    reachable: HashSet<u64>,
+    /// Tuples whose oldest visible version is a head tombstone: (VID, its
+    /// head then, its versions).
+    dead: Vec<(u64, Head, u64)>,
 }
 
 impl Store {
@@ -113,36 +129,7 @@ impl Store {
             (s.heads.clone(), s.heap_pages.iter().copied().collect(), s.delta.iter().map(|p| p.lpn()).collect())
         };
         let headers = self.read_headers(pages_before.iter().copied().filter(|l| !delta.contains(l)))?;
-        // Per page, the slots to cut and how many versions each cut removes;
-        // per removed tuple, its versions.
-        let mut cuts: BTreeMap<u64, Vec<(u16, u64)>> = BTreeMap::new();
-        let mut reachable: HashSet<u64> = HashSet::new();
-        let mut dead: Vec<(u64, Head, u64)> = Vec::new();
-        for (vid, head) in heads.iter().enumerate() {
-            let mut rid = head.rid;
-            let mut on_chain = Vec::new();
-            while !rid.is_none() {
-                if on_chain.len() > CHAIN_MAX {
-                    return Err(StoreError::Corrupt(format!(
-                        "VID {vid}: version chain longer than {CHAIN_MAX} (a cycle?)"
-                    )));
-                }
-                let h = self.header_at(table, &headers, rid)?;
-                on_chain.push(rid.lpn());
-                if h.create_ts < horizon {
-                    let below = self.chain_len(table, &headers, h.prev)?;
-                    if h.tombstone && rid == head.rid {
-                        dead.push((vid as u64, *head, below + 1));
-                        on_chain.clear();
-                    } else if !h.prev.is_none() {
-                        cuts.entry(rid.lpn()).or_default().push((rid.slot(), below));
-                    }
-                    break;
-                }
-                rid = h.prev;
-            }
-            reachable.extend(on_chain);
-        }
+        let GcPlan { cuts, mut reachable, dead } = self.gc_plan(table, &headers, &heads, horizon)?;
         {
             let mut s = table.state.lock();
             for &(vid, was, versions) in &dead {
@@ -157,6 +144,61 @@ impl Store {
                 }
             }
         }
+        self.cut_chains(table, cuts, stats)?;
+        let unreachable: Vec<u64> = {
+            let mut s = table.state.lock();
+            let (keep, drop): (Vec<u64>, Vec<u64>) =
+                s.heap_pages.iter().partition(|l| reachable.contains(l) || !pages_before.contains(l));
+            s.heap_pages = keep;
+            drop
+        };
+        for lpn in unreachable {
+            self.unmap(heap_object(table.id), lpn);
+            stats.pages_unmapped += 1;
+        }
+        Ok(())
+    }
+
+    /// Walks every chain from `heads` down to its first version below
+    /// `horizon` (see the module docs) and says what to change.
+    fn gc_plan(&self, table: &Table, headers: &Headers, heads: &[Head], horizon: u64) -> Result<GcPlan, StoreError> {
+        let mut plan = GcPlan::default();
+        for (vid, head) in heads.iter().enumerate() {
+            let mut rid = head.rid;
+            let mut on_chain = Vec::new();
+            while !rid.is_none() {
+                if on_chain.len() > CHAIN_MAX {
+                    return Err(StoreError::Corrupt(format!(
+                        "VID {vid}: version chain longer than {CHAIN_MAX} (a cycle?)"
+                    )));
+                }
+                let h = self.header_at(table, headers, rid)?;
+                on_chain.push(rid.lpn());
+                if h.create_ts < horizon {
+                    let below = self.chain_len(table, headers, h.prev)?;
+                    if h.tombstone && rid == head.rid {
+                        plan.dead.push((vid as u64, *head, below + 1));
+                        on_chain.clear();
+                    } else if !h.prev.is_none() {
+                        plan.cuts.entry(rid.lpn()).or_default().push((rid.slot(), below));
+                    }
+                    break;
+                }
+                rid = h.prev;
+            }
+            plan.reachable.extend(on_chain);
+        }
+        Ok(plan)
+    }
+
+    /// Cuts the chains of `cuts` (`prev` := NONE): in the delta buffer, or
+    /// in a rewritten copy of the written page.
+    fn cut_chains(
+        &self,
+        table: &Table,
+        cuts: BTreeMap<u64, Vec<(u16, u64)>>,
+        stats: &mut GcStats,
+    ) -> Result<(), StoreError> {
         for (lpn, cut) in cuts {
             let slots: Vec<u16> = cut.iter().map(|&(slot, _)| slot).collect();
             if !self.cut_in_delta(table, lpn, &slots)? {
@@ -171,17 +213,6 @@ impl Store {
             }
             stats.chains_cut += slots.len() as u64;
             stats.versions_removed += cut.iter().map(|&(_, below)| below).sum::<u64>();
-        }
-        let unreachable: Vec<u64> = {
-            let mut s = table.state.lock();
-            let (keep, drop): (Vec<u64>, Vec<u64>) =
-                s.heap_pages.iter().partition(|l| reachable.contains(l) || !pages_before.contains(l));
-            s.heap_pages = keep;
-            drop
-        };
-        for lpn in unreachable {
-            self.unmap(heap_object(table.id), lpn);
-            stats.pages_unmapped += 1;
         }
         Ok(())
     }

@@ -17,8 +17,10 @@
 //!   (a table's heap, its VID map, or the L2P map). Consecutive pages of an
 //!   object therefore spread over all channels, which is what lets the PEs
 //!   use the device's internal parallelism. Pages are appended; only the
-//!   checkpoint's root page (physical page 0) is written in place, and
-//!   garbage collection rewrites a logical page to a new physical page.
+//!   checkpoint's two root slots (physical pages 0 and 1) are written in
+//!   place, and garbage collection rewrites a logical page to a new
+//!   physical page. Pages given up come back once no durable checkpoint
+//!   and no running reader needs them (`reuse.rs`).
 //! - **L2P map.** Logical page number → physical page number, kept whole in
 //!   host memory and persisted as map pages on the device. Changes not yet
 //!   written are the "L2P delta" that an NDP call ships.
@@ -35,22 +37,37 @@
 //!
 //! The storage manager does not know transactions: it stores versions and
 //! heads that the transaction layer (`ndpdb-txn`) decides on.
+//!
+//! Where each job lives: the module table in `store.rs`.
 
+mod alloc;
 mod check;
 mod checkpoint;
+mod error;
 mod gc;
+mod lock_order;
+mod maps;
+mod read;
+mod reserve;
+mod reuse;
 mod scan;
 mod store;
+mod table;
+#[cfg(test)]
+mod test_store;
 mod update;
 mod wal;
 
+pub use alloc::{Headroom, ROOT_PPN};
+
 pub use check::{CheckReport, ERRORS_MAX};
 pub use checkpoint::{CommittedHeads, Recovery, TxnMeta};
+pub use error::StoreError;
 pub use gc::GcStats;
+pub use reuse::PageReuseStats;
 pub use scan::{AggregateResult, Freshness, RowsResult, ScanStats};
-pub use store::{
-    CHAIN_MAX, Head, Headroom, LogOp, OpKind, PageReuseStats, ROOT_PPN, Store, StoreError, StoreOptions, Table, TableId,
-};
+pub use store::{LogOp, OpKind, Store, StoreOptions};
+pub use table::{CHAIN_MAX, Head, Table, TableId};
 pub use update::{DEFAULT_POLL_LIMIT, NdpUpdate, UpdatedTuple};
 pub use wal::WalStats;
 

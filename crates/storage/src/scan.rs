@@ -15,7 +15,7 @@
 use std::collections::HashMap;
 use std::time::Instant;
 
-use ndpdb_device::{Command, Counters, Reply};
+use ndpdb_device::{Command, Counters, QueuePair, RangeId, Reply};
 use ndpdb_format::ndp::{
     Aggregate, NdpCall, Operation, PARTIAL_BYTES, Partial, Predicate, RowsWriter, Snapshot, decode_rows,
 };
@@ -23,7 +23,9 @@ use ndpdb_format::page::{self, RecordId};
 use ndpdb_format::record::{HEADER_BYTES, VersionHeader};
 use ndpdb_format::schema::Value;
 
-use crate::store::{Store, StoreError, Table};
+use crate::error::StoreError;
+use crate::store::Store;
+use crate::table::{CHAIN_MAX, Table};
 
 type Result<T> = std::result::Result<T, StoreError>;
 
@@ -61,6 +63,86 @@ pub(crate) struct UpdateArgs {
     pub pages: Vec<u8>,
     /// VIDs the PEs split (those of the statement's counting call).
     pub vids: u64,
+}
+
+/// What every NDP call over a table names: the table, the snapshot, the
+/// rows it reads (the predicate), how many PEs run it, and how the device
+/// gets the shared state.
+#[derive(Clone, Copy)]
+pub(crate) struct NdpScan<'a> {
+    pub table: &'a Table,
+    pub snapshot: &'a Snapshot,
+    pub predicate: Option<Predicate>,
+    pub pes: u32,
+    pub freshness: Freshness,
+}
+
+/// What one NDP call sends to the device and runs there: the call block
+/// (range 0), the table's layout descriptor (range 1, which lives as long
+/// as the table), the delta-buffer pages (range 2), an output range of
+/// `out_bytes` (range 3) and, for `ndp.update`, its pages (range 4).
+struct DeviceCall {
+    slot: u32,
+    pes: u32,
+    params: Vec<u8>,
+    block: Vec<u8>,
+    layout: RangeId,
+    delta: Vec<u8>,
+    out_bytes: u64,
+    extra: Option<Vec<u8>>,
+}
+
+/// The memory ranges a [`DeviceCall`] created.
+#[derive(Clone, Copy)]
+struct CallRanges {
+    call: RangeId,
+    delta: RangeId,
+    out: RangeId,
+    extra: Option<RangeId>,
+}
+
+/// A device memory range of `bytes` (at least 8).
+fn create_range(qp: &mut QueuePair, bytes: u64) -> Result<RangeId> {
+    match qp.call(Command::MemoryRangeCreate { bytes: bytes.max(8) })? {
+        Reply::Range(r) => Ok(r),
+        other => Err(StoreError::Corrupt(format!("device replied {other:?} to memory_range_create"))),
+    }
+}
+
+impl DeviceCall {
+    /// Creates the call's ranges, runs it, and deletes the ranges whether
+    /// or not it succeeded; returns the output range's bytes.
+    fn run(self, qp: &mut QueuePair) -> Result<Vec<u8>> {
+        let ranges = CallRanges {
+            call: create_range(qp, self.block.len() as u64)?,
+            delta: create_range(qp, self.delta.len() as u64)?,
+            out: create_range(qp, self.out_bytes)?,
+            extra: match &self.extra {
+                Some(pages) => Some(create_range(qp, pages.len() as u64)?),
+                None => None,
+            },
+        };
+        let result = self.execute(qp, ranges);
+        for r in [ranges.call, ranges.delta, ranges.out].into_iter().chain(ranges.extra) {
+            qp.call(Command::MemoryRangeDelete { range: r })?;
+        }
+        result
+    }
+
+    /// Writes the inputs to `r`, executes the program and reads the output.
+    fn execute(self, qp: &mut QueuePair, r: CallRanges) -> Result<Vec<u8>> {
+        qp.call(Command::MemoryWrite { range: r.call, offset: 0, data: self.block })?;
+        if !self.delta.is_empty() {
+            qp.call(Command::MemoryWrite { range: r.delta, offset: 0, data: self.delta })?;
+        }
+        let mut ranges = vec![r.call, self.layout, r.delta, r.out];
+        if let (Some(range), Some(pages)) = (r.extra, self.extra) {
+            qp.call(Command::MemoryWrite { range, offset: 0, data: pages })?;
+            ranges.push(range);
+        }
+        qp.call(Command::Execute { slot: self.slot, pes: self.pes, params: self.params, ranges })?;
+        Ok(qp.call(Command::MemoryRead { range: r.out, offset: 0, len: self.out_bytes })?.into_data())
+    }
 }
 
 #[derive(Debug, Clone)]
@@ -131,7 +213,7 @@ impl Store {
     }
 
     /// Runs an aggregate on the device's PEs.
-    #[allow(clippy::too_many_arguments)]
+    #[allow(clippy::too_many_arguments)] // public API kept: txn, bench and cli call it positionally
     pub fn ndp_aggregate(
         &self,
         table: &Table,
@@ -143,7 +225,8 @@ impl Store {
         freshness: Freshness,
     ) -> Result<AggregateResult> {
         let m = self.measure();
-        let (partials, _) = self.ndp_partials(table, snapshot, func, column, predicate, pes, freshness)?;
+        let scan = NdpScan { table, snapshot, predicate, pes, freshness };
+        let (partials, _) = self.aggregate_partials(&scan, func, column)?;
         let mut partial = Partial::default();
         for p in &partials {
             partial.merge(p);
@@ -152,9 +235,8 @@ impl Store {
         Ok(AggregateResult { value: partial.result(func), partial, stats: self.stats(m, visited) })
     }
 
-    /// An aggregate call's partial result of each PE, and the number of VIDs
-    /// the call split among the PEs (PE `p` took `[n·p/P, n·(p+1)/P)`).
-    #[allow(clippy::too_many_arguments)]
+    /// [`Store::aggregate_partials`], positionally, as `update.rs` calls it.
+    #[allow(clippy::too_many_arguments)] // update.rs calls it positionally
     pub(crate) fn ndp_partials(
         &self,
         table: &Table,
@@ -165,10 +247,21 @@ impl Store {
         pes: u32,
         freshness: Freshness,
     ) -> Result<(Vec<Partial>, u64)> {
+        self.aggregate_partials(&NdpScan { table, snapshot, predicate, pes, freshness }, func, column)
+    }
+
+    /// An aggregate call's partial result of each PE, and the number of VIDs
+    /// the call split among the PEs (PE `p` took `[n·p/P, n·(p+1)/P)`).
+    pub(crate) fn aggregate_partials(
+        &self,
+        scan: &NdpScan<'_>,
+        func: Aggregate,
+        column: u16,
+    ) -> Result<(Vec<Partial>, u64)> {
         let op = Operation::Aggregate { func, column };
-        let out_bytes = u64::from(pes) * PARTIAL_BYTES as u64;
-        let (out, vids) = self.ndp_call_with(table, snapshot, op, predicate, pes, freshness, out_bytes, None)?;
-        let partials = (0..pes as usize)
+        let out_bytes = u64::from(scan.pes) * PARTIAL_BYTES as u64;
+        let (out, vids) = self.ndp_call(scan, op, out_bytes, None)?;
+        let partials = (0..scan.pes as usize)
             .map(|pe| {
                 Partial::decode(&out[pe * PARTIAL_BYTES..])
                     .map_err(|e| StoreError::Corrupt(format!("PE {pe}'s result: {e}")))
@@ -194,7 +287,8 @@ impl Store {
             .sum::<u64>();
         let share = RowsWriter::share_bytes(table.vids() / u64::from(pes.max(1)) + 1, row_max);
         let m = self.measure();
-        let out = self.ndp_call(table, snapshot, op, predicate, pes, freshness, share * u64::from(pes))?;
+        let scan = NdpScan { table, snapshot, predicate, pes, freshness };
+        let (out, _) = self.ndp_call(&scan, op, share * u64::from(pes), None)?;
         let mut rows = Vec::new();
         for pe in 0..pes as usize {
             let part = &out[pe * share as usize..(pe + 1) * share as usize];
@@ -204,26 +298,8 @@ impl Store {
         Ok(RowsResult { rows, stats: self.stats(m, 0) })
     }
 
-    #[allow(clippy::too_many_arguments)]
-    fn ndp_call(
-        &self,
-        table: &Table,
-        snapshot: &Snapshot,
-        op: Operation,
-        predicate: Option<Predicate>,
-        pes: u32,
-        freshness: Freshness,
-        out_bytes: u64,
-    ) -> Result<Vec<u8>> {
-        Ok(self.ndp_call_with(table, snapshot, op, predicate, pes, freshness, out_bytes, None)?.0)
-    }
-
-    /// An NDP call; `update` carries `ndp.update`'s parameters and its range
-    /// 4, and the VIDs it covers. Returns the output range and the number of
-    /// VIDs the PEs split: the table's length, or the update's `vids` (at
-    /// most the length; tuples created after an update's counting call are
-    /// not in its snapshot).
-    #[allow(clippy::too_many_arguments)]
+    /// [`Store::ndp_call`], positionally, as `update.rs` calls it.
+    #[allow(clippy::too_many_arguments)] // update.rs calls it positionally
     pub(crate) fn ndp_call_with(
         &self,
         table: &Table,
@@ -235,69 +311,60 @@ impl Store {
         out_bytes: u64,
         update: Option<UpdateArgs>,
     ) -> Result<(Vec<u8>, u64)> {
-        self.check_columns(table, &op, predicate)?;
-        if freshness == Freshness::Flush {
-            self.flush(table)?;
+        self.ndp_call(&NdpScan { table, snapshot, predicate, pes, freshness }, op, out_bytes, update)
+    }
+
+    /// An NDP call of `op` with an output range of `out_bytes`; `update`
+    /// carries `ndp.update`'s parameters and its range 4, and the VIDs it
+    /// covers. Returns the output range and the number of VIDs the PEs
+    /// split: the table's length, or the update's `vids` (at most the
+    /// length; tuples created after an update's counting call are not in
+    /// its snapshot).
+    pub(crate) fn ndp_call(
+        &self,
+        scan: &NdpScan<'_>,
+        op: Operation,
+        out_bytes: u64,
+        update: Option<UpdateArgs>,
+    ) -> Result<(Vec<u8>, u64)> {
+        self.check_columns(scan.table, &op, scan.predicate)?;
+        if scan.freshness == Freshness::Flush {
+            self.flush(scan.table)?;
         }
         // The call carries physical page numbers until it ends.
         let _reading = self.page_reader();
-        let (call, delta_bytes) = {
-            let s = table.state.lock();
-            let m = self.maps.lock();
-            let mut delta_bytes = Vec::with_capacity(s.delta.len() * self.page_bytes);
-            for p in &s.delta {
-                delta_bytes.extend_from_slice(p.bytes());
-            }
-            let call = NdpCall {
-                op,
-                predicate,
-                snapshot: snapshot.clone(),
-                vids: update.as_ref().map_or(s.heads.len() as u64, |u| u.vids.min(s.heads.len() as u64)),
-                l2p_pages: m.l2p_pages.clone(),
-                l2p_delta: m.l2p_dirty.iter().map(|&l| (l, m.l2p[l as usize])).collect(),
-                vid_pages: s.vid_pages.clone(),
-                vid_delta: s.vid_dirty.iter().map(|&v| (v, s.heads[v as usize].rid.0)).collect(),
-                delta_pages: s.delta.iter().map(|p| p.lpn()).collect(),
-            };
-            (call, delta_bytes)
-        };
-        let mut qp = self.qp.lock();
-        let mut range = |bytes: u64| -> Result<u32> {
-            match qp.call(Command::MemoryRangeCreate { bytes: bytes.max(8) })? {
-                Reply::Range(r) => Ok(r),
-                other => Err(StoreError::Corrupt(format!("device replied {other:?} to memory_range_create"))),
-            }
-        };
-        let block = call.encode();
-        let call_range = range(block.len() as u64)?;
-        let delta_range = range(delta_bytes.len() as u64)?;
-        let out_range = range(out_bytes)?;
+        let (call, delta) = self.call_block(scan, op, update.as_ref().map(|u| u.vids));
         let vids = call.vids;
         let (slot, params, extra) = match update {
-            Some(u) => (self.update_slot, u.params.iter().flat_map(|p| p.to_le_bytes()).collect(), Some(u.pages)),
-            None => (self.snapshot_slot, vec![], None),
+            Some(u) => (self.ndp.update_slot, u.params.iter().flat_map(|p| p.to_le_bytes()).collect(), Some(u.pages)),
+            None => (self.ndp.snapshot_slot, vec![], None),
         };
-        let extra_range = match &extra {
-            Some(pages) => Some(range(pages.len() as u64)?),
-            None => None,
-        };
-        let result: Result<Vec<u8>> = (|| {
-            qp.call(Command::MemoryWrite { range: call_range, offset: 0, data: block })?;
-            if !delta_bytes.is_empty() {
-                qp.call(Command::MemoryWrite { range: delta_range, offset: 0, data: delta_bytes })?;
-            }
-            let mut ranges = vec![call_range, table.layout_range, delta_range, out_range];
-            if let (Some(r), Some(pages)) = (extra_range, extra) {
-                qp.call(Command::MemoryWrite { range: r, offset: 0, data: pages })?;
-                ranges.push(r);
-            }
-            qp.call(Command::Execute { slot, pes, params, ranges })?;
-            Ok(qp.call(Command::MemoryRead { range: out_range, offset: 0, len: out_bytes })?.into_data())
-        })();
-        for r in [call_range, delta_range, out_range].into_iter().chain(extra_range) {
-            qp.call(Command::MemoryRangeDelete { range: r })?;
+        let (block, layout, pes) = (call.encode(), scan.table.layout_range, scan.pes);
+        let device_call = DeviceCall { slot, pes, params, block, layout, delta, out_bytes, extra };
+        Ok((device_call.run(&mut self.qp.lock())?, vids))
+    }
+
+    /// The call block of an NDP call over the table's state and the maps at
+    /// one moment, and the delta-buffer pages it names (range 2).
+    fn call_block(&self, scan: &NdpScan<'_>, op: Operation, update_vids: Option<u64>) -> (NdpCall, Vec<u8>) {
+        let s = scan.table.state.lock();
+        let m = self.maps.lock();
+        let mut delta_bytes = Vec::with_capacity(s.delta.len() * self.page_bytes);
+        for p in &s.delta {
+            delta_bytes.extend_from_slice(p.bytes());
         }
-        Ok((result?, vids))
+        let call = NdpCall {
+            op,
+            predicate: scan.predicate,
+            snapshot: scan.snapshot.clone(),
+            vids: update_vids.map_or(s.heads.len() as u64, |v| v.min(s.heads.len() as u64)),
+            l2p_pages: m.l2p_pages.clone(),
+            l2p_delta: m.l2p_dirty.iter().map(|&l| (l, m.l2p[l as usize])).collect(),
+            vid_pages: s.vid_pages.clone(),
+            vid_delta: s.vid_dirty.iter().map(|&v| (v, s.heads[v as usize].rid.0)).collect(),
+            delta_pages: s.delta.iter().map(|p| p.lpn()).collect(),
+        };
+        (call, delta_bytes)
     }
 
     /// Runs an aggregate on the host after reading every page over the link.
@@ -399,7 +466,7 @@ impl Store {
     /// medium and the link work on the next pages while a page travels, and
     /// the emulator's device workers find commands waiting instead of being
     /// woken for each one.
-    fn read_pages_ahead(&self, lpns: &[u64], qp: &mut ndpdb_device::QueuePair) -> Result<PageList> {
+    fn read_pages_ahead(&self, lpns: &[u64], qp: &mut QueuePair) -> Result<PageList> {
         let _reading = self.page_reader();
         let (lpns, ppns): (Vec<u64>, Vec<u64>) = {
             let m = self.maps.lock();
@@ -466,7 +533,7 @@ impl Store {
                             while !rid.is_none() {
                                 visited += 1;
                                 steps += 1;
-                                if steps > crate::store::CHAIN_MAX {
+                                if steps > CHAIN_MAX {
                                     return Err(StoreError::Corrupt(format!(
                                         "VID {vid}: version chain does not end (a cycle?)"
                                     )));

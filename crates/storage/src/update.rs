@@ -25,7 +25,7 @@ use ndpdb_format::page::{PAGE_HEADER_BYTES, SLOT_BYTES};
 use ndpdb_format::record::HEADER_BYTES;
 
 use crate::scan::{Freshness, ScanStats, UpdateArgs};
-use crate::store::{Budget, Head, Result, Store, StoreError, Table, TableState, heap_object};
+use crate::store::{AllocClass, Head, Result, Store, StoreError, Table, TableState, heap_object};
 
 /// How many polls of its lock bucket a PE makes before it gives up on a
 /// lock held by another transaction (and fails the call). Past the first
@@ -173,7 +173,7 @@ impl Store {
         let mut out = Vec::with_capacity(n as usize);
         for _ in 0..n {
             let lpn = self.new_lpn()?;
-            let ppn = self.allocate(heap_object(table.id), Budget::Write)?;
+            let ppn = self.allocate(heap_object(table.id), AllocClass::Write)?;
             out.push((lpn, ppn));
         }
         Ok(out)

@@ -1,0 +1,116 @@
+//! Point reads: one version by its RecordId, from the delta buffer, the
+//! host's cache of written heap pages ([`PageCache`]), or the device. Scans
+//! never use the cache: the block stack reads every page (`scan.rs`).
+
+use std::collections::HashMap;
+use std::sync::Arc;
+
+use ndpdb_device::{Command, QueuePair};
+use ndpdb_format::page::{self, RecordId};
+use ndpdb_format::record::{HEADER_BYTES, VersionHeader};
+
+use crate::error::{Result, StoreError};
+use crate::lock_order::{Level, OrderedMutex};
+use crate::store::Store;
+use crate::table::Table;
+
+/// Written heap pages by logical page, for point reads by writers, up to
+/// `StoreOptions::cache_pages`. Written pages change only by GC, which
+/// evicts what it rewrites or unmaps.
+pub(crate) struct PageCache {
+    pages: OrderedMutex<HashMap<u64, Arc<Vec<u8>>>>,
+    capacity: usize,
+}
+
+impl PageCache {
+    pub(crate) fn new(capacity: usize) -> PageCache {
+        PageCache { pages: OrderedMutex::new(Level::PageCache, HashMap::new()), capacity }
+    }
+
+    fn get(&self, lpn: u64) -> Option<Arc<Vec<u8>>> {
+        self.pages.lock().get(&lpn).cloned()
+    }
+
+    fn insert(&self, lpn: u64, page: Arc<Vec<u8>>) {
+        let mut c = self.pages.lock();
+        if c.len() >= self.capacity {
+            // Any victim is fine: no cached page is stale.
+            if let Some(&victim) = c.keys().next() {
+                c.remove(&victim);
+            }
+        }
+        c.insert(lpn, page);
+    }
+
+    pub(crate) fn remove(&self, lpn: u64) {
+        self.pages.lock().remove(&lpn);
+    }
+}
+
+impl Store {
+    /// Reads one version: from the delta buffer, the page cache, or the device.
+    pub fn read_version(&self, table: &Table, rid: RecordId) -> Result<(VersionHeader, Vec<u8>)> {
+        {
+            let s = table.state.lock();
+            if let Some(p) = s.delta.iter().find(|p| p.lpn() == rid.lpn()) {
+                let rec = p
+                    .record(rid.slot())
+                    .ok_or_else(|| StoreError::Corrupt(format!("no record {rid:?} in the delta buffer")))?;
+                return decode_record(rec, rid);
+            }
+        }
+        let page = self.cached_page(rid.lpn())?;
+        let h = page::PageHeader::decode(&page).map_err(|e| StoreError::corrupt(format!("page {}", rid.lpn()), e))?;
+        let rec =
+            page::heap_record(&page, &h, rid.slot()).map_err(|e| StoreError::corrupt(format!("record {rid:?}"), e))?;
+        decode_record(rec, rid)
+    }
+
+    fn cached_page(&self, lpn: u64) -> Result<Arc<Vec<u8>>> {
+        if let Some(p) = self.cache.get(lpn) {
+            return Ok(p);
+        }
+        let page = Arc::new(self.read_page(lpn, &mut self.qp.lock())?);
+        self.cache.insert(lpn, page.clone());
+        Ok(page)
+    }
+
+    /// Reads and verifies a whole page over the link.
+    pub(crate) fn read_page(&self, lpn: u64, qp: &mut QueuePair) -> Result<Vec<u8>> {
+        let _reading = self.page_reader();
+        let ppn = *self
+            .maps
+            .lock()
+            .l2p
+            .get(lpn as usize)
+            .ok_or_else(|| StoreError::Corrupt(format!("logical page {lpn} does not exist")))?;
+        if ppn == u64::MAX {
+            return Err(StoreError::Corrupt(format!("logical page {lpn} is not mapped")));
+        }
+        let page = qp.call(Command::PageRead { ppn })?.into_data();
+        page::verify(&page).map_err(|e| StoreError::corrupt(format!("page {lpn} (physical {ppn})"), e))?;
+        Ok(page)
+    }
+}
+
+fn decode_record(rec: &[u8], rid: RecordId) -> Result<(VersionHeader, Vec<u8>)> {
+    let h = VersionHeader::decode(rec, rec.len()).map_err(|e| StoreError::corrupt(format!("record {rid:?}"), e))?;
+    Ok((h, rec[HEADER_BYTES..HEADER_BYTES + usize::from(h.data_len)].to_vec()))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_cache_keeps_at_most_its_capacity() {
+        let c = PageCache::new(2);
+        for lpn in 0..5 {
+            c.insert(lpn, Arc::new(vec![lpn as u8]));
+        }
+        assert_eq!(c.pages.lock().len(), 2);
+        assert_eq!(c.get(4).as_deref(), Some(&vec![4]), "the newest page is kept");
+        c.remove(4);
+        assert_eq!(c.get(4), None);
+    }
+}
