@@ -112,7 +112,9 @@ pub fn run(cfg: &Config, dir: &Path, mut on_row: impl FnMut(&Row)) -> Result<Vec
         .with_context(|| format!("creating the device image in {}", dir.display()))?;
     let mut qp = dev.queue_pair();
     fill(&mut qp, span / page, page)?;
-    let out = match qp.call(Command::MemoryRangeCreate { bytes: 16 * u64::from(max_pes) })? {
+    let out = match qp
+        .call(Command::MemoryRangeCreate { bytes: ndpdb_format::programs::PE_PAIR_BYTES as u64 * u64::from(max_pes) })?
+    {
         Reply::Range(r) => r,
         other => bail!("unexpected reply {other:?}"),
     };
@@ -147,8 +149,14 @@ fn measure(cfg: &Config, dev: &Device, qp: &mut QueuePair, out: RangeId, span: u
     // Counters of the execution itself; fetching the per-PE results
     // afterwards is not part of the measurement.
     let delta = dev.counters().since(&before);
-    let results = qp.call(Command::MemoryRead { range: out, offset: 0, len: 16 * u64::from(pes) })?.into_data();
-    let done: u64 = results.chunks(16).map(|c| u64::from_le_bytes(c[..8].try_into().unwrap())).sum();
+    let results = qp
+        .call(Command::MemoryRead {
+            range: out,
+            offset: 0,
+            len: ndpdb_format::programs::PE_PAIR_BYTES as u64 * u64::from(pes),
+        })?
+        .into_data();
+    let done: u64 = ndpdb_format::programs::decode_pe_pairs(&results, pes as usize)?.iter().map(|p| p.0).sum();
     if done != cfg.transfers_per_pe * u64::from(pes) || done != delta.medium_reads {
         bail!(
             "the PEs report {done} transfers and the device counted {}; expected {}",

@@ -13,7 +13,7 @@ use crate::command::{ExecuteReport, PARAMS_BYTES_MAX, Reply};
 use crate::counters::Cells;
 use crate::device::Inner;
 use crate::error::DeviceError;
-use crate::pe::{PeAccount, PeCtx, Program};
+use crate::pe::{PeAccount, PeCtx, PeRun, Program};
 
 impl Inner {
     pub(crate) fn execute(
@@ -72,6 +72,16 @@ impl Inner {
         let results: Mutex<Vec<Option<PeOutcome>>> = Mutex::new((0..pes).map(|_| None).collect());
         let lock_table = self.lock_table.read().clone();
         let threads = (pes as usize).min(self.pe_threads);
+        let run = PeRun {
+            pes,
+            program: program.name,
+            params,
+            ranges,
+            medium: &self.medium,
+            timing: &self.timing,
+            budget: &self.budget,
+            lock_table: lock_table.as_deref(),
+        };
         std::thread::scope(|scope| {
             for _ in 0..threads {
                 scope.spawn(|| {
@@ -80,17 +90,7 @@ impl Inner {
                         if pe >= pes {
                             break;
                         }
-                        let mut ctx = PeCtx::new(
-                            pe,
-                            pes,
-                            program.name,
-                            params,
-                            ranges,
-                            &self.medium,
-                            &self.timing,
-                            &self.budget,
-                            lock_table.as_deref(),
-                        );
+                        let mut ctx = PeCtx::new(&run, pe);
                         let outcome = std::panic::catch_unwind(AssertUnwindSafe(|| (program.run)(&mut ctx)));
                         let failure = match outcome {
                             Ok(Ok(())) => None,

@@ -113,6 +113,20 @@ impl std::ops::DerefMut for Scratch {
     }
 }
 
+/// What every PE of one execution shares: the program, its inputs and the
+/// device's parts it may reach.
+#[derive(Clone, Copy)]
+pub(crate) struct PeRun<'a> {
+    pub pes: u32,
+    pub program: &'static str,
+    pub params: &'a [u8],
+    pub ranges: &'a [Arc<Range>],
+    pub medium: &'a Medium,
+    pub timing: &'a Timing,
+    pub budget: &'a Arc<Budget>,
+    pub lock_table: Option<&'a LockTable>,
+}
+
 /// A PE's view of the device during one execution.
 pub struct PeCtx<'a> {
     pe: u32,
@@ -153,18 +167,8 @@ struct NvmCharge {
 }
 
 impl<'a> PeCtx<'a> {
-    #[allow(clippy::too_many_arguments)]
-    pub(crate) fn new(
-        pe: u32,
-        pes: u32,
-        program: &'static str,
-        params: &'a [u8],
-        ranges: &'a [Arc<Range>],
-        medium: &'a Medium,
-        timing: &'a Timing,
-        budget: &'a Arc<Budget>,
-        lock_table: Option<&'a LockTable>,
-    ) -> PeCtx<'a> {
+    pub(crate) fn new(run: &PeRun<'a>, pe: u32) -> PeCtx<'a> {
+        let PeRun { pes, program, params, ranges, medium, timing, budget, lock_table } = *run;
         let acc = PeAccount {
             channel_ps: vec![0; timing.channels()],
             chip_ps: vec![0; timing.chips()],

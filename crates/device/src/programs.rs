@@ -3,6 +3,8 @@
 //! benchmark of neoDBMS Table I. Parameters are little-endian u64s; outputs go
 //! to memory range 0 when the host passes one.
 
+use ndpdb_format::programs::PE_PAIR_BYTES;
+
 use crate::error::DeviceError;
 use crate::pe::{PeCtx, Program};
 
@@ -73,10 +75,8 @@ fn out_pair(ctx: &mut PeCtx<'_>, a: u64, b: u64) -> Result<(), DeviceError> {
     if ctx.ranges() == 0 {
         return Ok(());
     }
-    let mut buf = [0u8; 16];
-    buf[..8].copy_from_slice(&a.to_le_bytes());
-    buf[8..].copy_from_slice(&b.to_le_bytes());
-    ctx.range_write(0, u64::from(ctx.pe()) * 16, &buf)
+    let pair = ndpdb_format::programs::encode_pe_pair(a, b);
+    ctx.range_write(0, u64::from(ctx.pe()) * PE_PAIR_BYTES as u64, &pair)
 }
 
 fn span_units(ctx: &PeCtx<'_>, base: u64, span: u64, unit: u64) -> Result<u64, DeviceError> {
@@ -203,7 +203,7 @@ fn lock_latency(ctx: &mut PeCtx<'_>) -> Result<(), DeviceError> {
     let pe = u64::from(ctx.pe());
     let ts = first_ts + pe;
     let mut rng = SplitMix64::new(seed ^ (pe + 1).wrapping_mul(0x9E37_79B9_7F4A_7C15));
-    let mut out = Vec::with_capacity(requests as usize * 8);
+    let mut latencies = Vec::with_capacity(requests as usize);
     for i in 0..requests {
         let k = if random { rng.next_u64() % keys } else { (pe * requests + i) % keys };
         let key = LockKey::new(k, 1);
@@ -231,7 +231,7 @@ fn lock_latency(ctx: &mut PeCtx<'_>) -> Result<(), DeviceError> {
         let w = ctx.coherent()?;
         w.table().release_with(w, key, ts).map_err(|e| ctx.fail(e.to_string()))?;
         ps += ctx.settle_coherent();
-        out.extend_from_slice(&ps.to_le_bytes());
+        latencies.push(ps);
     }
-    ctx.range_write(0, pe * requests * 8, &out)
+    ctx.range_write(0, pe * requests * 8, &ndpdb_format::programs::encode_latencies(&latencies))
 }

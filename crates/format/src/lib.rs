@@ -15,6 +15,7 @@
 //! lock        the tuple lock key's words                 docs/format/locktable.md
 //! checkpoint  root slots, index pages, checkpoint blob   docs/format/checkpoint.md
 //! wal         write-ahead log records and payloads       docs/format/wal.md
+//! programs    outputs of the built-in benchmark programs docs/format/commands.md
 //! text        the text forms of aggregates, predicates   docs/composer.md
 //!             and update expressions (CLI, composer)
 //! ```
@@ -29,6 +30,7 @@ pub mod image;
 pub mod lock;
 pub mod ndp;
 pub mod page;
+pub mod programs;
 pub mod record;
 pub mod schema;
 pub mod text;

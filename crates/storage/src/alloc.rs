@@ -23,7 +23,7 @@ pub(crate) fn vid_object(t: TableId) -> u64 {
 pub(crate) const L2P_OBJECT: u64 = u64::MAX;
 pub(crate) const META_OBJECT: u64 = u64::MAX - 1;
 
-/// Physical page of the root page (`ndpdb_format::meta::Root`); the rest of
+/// Physical page of the root page (`ndpdb_format::checkpoint::Root`); the rest of
 /// the first region stays unused so that regions keep their alignment.
 pub const ROOT_PPN: u64 = 0;
 

@@ -18,7 +18,7 @@ use std::sync::Arc;
 use std::sync::atomic::Ordering;
 
 use ndpdb_device::{Command, Device};
-use ndpdb_format::checkpoint::{Checkpoint, Root, TableMeta};
+use ndpdb_format::checkpoint::{Checkpoint, Root, TableMeta, index_entries, index_page};
 use ndpdb_format::page::RecordId;
 use ndpdb_format::schema::{Column, LayoutDescriptor};
 
@@ -209,8 +209,8 @@ impl Store {
         }
     }
 
-    /// Writes the blob to pages from `free`, then its index pages (the blob
-    /// pages' numbers, 8 bytes each, the rest all ones); returns both lists.
+    /// Writes the blob to pages from `free`, then its index pages
+    /// (`format::checkpoint::index_page`); returns both lists.
     fn write_blob(&self, blob: &[u8], free: &mut impl Iterator<Item = u64>) -> Result<(Vec<u64>, Vec<u64>)> {
         let page = self.page_bytes;
         let mut blob_ppns = Vec::new();
@@ -223,10 +223,7 @@ impl Store {
         }
         let mut index_pages = Vec::new();
         for chunk in blob_ppns.chunks(page / 8) {
-            let mut data = vec![0xff; page];
-            for (i, p) in chunk.iter().enumerate() {
-                data[8 * i..8 * i + 8].copy_from_slice(&p.to_le_bytes());
-            }
+            let data = index_page(page, chunk);
             let ppn = free.next().expect("reserved for the index");
             self.qp.lock().call(Command::PageWrite { ppn, data })?;
             index_pages.push(ppn);
@@ -363,11 +360,10 @@ impl Store {
         let mut checkpoint_pages = root.index_pages.clone();
         'index: for &ip in &root.index_pages {
             let index = self.qp.lock().call(Command::PageRead { ppn: ip })?.into_data();
-            for e in index.chunks(8) {
+            for ppn in index_entries(&index) {
                 if blob.len() >= pages_needed * page {
                     break 'index;
                 }
-                let ppn = u64::from_le_bytes(e.try_into().expect("8 bytes"));
                 checkpoint_pages.push(ppn);
                 let data = self
                     .qp

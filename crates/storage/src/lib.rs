@@ -65,10 +65,10 @@ pub use checkpoint::{CommittedHeads, Recovery, TxnMeta};
 pub use error::StoreError;
 pub use gc::GcStats;
 pub use reuse::PageReuseStats;
-pub use scan::{AggregateResult, Freshness, RowsResult, ScanStats};
+pub use scan::{AggregateResult, Freshness, NdpScan, RowsResult, ScanStats};
 pub use store::{LogOp, OpKind, Store, StoreOptions};
 pub use table::{CHAIN_MAX, Head, Table, TableId};
-pub use update::{DEFAULT_POLL_LIMIT, NdpUpdate, UpdatedTuple};
+pub use update::{DEFAULT_POLL_LIMIT, NdpUpdate, NdpUpdateCall, UpdatedTuple};
 pub use wal::WalStats;
 
 /// The lock-table key of version `version` (its creating transaction) of

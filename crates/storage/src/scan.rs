@@ -17,7 +17,8 @@ use std::time::Instant;
 
 use ndpdb_device::{Command, Counters, QueuePair, RangeId, Reply};
 use ndpdb_format::ndp::{
-    Aggregate, NdpCall, Operation, PARTIAL_BYTES, Partial, Predicate, RowsWriter, Snapshot, decode_rows,
+    Aggregate, NdpCall, Operation, PARTIAL_BYTES, Partial, Predicate, RANGE_CALL, RANGE_DELTA, RANGE_LAYOUT,
+    RANGE_OUTPUT, RANGE_PAGES, RowsWriter, Snapshot, decode_rows,
 };
 use ndpdb_format::page::{self, RecordId};
 use ndpdb_format::record::{HEADER_BYTES, VersionHeader};
@@ -69,7 +70,7 @@ pub(crate) struct UpdateArgs {
 /// rows it reads (the predicate), how many PEs run it, and how the device
 /// gets the shared state.
 #[derive(Clone, Copy)]
-pub(crate) struct NdpScan<'a> {
+pub struct NdpScan<'a> {
     pub table: &'a Table,
     pub snapshot: &'a Snapshot,
     pub predicate: Option<Predicate>,
@@ -135,6 +136,9 @@ impl DeviceCall {
         if !self.delta.is_empty() {
             qp.call(Command::MemoryWrite { range: r.delta, offset: 0, data: self.delta })?;
         }
+        // In the order `format::ndp` numbers the ranges.
+        const _: () = assert!(RANGE_CALL == 0 && RANGE_LAYOUT == 1 && RANGE_DELTA == 2 && RANGE_OUTPUT == 3);
+        const _: () = assert!(RANGE_PAGES == 4);
         let mut ranges = vec![r.call, self.layout, r.delta, r.out];
         if let (Some(range), Some(pages)) = (r.extra, self.extra) {
             qp.call(Command::MemoryWrite { range, offset: 0, data: pages })?;
@@ -213,41 +217,15 @@ impl Store {
     }
 
     /// Runs an aggregate on the device's PEs.
-    #[allow(clippy::too_many_arguments)] // public API kept: txn, bench and cli call it positionally
-    pub fn ndp_aggregate(
-        &self,
-        table: &Table,
-        snapshot: &Snapshot,
-        func: Aggregate,
-        column: u16,
-        predicate: Option<Predicate>,
-        pes: u32,
-        freshness: Freshness,
-    ) -> Result<AggregateResult> {
+    pub fn ndp_aggregate(&self, scan: &NdpScan<'_>, func: Aggregate, column: u16) -> Result<AggregateResult> {
         let m = self.measure();
-        let scan = NdpScan { table, snapshot, predicate, pes, freshness };
-        let (partials, _) = self.aggregate_partials(&scan, func, column)?;
+        let (partials, _) = self.aggregate_partials(scan, func, column)?;
         let mut partial = Partial::default();
         for p in &partials {
             partial.merge(p);
         }
         let visited = partial.visited;
         Ok(AggregateResult { value: partial.result(func), partial, stats: self.stats(m, visited) })
-    }
-
-    /// [`Store::aggregate_partials`], positionally, as `update.rs` calls it.
-    #[allow(clippy::too_many_arguments)] // update.rs calls it positionally
-    pub(crate) fn ndp_partials(
-        &self,
-        table: &Table,
-        snapshot: &Snapshot,
-        func: Aggregate,
-        column: u16,
-        predicate: Option<Predicate>,
-        pes: u32,
-        freshness: Freshness,
-    ) -> Result<(Vec<Partial>, u64)> {
-        self.aggregate_partials(&NdpScan { table, snapshot, predicate, pes, freshness }, func, column)
     }
 
     /// An aggregate call's partial result of each PE, and the number of VIDs
@@ -271,15 +249,8 @@ impl Store {
     }
 
     /// Returns the visible rows, projected, computed on the device's PEs.
-    pub fn ndp_rows(
-        &self,
-        table: &Table,
-        snapshot: &Snapshot,
-        projection: &[u16],
-        predicate: Option<Predicate>,
-        pes: u32,
-        freshness: Freshness,
-    ) -> Result<RowsResult> {
+    pub fn ndp_rows(&self, scan: &NdpScan<'_>, projection: &[u16]) -> Result<RowsResult> {
+        let (table, pes) = (scan.table, scan.pes);
         let op = Operation::Rows { projection: projection.to_vec() };
         let row_max: u64 = 8 + projection
             .iter()
@@ -287,8 +258,7 @@ impl Store {
             .sum::<u64>();
         let share = RowsWriter::share_bytes(table.vids() / u64::from(pes.max(1)) + 1, row_max);
         let m = self.measure();
-        let scan = NdpScan { table, snapshot, predicate, pes, freshness };
-        let (out, _) = self.ndp_call(&scan, op, share * u64::from(pes), None)?;
+        let (out, _) = self.ndp_call(scan, op, share * u64::from(pes), None)?;
         let mut rows = Vec::new();
         for pe in 0..pes as usize {
             let part = &out[pe * share as usize..(pe + 1) * share as usize];
@@ -296,22 +266,6 @@ impl Store {
                 .map_err(|e| StoreError::Corrupt(format!("PE {pe}'s rows: {e}")))?;
         }
         Ok(RowsResult { rows, stats: self.stats(m, 0) })
-    }
-
-    /// [`Store::ndp_call`], positionally, as `update.rs` calls it.
-    #[allow(clippy::too_many_arguments)] // update.rs calls it positionally
-    pub(crate) fn ndp_call_with(
-        &self,
-        table: &Table,
-        snapshot: &Snapshot,
-        op: Operation,
-        predicate: Option<Predicate>,
-        pes: u32,
-        freshness: Freshness,
-        out_bytes: u64,
-        update: Option<UpdateArgs>,
-    ) -> Result<(Vec<u8>, u64)> {
-        self.ndp_call(&NdpScan { table, snapshot, predicate, pes, freshness }, op, out_bytes, update)
     }
 
     /// An NDP call of `op` with an output range of `out_bytes`; `update`
@@ -336,7 +290,7 @@ impl Store {
         let (call, delta) = self.call_block(scan, op, update.as_ref().map(|u| u.vids));
         let vids = call.vids;
         let (slot, params, extra) = match update {
-            Some(u) => (self.ndp.update_slot, u.params.iter().flat_map(|p| p.to_le_bytes()).collect(), Some(u.pages)),
+            Some(u) => (self.ndp.update_slot, ndpdb_device::params(&u.params), Some(u.pages)),
             None => (self.ndp.snapshot_slot, vec![], None),
         };
         let (block, layout, pes) = (call.encode(), scan.table.layout_range, scan.pes);

@@ -24,7 +24,7 @@ use ndpdb_format::ndp::{Aggregate, Operation, Predicate, Snapshot, UpdateExpr, U
 use ndpdb_format::page::{PAGE_HEADER_BYTES, SLOT_BYTES};
 use ndpdb_format::record::HEADER_BYTES;
 
-use crate::scan::{Freshness, ScanStats, UpdateArgs};
+use crate::scan::{Freshness, NdpScan, ScanStats, UpdateArgs};
 use crate::store::{AllocClass, Head, Result, Store, StoreError, Table, TableState, heap_object};
 
 /// How many polls of its lock bucket a PE makes before it gives up on a
@@ -52,21 +52,26 @@ pub struct NdpUpdate {
     pub stats: ScanStats,
 }
 
+/// One update-NDP statement: `UPDATE table SET column = expr WHERE
+/// predicate` on `pes` PEs in `snapshot`; a PE that polls a lock `poll_limit`
+/// times without getting it gives up (and the call fails).
+#[derive(Clone, Copy)]
+pub struct NdpUpdateCall<'a> {
+    pub table: &'a Table,
+    pub snapshot: &'a Snapshot,
+    pub column: u16,
+    pub expr: UpdateExpr,
+    pub predicate: Option<Predicate>,
+    pub pes: u32,
+    pub poll_limit: u64,
+}
+
 impl Store {
     /// Runs `UPDATE table SET column = expr WHERE predicate` on the device's
     /// PEs in `snapshot`, as transaction `snapshot.own`. The value in `expr`
     /// is in the column's stored units (a decimal's value times 10^scale).
-    #[allow(clippy::too_many_arguments)]
-    pub fn ndp_update(
-        &self,
-        table: &Table,
-        snapshot: &Snapshot,
-        column: u16,
-        expr: UpdateExpr,
-        predicate: Option<Predicate>,
-        pes: u32,
-        poll_limit: u64,
-    ) -> Result<NdpUpdate> {
+    pub fn ndp_update(&self, call: &NdpUpdateCall<'_>) -> Result<NdpUpdate> {
+        let NdpUpdateCall { table, snapshot, column, expr, predicate, pes, poll_limit } = *call;
         if snapshot.own == 0 {
             return Err(StoreError::InvalidInput("an update needs a writing transaction (snapshot.own)".into()));
         }
@@ -85,19 +90,15 @@ impl Store {
         // each PE gets the pages its share needs (a predicate can select
         // all of one PE's tuples and none of another's), and have the update
         // split the same VIDs.
-        let (partials, vids) =
-            self.ndp_partials(table, snapshot, Aggregate::CountStar, 0, predicate, pes, Freshness::Ship)?;
+        let scan = NdpScan { table, snapshot, predicate, pes, freshness: Freshness::Ship };
+        let (partials, vids) = self.aggregate_partials(&scan, Aggregate::CountStar, 0)?;
         let per_page = self.records_per_page(table);
         let runs: Vec<u64> = partials.iter().map(|p| p.rows.div_ceil(per_page)).collect();
         let pages = self.reserve_pages(table, runs.iter().sum())?;
         let share = UpdateOutput::share_bytes(vids / u64::from(pes) + 1);
-        let (out, _) = self.ndp_call_with(
-            table,
-            snapshot,
+        let (out, _) = self.ndp_call(
+            &scan,
             op,
-            predicate,
-            pes,
-            Freshness::Ship,
             share * u64::from(pes),
             Some(UpdateArgs {
                 params: vec![u64::from(table.id), poll_limit],

@@ -8,7 +8,9 @@ mod common;
 use common::{device, insert, kv_table, new_store, opts, reopen, row, snapshot, write};
 use ndpdb_device::Command;
 use ndpdb_format::schema::Value;
-use ndpdb_storage::{CommittedHeads, Freshness, Head, LogOp, OpKind, ROOT_PPN, Store, StoreError, Table, TxnMeta};
+use ndpdb_storage::{
+    CommittedHeads, Freshness, Head, LogOp, NdpScan, OpKind, ROOT_PPN, Store, StoreError, Table, TxnMeta,
+};
 
 type Rows = Vec<(u64, Vec<Value>)>;
 
@@ -17,7 +19,10 @@ type Rows = Vec<(u64, Vec<Value>)>;
 fn rows(store: &Store, t: &Table, txns: u64) -> Rows {
     let snap = snapshot(txns + 1, &[]);
     let host = store.host_rows(t, &snap, &[0, 1], None, 2).unwrap().rows;
-    let ndp = store.ndp_rows(t, &snap, &[0, 1], None, 4, Freshness::Ship).unwrap().rows;
+    let ndp = store
+        .ndp_rows(&NdpScan { table: t, snapshot: &snap, predicate: None, pes: 4, freshness: Freshness::Ship }, &[0, 1])
+        .unwrap()
+        .rows;
     assert_eq!(ndp, host, "NDP and host rows of {}", t.name);
     host
 }

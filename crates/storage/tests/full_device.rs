@@ -8,7 +8,7 @@ use common::{kv_table, new_store, reopen, row, snapshot};
 use ndpdb_format::ndp::Aggregate;
 use ndpdb_format::page::RecordId;
 use ndpdb_format::record::VersionHeader;
-use ndpdb_storage::{CommittedHeads, Freshness, Head, Store, StoreError, Table, TxnMeta};
+use ndpdb_storage::{CommittedHeads, Freshness, Head, NdpScan, Store, StoreError, Table, TxnMeta};
 
 /// Inserts rows as transaction 1 until the device refuses one; returns how
 /// many it took and the error.
@@ -28,7 +28,13 @@ fn fill(store: &Store, t: &Table) -> (u64, StoreError) {
 
 fn count(store: &Store, t: &Table) -> Option<i128> {
     let snap = snapshot(2, &[]);
-    let ndp = store.ndp_aggregate(t, &snap, Aggregate::CountStar, 0, None, 4, Freshness::Ship).unwrap();
+    let ndp = store
+        .ndp_aggregate(
+            &NdpScan { table: t, snapshot: &snap, predicate: None, pes: 4, freshness: Freshness::Ship },
+            Aggregate::CountStar,
+            0,
+        )
+        .unwrap();
     let host = store.host_aggregate(t, &snap, Aggregate::CountStar, 0, None, 2).unwrap();
     assert_eq!(ndp.value, host.value);
     host.value

@@ -7,7 +7,7 @@ mod common;
 
 use common::{insert, kv_table, new_store, reopen, row, snapshot, write};
 use ndpdb_format::ndp::Aggregate;
-use ndpdb_storage::{CommittedHeads, Freshness, Store, Table, TxnMeta};
+use ndpdb_storage::{CommittedHeads, Freshness, NdpScan, Store, Table, TxnMeta};
 
 const ROWS: u64 = 2000;
 
@@ -15,7 +15,13 @@ const ROWS: u64 = 2000;
 /// on the host (which must agree).
 fn sum(store: &Store, t: &Table, txn: u64) -> Option<i128> {
     let snap = snapshot(txn + 1, &[]);
-    let ndp = store.ndp_aggregate(t, &snap, Aggregate::Sum, 1, None, 4, Freshness::Ship).unwrap();
+    let ndp = store
+        .ndp_aggregate(
+            &NdpScan { table: t, snapshot: &snap, predicate: None, pes: 4, freshness: Freshness::Ship },
+            Aggregate::Sum,
+            1,
+        )
+        .unwrap();
     let host = store.host_aggregate(t, &snap, Aggregate::Sum, 1, None, 2).unwrap();
     assert_eq!(ndp.value, host.value, "after transaction {txn}");
     host.value

@@ -10,7 +10,7 @@ use std::collections::BTreeMap;
 use common::{insert, kv_table, new_store, row, snapshot, write};
 use ndpdb_format::ndp::{Aggregate, CmpOp, Partial, Predicate, Snapshot};
 use ndpdb_format::schema::Value;
-use ndpdb_storage::{Freshness, Store, Table};
+use ndpdb_storage::{Freshness, NdpScan, Store, Table};
 
 /// Every version of every tuple, oldest first: (creator, values or None
 /// for a deletion).
@@ -74,13 +74,15 @@ fn check_snapshot(store: &Store, t: &Table, history: &History, snap: &Snapshot, 
     for predicate in predicates {
         for func in [Aggregate::CountStar, Aggregate::Count, Aggregate::Sum, Aggregate::Min, Aggregate::Avg] {
             let want = model_aggregate(&expected, func, predicate);
-            let ndp = store.ndp_aggregate(t, snap, func, 1, predicate, 4, freshness).unwrap();
+            let ndp = store
+                .ndp_aggregate(&NdpScan { table: t, snapshot: snap, predicate, pes: 4, freshness }, func, 1)
+                .unwrap();
             let host = store.host_aggregate(t, snap, func, 1, predicate, 3).unwrap();
             assert_eq!(ndp.value, want, "NDP {func:?} where {predicate:?} in {snap:?} ({freshness:?})");
             assert_eq!(host.value, want, "host {func:?} where {predicate:?} in {snap:?}");
         }
         let want: Vec<(u64, Vec<Value>)> = expected.iter().filter(|(_, v)| qualifies(v, predicate)).cloned().collect();
-        let ndp = store.ndp_rows(t, snap, &[1, 0], predicate, 4, freshness).unwrap();
+        let ndp = store.ndp_rows(&NdpScan { table: t, snapshot: snap, predicate, pes: 4, freshness }, &[1, 0]).unwrap();
         let host = store.host_rows(t, snap, &[1, 0], predicate, 3).unwrap();
         let projected: Vec<(u64, Vec<Value>)> =
             want.into_iter().map(|(vid, v)| (vid, vec![v[1].clone(), v[0].clone()])).collect();

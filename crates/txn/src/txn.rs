@@ -23,7 +23,7 @@ use ndpdb_format::page::RecordId;
 use ndpdb_format::record::VersionHeader;
 use ndpdb_format::schema::Value;
 use ndpdb_locktable::LockKey;
-use ndpdb_storage::{AggregateResult, Freshness, Head, LogOp, OpKind, RowsResult, StoreError, Table};
+use ndpdb_storage::{AggregateResult, Freshness, Head, LogOp, NdpScan, OpKind, RowsResult, StoreError, Table};
 
 use crate::db::Database;
 use crate::error::{Result, TxnError};
@@ -293,7 +293,7 @@ impl Txn<'_> {
         let store = self.db.store();
         Ok(match mode {
             ReadMode::Ndp { pes, freshness } => {
-                store.ndp_aggregate(table, &snapshot, func, column, predicate, pes, freshness)?
+                store.ndp_aggregate(&NdpScan { table, snapshot: &snapshot, predicate, pes, freshness }, func, column)?
             }
             ReadMode::Host { workers } => store.host_aggregate(table, &snapshot, func, column, predicate, workers)?,
         })
@@ -311,7 +311,7 @@ impl Txn<'_> {
         let store = self.db.store();
         Ok(match mode {
             ReadMode::Ndp { pes, freshness } => {
-                store.ndp_rows(table, &snapshot, projection, predicate, pes, freshness)?
+                store.ndp_rows(&NdpScan { table, snapshot: &snapshot, predicate, pes, freshness }, projection)?
             }
             ReadMode::Host { workers } => store.host_rows(table, &snapshot, projection, predicate, workers)?,
         })

@@ -20,7 +20,9 @@ use std::sync::Arc;
 
 use ndpdb_format::ndp::{Predicate, UpdateExpr};
 use ndpdb_format::schema::Value;
-use ndpdb_storage::{DEFAULT_POLL_LIMIT, Head, LogOp, NdpUpdate, OpKind, ScanStats, StoreError, Table, UpdatedTuple};
+use ndpdb_storage::{
+    DEFAULT_POLL_LIMIT, Head, LogOp, NdpUpdate, NdpUpdateCall, OpKind, ScanStats, StoreError, Table, UpdatedTuple,
+};
 
 use crate::error::{Result, TxnError};
 use crate::lock_order;
@@ -68,7 +70,9 @@ impl Txn<'_> {
         self.device_locks = true;
         lock_order::assert_none_held("the device's PEs wait for tuple locks");
         let store = self.db.store();
-        let up = match store.ndp_update(table, &snapshot, column, expr, predicate, pes, DEFAULT_POLL_LIMIT) {
+        let call =
+            NdpUpdateCall { table, snapshot: &snapshot, column, expr, predicate, pes, poll_limit: DEFAULT_POLL_LIMIT };
+        let up = match store.ndp_update(&call) {
             Ok(u) => u,
             Err(e) => return self.fail(e.into()),
         };

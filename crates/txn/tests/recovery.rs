@@ -2,6 +2,7 @@
 //! not commit leaves nothing, and a torn log tail is cut off and reported.
 
 use ndpdb_device::{ClockKind, Command, Device, DeviceOptions, Profile};
+use ndpdb_format::checkpoint::Root;
 use ndpdb_format::ndp::Aggregate;
 use ndpdb_format::schema::{Column, ColumnType, Value};
 use ndpdb_storage::{Freshness, ROOT_PPN, Store, StoreOptions};
@@ -105,11 +106,10 @@ fn damage_log_and_reopen(dir: &std::path::Path, back: u64) -> (Database, ndpdb_s
     let dev = device(dir, false);
     let mut qp = dev.queue_pair();
     let root = (0..2)
-        .map(|p| qp.call(Command::PageRead { ppn: ROOT_PPN + p }).unwrap().into_data())
-        .max_by_key(|b| u64::from_le_bytes(b[24..32].try_into().unwrap()))
+        .filter_map(|p| Root::decode(&qp.call(Command::PageRead { ppn: ROOT_PPN + p }).unwrap().into_data()).unwrap())
+        .max_by_key(|r| r.generation)
         .unwrap();
-    let (start, lsn) =
-        (u64::from_le_bytes(root[32..40].try_into().unwrap()), u64::from_le_bytes(root[48..56].try_into().unwrap()));
+    let (start, lsn) = (root.log_start, root.log_lsn);
     let page = u64::from(dev.info().page_bytes);
     let target = lsn + rec.log_bytes - back;
     let ppn = start + target / page;
@@ -511,20 +511,22 @@ fn an_older_checkpoint_that_cannot_reach_the_logs_commits_is_refused() {
     let dev = device(dir.path(), false);
     let page = u64::from(dev.info().page_bytes);
     let mut qp = dev.queue_pair();
-    let roots: Vec<(u64, Vec<u8>)> =
-        (0..2).map(|p| (ROOT_PPN + p, qp.call(Command::PageRead { ppn: ROOT_PPN + p }).unwrap().into_data())).collect();
-    let generation = |b: &[u8]| u64::from_le_bytes(b[24..32].try_into().unwrap());
+    let roots: Vec<(u64, Root)> = (0..2)
+        .map(|p| {
+            let b = qp.call(Command::PageRead { ppn: ROOT_PPN + p }).unwrap().into_data();
+            (ROOT_PPN + p, Root::decode(&b).unwrap().unwrap())
+        })
+        .collect();
     let (older, newer) =
-        if generation(&roots[0].1) < generation(&roots[1].1) { (&roots[0], &roots[1]) } else { (&roots[1], &roots[0]) };
-    let word = |b: &[u8], at: usize| u64::from_le_bytes(b[at..at + 8].try_into().unwrap());
+        if roots[0].1.generation < roots[1].1.generation { (&roots[0], &roots[1]) } else { (&roots[1], &roots[0]) };
     // A byte in the payload of the first commit after the older checkpoint.
-    let (start, lsn) = (word(&older.1, 32), word(&older.1, 48));
+    let (start, lsn) = (older.1.log_start, older.1.log_lsn);
     let target = lsn + 40;
     let ppn = start + target / page;
     let mut data = qp.call(Command::PageRead { ppn }).unwrap().into_data();
     data[(target % page) as usize] ^= 0x5a;
     qp.call(Command::PageWrite { ppn, data }).unwrap();
-    let mut root = newer.1.clone();
+    let mut root = qp.call(Command::PageRead { ppn: newer.0 }).unwrap().into_data();
     root[9] ^= 1;
     qp.call(Command::PageWrite { ppn: newer.0, data: root }).unwrap();
     drop(qp);

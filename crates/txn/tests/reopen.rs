@@ -2,6 +2,7 @@
 //! snapshots and its transaction counter; bad root pages are refused.
 
 use ndpdb_device::{ClockKind, Command, Device, DeviceOptions, Profile};
+use ndpdb_format::checkpoint::Root;
 use ndpdb_format::ndp::Aggregate;
 use ndpdb_format::schema::{Column, ColumnType, Value};
 use ndpdb_storage::{Freshness, ROOT_PPN, Store, StoreOptions};
@@ -81,7 +82,7 @@ fn close_and_reopen() {
         .max_by_key(|&p| {
             let dev = device(dir.path(), false);
             let b = dev.queue_pair().call(Command::PageRead { ppn: ROOT_PPN + p }).unwrap().into_data();
-            u64::from_le_bytes(b[24..32].try_into().unwrap())
+            Root::decode(&b).unwrap().map_or(0, |r| r.generation)
         })
         .unwrap();
     damage(ROOT_PPN + newest);

@@ -190,7 +190,8 @@ impl Rig<'_> {
         let len = 8 * self.pairs_per_pe * u64::from(self.cfg.pes);
         let bytes = qp.call(Command::MemoryRead { range: self.out, offset: 0, len })?.into_data();
         ensure!(bytes.len() as u64 == len, "the device returned {} of {len} latency bytes", bytes.len());
-        Ok(bytes.chunks_exact(8).map(|c| u64::from_le_bytes(c.try_into().expect("8 bytes")).div_ceil(1000)).collect())
+        let ps = ndpdb_format::programs::decode_latencies(&bytes, (len / 8) as usize)?;
+        Ok(ps.into_iter().map(|p| p.div_ceil(1000)).collect())
     }
 
     fn row(
