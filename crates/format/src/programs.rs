@@ -28,7 +28,7 @@ pub fn encode_pe_pair(count: u64, value: u64) -> [u8; PE_PAIR_BYTES] {
 
 /// The `(count, value)` pairs of `pes` PEs.
 pub fn decode_pe_pairs(b: &[u8], pes: usize) -> Result<Vec<(u64, u64)>, FormatError> {
-    let needed = pes.checked_mul(PE_PAIR_BYTES).unwrap_or(usize::MAX);
+    let needed = pes.saturating_mul(PE_PAIR_BYTES);
     if b.len() < needed {
         return Err(FormatError::Truncated { structure: "PE pairs", needed, found: b.len() });
     }
@@ -42,7 +42,7 @@ pub fn encode_latencies(ps: &[u64]) -> Vec<u8> {
 
 /// `n` latencies in ps.
 pub fn decode_latencies(b: &[u8], n: usize) -> Result<Vec<u64>, FormatError> {
-    let needed = n.checked_mul(8).unwrap_or(usize::MAX);
+    let needed = n.saturating_mul(8);
     if b.len() < needed {
         return Err(FormatError::Truncated { structure: "lock latencies", needed, found: b.len() });
     }
