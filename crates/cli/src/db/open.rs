@@ -6,7 +6,7 @@
 use std::path::Path;
 
 use anyhow::{Context, Result, bail};
-use ndpdb_bench::outln;
+use ndpdb_bench::{errln, outln};
 use ndpdb_device::{ClockKind, Device, DeviceOptions, Profile};
 use ndpdb_storage::{Store, StoreOptions};
 use ndpdb_txn::Database;
@@ -38,16 +38,19 @@ pub(super) fn close(db: Database) -> Result<()> {
 /// Says on stderr what recovery did, when it did anything.
 fn report_recovery(rec: &ndpdb_storage::Recovery) {
     if rec.records > 0 {
-        eprintln!(
+        errln!(
             "recovery: replayed {} log records ({} commits, {} bytes) in {:.3} s",
-            rec.records, rec.commits, rec.log_bytes, rec.wall_s
+            rec.records,
+            rec.commits,
+            rec.log_bytes,
+            rec.wall_s
         );
     }
     if let Some(t) = &rec.truncated {
-        eprintln!("recovery: cut off the log's tail: {t}");
+        errln!("recovery: cut off the log's tail: {t}");
     }
     if let Some(n) = &rec.root_note {
-        eprintln!("recovery: {n}");
+        errln!("recovery: {n}");
     }
 }
 
