@@ -34,10 +34,6 @@ impl Lateness {
         Lateness { late: c.late_completions, completions: c.completions }
     }
 
-    /// Both measurements together.
-    pub fn add(self, other: Lateness) -> Lateness {
-        Lateness { late: self.late + other.late, completions: self.completions + other.completions }
-    }
 
     /// `late/completions`, the table cell.
     pub fn cell(self) -> String {
@@ -54,14 +50,22 @@ impl Lateness {
     pub fn warning(self, what: &str) -> Option<String> {
         self.emulator_bound().then(|| {
             format!(
-                "warning: {what}: {} of {} device completions were late (more than {}%): the emulator on this \
-                 machine could not keep up with the modelled device, so these times measure the emulator, not \
-                 the profile's device",
+                "warning: {what}: {} of {} device completions were late (more than {}%): for them the emulator on \
+                 this machine, not the modelled device, set the pace, so these times measure the emulator, not the \
+                 profile's device alone",
                 self.late,
                 self.completions,
                 LATE_SHARE_MAX * 100.0
             )
         })
+    }
+}
+
+/// Both measurements together.
+impl std::ops::Add for Lateness {
+    type Output = Lateness;
+    fn add(self, other: Lateness) -> Lateness {
+        Lateness { late: self.late + other.late, completions: self.completions + other.completions }
     }
 }
 
@@ -82,8 +86,9 @@ mod tests {
         assert_eq!(l(1, 100).warning("x"), None, "exactly 1% is not above it");
         let w = l(1152, 1152).warning("ndpdb host-only, 2 workers").unwrap();
         assert!(w.contains("ndpdb host-only, 2 workers: 1152 of 1152") && w.contains("measure the emulator"), "{w}");
+        assert!(w.starts_with("warning: "), "{w}");
         assert_eq!(l(2, 100).cell(), "2/100");
-        assert_eq!(l(2, 100).add(l(1, 50)), l(3, 150));
+        assert_eq!(l(2, 100) + l(1, 50), l(3, 150));
         assert_eq!(warnings([("a".to_string(), l(0, 9)), ("b".to_string(), l(9, 9))]).lines().count(), 1);
     }
 }

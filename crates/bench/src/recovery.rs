@@ -43,7 +43,8 @@ impl Config {
     }
 
     /// Runs the experiment on a scratch image under a progress bar, prints
-    /// its row as a table (and a JSON line) and writes the results directory.
+    /// its row as a table (and a JSON line) and writes the results
+    /// directory; fails when the recovered database is not intact.
     pub fn run_and_report(&self, report: &Report) -> Result<PathBuf> {
         self.validate()?;
         let scratch = scratch()?;
@@ -59,7 +60,14 @@ impl Config {
         let results = report.results("recovery")?;
         results.jsonl("recovery.jsonl", std::slice::from_ref(&row))?;
         results.text("table.txt", &table)?;
-        Ok(results.announce(&[]))
+        let dir = results.announce(&[]);
+        if row.integrity_errors > 0 {
+            bail!(
+                "the recovered database has {} integrity errors (`ndpdb check` on a copy says which)",
+                row.integrity_errors
+            );
+        }
+        Ok(dir)
     }
 }
 

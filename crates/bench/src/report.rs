@@ -160,7 +160,7 @@ mod tests {
 
     #[test]
     fn rates_are_rounded_whole_numbers_with_separators() {
-        assert_eq!(rate_text(391_026.0391), "391,026");
+        assert_eq!(rate_text(391_026.039_1), "391,026");
         assert_eq!(rate_text(999.6), "1,000");
         assert_eq!(rate_text(12.0), "12");
         assert_eq!(rate_text(1_234_567.0), "1,234,567");

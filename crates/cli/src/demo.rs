@@ -21,9 +21,11 @@ completion until the modelled u280-nvm would have finished it, so an ndpdb wall 
 device's time plus the host's real work, but only where the emulator on this machine kept up. A completion
 it could not finish in its modelled time is late (column late/completions): there the emulator, not the
 modelled device, set the pace. The host-only block stack reads every page with a command of its own, and
-on most machines each of those is late, so its times measure the emulator. PostgreSQL's times are its own
-wall times on this machine. Under the table a warning names each engine with more than 1% late
-completions; compare wall times only between engines without one.";
+on most machines each of those is late, so its times measure the emulator. ndpdb NDP sends about ten
+commands a query, and the small ones around the device program (memory ranges, copies) may come late by
+microseconds; `ndpdb bench snapshot` on the virtual clock gives its modelled times to compare with.
+PostgreSQL's times are its own wall times on this machine. Under the table a warning names each engine
+with more than 1% late completions; compare wall times only between engines without one.";
 
 pub fn run(report: &Report) -> Result<()> {
     let started = std::time::Instant::now();

@@ -195,6 +195,10 @@ pub fn agreement_note(rows: &[(f64, Row)]) -> String {
             None => points.push((key.0, key.1, key.2, key.3, zero)),
         }
     }
+    let engines: std::collections::BTreeSet<_> = rows.iter().map(|(_, r)| (r.engine, r.pes, r.workers)).collect();
+    if engines.len() < 2 {
+        return "only one engine ran, so no answer was compared with another".to_string();
+    }
     let trivial = points.iter().filter(|p| p.4).count();
     let mut note = format!(
         "all engines agree at all {} points: on the answer, and on count(*) and sum(ol_i_id) of the rows it reads",
@@ -299,9 +303,25 @@ mod tests {
         assert_eq!(median_index(&[0.4, 0.1, 0.2, 0.3]), 2);
         let e = check_agreement(&w, &[row("ndpdb-ndp", "1.00"), row("postgresql", "1.01")]).unwrap_err().to_string();
         assert!(e.contains("ENGINES DISAGREE") && e.contains("postgresql"), "{e}");
+        // Equal answers over different rows disagree too.
+        let with = |engine, control: &str| Row { control: Some(control.into()), ..row(engine, "0.00") };
+        let e = check_agreement(&w, &[with("ndpdb-ndp", "9 rows"), with("postgresql", "10 rows")]).unwrap_err();
+        assert!(e.to_string().contains("over 10 rows"), "{e}");
         assert!(agree(Aggregate::Avg, &Some("912.987654321000".into()), &Some("912.9876543210000000".into())));
         assert!(!agree(Aggregate::Avg, &Some("912.98".into()), &Some("912.99".into())));
         assert_eq!(ndpdb_format::schema::format_timestamp(1_700_000_000_000_001), "2023-11-14 22:13:20.000001");
         assert_eq!(ndpdb_format::text::parse_scaled("-1.5", 2), Some(-150));
+    }
+
+    /// The note after a run says where agreement rested on the rows read
+    /// alone, and that one engine alone agreed with nothing.
+    #[test]
+    fn the_agreement_note_says_what_was_compared() {
+        let at = |engine, result: &str| (0.0, test_row(engine, Some(result)));
+        let note = agreement_note(&[at("ndpdb-ndp", "0.00"), at("postgresql", "0.00")]);
+        assert!(note.starts_with("all engines agree at all 1 points") && note.contains("at 1 of them"), "{note}");
+        let note = agreement_note(&[at("ndpdb-ndp", "5.00"), at("postgresql", "5.00")]);
+        assert!(!note.contains("of them"), "{note}");
+        assert!(agreement_note(&[at("ndpdb-ndp", "5.00")]).starts_with("only one engine ran"));
     }
 }

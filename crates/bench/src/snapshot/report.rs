@@ -133,7 +133,7 @@ fn lateness_by_engine(rows: &[(f64, Row)]) -> Vec<(String, Lateness)> {
         let Some(l) = lateness(r) else { continue };
         let name = engine_name(r);
         match per.iter_mut().find(|p| p.0 == name) {
-            Some(p) => p.1 = p.1.add(l),
+            Some(p) => p.1 = p.1 + l,
             None => per.push((name, l)),
         }
     }
