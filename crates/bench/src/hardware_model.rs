@@ -53,8 +53,17 @@ impl Config {
         let (model, late) = self.run()?;
         std::fs::write(&self.out, model.to_toml()).with_context(|| format!("writing {}", self.out.display()))?;
         if json {
+            // Each line also says which profile and clock measured it, and the
+            // run's late completions (`profile` is the profile's own figure).
             for c in ndpdb_profiler::compare(&model, &self.profile) {
-                outln!("{}", serde_json::to_string(&c)?);
+                let mut v = serde_json::to_value(&c)?;
+                if let Some(o) = v.as_object_mut() {
+                    o.insert("profile_name".into(), self.profile.name.clone().into());
+                    o.insert("clock".into(), self.clock.name().into());
+                    o.insert("completions".into(), late.completions.into());
+                    o.insert("late_completions".into(), late.late.into());
+                }
+                outln!("{v}");
             }
             err!("{}", warnings([("the profiler's run".to_string(), late)]));
         } else {

@@ -34,7 +34,6 @@ impl Lateness {
         Lateness { late: c.late_completions, completions: c.completions }
     }
 
-
     /// `late/completions`, the table cell.
     pub fn cell(self) -> String {
         format!("{}/{}", self.late, self.completions)

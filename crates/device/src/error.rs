@@ -8,7 +8,7 @@ use ndpdb_format::FormatError;
 
 #[derive(Debug, thiserror::Error)]
 pub enum DeviceError {
-    #[error("no device image at {path}; create the database first (`ndpdb db create --db {dir}`)", dir = path.parent().map(|p| p.display().to_string()).unwrap_or_default())]
+    #[error("no device image at {path}; create the database first (for example with `ndpdb device create --db {dir}`)", dir = path.parent().map(|p| p.display().to_string()).unwrap_or_default())]
     ImageMissing { path: PathBuf },
     #[error("device image {path} already exists; open it instead of creating it, or remove it to start over")]
     ImageExists { path: PathBuf },

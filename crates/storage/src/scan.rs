@@ -397,7 +397,7 @@ impl Store {
         let m = self.measure();
         let view = HostView::of(table);
         let pages = self.read_all_pages(&view.lpns, workers)?;
-        let (parts, host_cpu_s) =
+        let (parts, cpu_s) =
             self.walk(snapshot, &view, &pages, workers, |rec, rows: &mut Vec<(u64, Vec<Value>)>| {
                 if !qualifies(table, rec, predicate)? {
                     return Ok(());
@@ -417,7 +417,7 @@ impl Store {
             visited += v;
         }
         rows.sort_by_key(|r| r.0);
-        Ok(RowsResult { rows, stats: ScanStats { host_cpu_s, ..self.stats(m, visited) } })
+        Ok(RowsResult { rows, stats: ScanStats { host_cpu_s: cpu_s, ..self.stats(m, visited) } })
     }
 
     /// The heap pages `lpns` (a [`HostView`]'s), read over the link and
