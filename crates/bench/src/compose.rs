@@ -34,15 +34,18 @@
 //! ```
 //!
 //! Unknown keys, a step with no or two actions, a step that cannot run
-//! (an update before any load, more deletes than live tuples) are errors that
-//! name the line. [`Workload::plan`] turns a workload into concrete actions
+//! (an update before any load, more deletes than live tuples), two markers
+//! with one label, and a query ORDER_LINE cannot answer (no such column, a
+//! `where` that does not parse, the sum of a timestamp) are errors that name
+//! the file and the line. [`Workload::plan`] turns a workload into concrete actions
 //! (which tuples, which new values) once, so that every engine applies
 //! exactly the same changes.
 
 use anyhow::{Result, anyhow, bail};
 use ndpdb_format::ndp::Aggregate;
+use ndpdb_format::schema::ColumnType;
 use ndpdb_format::text;
-use ndpdb_workload::{KeyChoice, KeyPicker, OL_AMOUNT, ValueGen};
+use ndpdb_workload::{KeyChoice, KeyPicker, OL_AMOUNT, ORDER_LINE, ValueGen, order_line_columns};
 use serde::Deserialize;
 
 #[derive(Debug, Clone, Deserialize)]
@@ -176,18 +179,34 @@ impl RawStep {
 }
 
 impl RawQuery {
-    /// The query; the error is the message, without the line.
+    /// The query, checked against ORDER_LINE's columns (`column` defaults
+    /// to `ol_amount`); the error is the message, without the line.
     fn query(&self) -> std::result::Result<Query, String> {
         let op = text::parse_aggregate(&self.op)
             .map_err(|_| format!("op = {:?}: use one of {}", self.op, QUERY_OPS.join(", ")))?;
-        if op != Aggregate::CountStar && self.column.is_none() {
-            return Err(format!("op {} needs a column", self.op));
+        let column = self.column.clone().unwrap_or_else(|| OL_AMOUNT.into());
+        let columns = order_line_columns();
+        if op != Aggregate::CountStar {
+            let ty = columns
+                .iter()
+                .find(|c| c.name == column)
+                .map(|c| c.ty)
+                .ok_or_else(|| format!("column = {column:?}: ORDER_LINE has no such column"))?;
+            match ty {
+                ColumnType::Timestamp if matches!(op, Aggregate::Sum | Aggregate::Avg) => {
+                    return Err(format!(
+                        "{}({column}) of a timestamp is not defined (as in PostgreSQL); use min, max or count",
+                        text::aggregate_name(op)
+                    ));
+                }
+                ColumnType::Int32 | ColumnType::Int64 | ColumnType::Decimal { .. } | ColumnType::Timestamp => {}
+                _ => return Err(format!("column = {column:?}: an integer, decimal or timestamp column")),
+            }
         }
-        Ok(Query {
-            op,
-            column: self.column.clone().unwrap_or_else(|| OL_AMOUNT.into()),
-            predicate: self.predicate.clone(),
-        })
+        if let Some(p) = &self.predicate {
+            text::parse_predicate(ORDER_LINE, &columns, p).map_err(|e| e.to_string())?;
+        }
+        Ok(Query { op, column, predicate: self.predicate.clone() })
     }
 }
 
@@ -210,6 +229,17 @@ impl Workload {
         if !w.steps.iter().any(|s| matches!(s, Step::Snapshot(..))) {
             bail!("{source}: the workload has no snapshot step, so the query has no snapshot to run in");
         }
+        // Results name a marker by its label: two alike could not be told apart.
+        for (i, s) in w.steps.iter().enumerate() {
+            if let Step::Snapshot(_, label) = s
+                && w.marker_step(label) != Some(i + 1)
+            {
+                let line = line_of(text, raw.step[i].span().start);
+                bail!(
+                    "{source} line {line}: a snapshot step before this one has the label {label:?} too; give each a label of its own"
+                );
+            }
+        }
         // Check that the steps can run, naming the line of the first that cannot.
         w.plan(0).map_err(|e| {
             let bad = e.step;
@@ -217,6 +247,12 @@ impl Workload {
             anyhow!("{source} line {line}: {}", e.message)
         })?;
         Ok(w)
+    }
+
+    /// The step number (1-based, in file order) of the marker labelled
+    /// `label`, the first one if two have it.
+    pub fn marker_step(&self, label: &str) -> Option<usize> {
+        self.steps.iter().position(|s| matches!(s, Step::Snapshot(_, l) if l == label)).map(|i| i + 1)
     }
 
     /// The workload as a composer file (for `--print-workload`).
@@ -379,8 +415,9 @@ column = "ol_amount"
         let w = Workload::parse(&with_op("count(*)"), "w").unwrap();
         assert!(w.to_toml().contains("op = \"count-star\""), "{}", w.to_toml());
         assert_eq!(Workload::parse(&w.to_toml(), "again").unwrap().query, w.query);
-        let e = Workload::parse(&no_column("count"), "w").unwrap_err();
-        assert!(e.to_string().ends_with("op count needs a column"), "{e}");
+        // `column` defaults to ol_amount, as docs/composer.md says.
+        assert_eq!(Workload::parse(&no_column("count"), "w").unwrap().query.column, "ol_amount");
+        assert_eq!(Workload::parse(&no_column("sum"), "w").unwrap().query.op, Aggregate::Sum);
         let e = Workload::parse(&with_op("median"), "w").unwrap_err().to_string();
         assert!(e.ends_with("op = \"median\": use one of count, count-star, sum, min, max, avg"), "{e}");
     }
@@ -399,5 +436,24 @@ column = "ol_amount"
         let bad = GOOD.replace("\"repeatable read\"", "\"snapshot\"");
         assert!(e(&bad).contains("line 5"), "the step starting on line 5: {}", e(&bad));
         assert!(e("name = 1\n[[step]\n").contains("line"), "{}", e("name = 1\n[[step]\n"));
+    }
+
+    /// The query is checked when the file is read, and its errors name the
+    /// file and the `[query]` line like every other composer error.
+    #[test]
+    fn query_errors_point_at_the_file_and_line() {
+        let e = |text: String| Workload::parse(&text, "w.toml").unwrap_err().to_string();
+        let query_line = GOOD.lines().position(|l| l == "[query]").unwrap() + 1;
+        let at = format!("w.toml line {query_line}: ");
+        let bad = e(GOOD.replace("column = \"ol_amount\"", "column = \"ol_amount\"\nwhere = \"ol_quantity >> 5\""));
+        assert!(bad.starts_with(&at) && bad.contains("where: `> 5`"), "{bad}");
+        let bad = e(GOOD.replace("column = \"ol_amount\"", "column = \"ol_amount\"\nwhere = \"nope = 1\""));
+        assert!(bad.starts_with(&at) && bad.contains("no column nope"), "{bad}");
+        let bad = e(GOOD.replace("column = \"ol_amount\"", "column = \"ol_amout\""));
+        assert!(bad.starts_with(&at) && bad.contains("ol_amout"), "{bad}");
+        let bad = e(GOOD.replace("column = \"ol_amount\"", "column = \"ol_delivery_d\""));
+        assert!(bad.starts_with(&at) && bad.contains("timestamp"), "{bad}");
+        let bad = e(GOOD.replace("label = \"end\"", "label = \"marker 1\""));
+        assert!(bad.starts_with("w.toml line 13: ") && bad.contains("\"marker 1\""), "{bad}");
     }
 }

@@ -16,6 +16,8 @@ use ndpdb_device::{
 };
 use serde::Serialize;
 
+use crate::late::{Lateness, warnings};
+use crate::limits::check_pes;
 use crate::report::{Report, progress_bar, scratch};
 
 /// The shipped profile that models the paper's hardware (a Xilinx U280 with
@@ -51,6 +53,9 @@ pub struct Row {
     pub modelled_s: f64,
     /// Submission to completion on the wall clock.
     pub wall_s: f64,
+    /// The execution's completions (one) and the late ones among them (real
+    /// clock: the emulator set the pace; `late.rs`).
+    pub completions: u64,
     pub late_completions: u64,
     pub bottleneck: String,
     pub link_bytes_to_device: u64,
@@ -64,14 +69,20 @@ pub fn paper_rate(pes: u32) -> Option<f64> {
 }
 
 impl Config {
-    /// Fails when the profile has no PEs or a PE count is not one of its PEs'.
+    /// Fails when a PE count is not one of the profile's PEs (`limits.rs`),
+    /// or there is nothing to transfer or no span to transfer from.
     pub fn validate(&self) -> Result<()> {
-        let max_pes = self.profile.pe.count;
-        if max_pes == 0 {
-            bail!("profile `{}` has no processing elements; device scaling needs PEs", self.profile.name);
+        if self.pes.is_empty() {
+            bail!("--pes: give at least one PE count");
         }
-        if let Some(&bad) = self.pes.iter().find(|&&p| p == 0 || p > max_pes) {
-            bail!("--pes {bad}: profile `{}` has 1..={max_pes} PEs", self.profile.name);
+        for &pes in &self.pes {
+            check_pes("--pes", pes, &self.profile)?;
+        }
+        if self.transfers_per_pe == 0 {
+            bail!("--transfers 0: each PE needs at least 1 transfer to time (a rate of no transfers is no rate)");
+        }
+        if self.span_bytes == 0 {
+            bail!("--span-bytes 0: the random transfers need a span of the medium to read");
         }
         Ok(())
     }
@@ -179,6 +190,7 @@ fn measure(cfg: &Config, dev: &Device, qp: &mut QueuePair, out: RangeId, span: u
         device_s,
         modelled_s,
         wall_s,
+        completions: delta.completions,
         late_completions: delta.late_completions,
         bottleneck: report.bottleneck.clone(),
         link_bytes_to_device: delta.link_bytes_to_device,
@@ -219,7 +231,7 @@ pub fn table(rows: &[Row]) -> String {
                 r.deviation_pct.map(|d| format!("{d:+.1}%")).unwrap_or_else(|| "-".into()),
                 format!("{:.4}", r.modelled_s),
                 format!("{:.4}", r.wall_s),
-                r.late_completions.to_string(),
+                Lateness { late: r.late_completions, completions: r.completions }.cell(),
                 r.medium_reads.to_string(),
                 r.medium_bytes_read.to_string(),
                 format!("{}/{}", r.link_bytes_to_device, r.link_bytes_to_host),
@@ -228,9 +240,18 @@ pub fn table(rows: &[Row]) -> String {
         })
         .collect();
     let title = match rows.first() {
-        Some(r) => format!("device scaling: 4-byte in-situ transfers, profile {}, {} clock\n", r.profile, r.clock),
+        Some(r) => format!(
+            "device scaling: 4-byte in-situ transfers, profile {}, {} clock (the rate is transfers over the \
+             execution's modelled time; {})\n",
+            r.profile,
+            r.clock,
+            crate::orderline::clock_note(r.clock)
+        ),
         None => String::new(),
     };
+    let late = rows
+        .iter()
+        .map(|r| (format!("{} PEs", r.pes), Lateness { late: r.late_completions, completions: r.completions }));
     title
         + &crate::output::table(
             &[
@@ -240,7 +261,7 @@ pub fn table(rows: &[Row]) -> String {
                 "dev",
                 "modelled s",
                 "wall s",
-                "late",
+                "late/completions",
                 "transfers",
                 "medium B read",
                 "link B to dev/host",
@@ -248,6 +269,7 @@ pub fn table(rows: &[Row]) -> String {
             ],
             &body,
         )
+        + &warnings(late)
 }
 
 /// Transfers per second against PEs, ours and (for u280-nvm) the paper's.

@@ -8,8 +8,9 @@ use anyhow::{Context, Result, bail};
 use ndpdb_device::{ClockKind, Device, DeviceOptions, Profile};
 use ndpdb_profiler::HardwareModel;
 
+use crate::late::{Lateness, warnings};
 use crate::report::scratch;
-use crate::{out, outln};
+use crate::{err, errln, out, outln};
 
 #[derive(Debug, Clone)]
 pub struct Config {
@@ -34,35 +35,49 @@ impl Config {
         Ok(())
     }
 
-    /// Runs the profiler on a scratch image of the profile.
-    pub fn run(&self) -> Result<HardwareModel> {
+    /// Runs the profiler on a scratch image of the profile; returns the
+    /// model and the late completions of its run.
+    pub fn run(&self) -> Result<(HardwareModel, Lateness)> {
         let dir = scratch()?;
         let dev =
             Device::create(dir.path(), self.profile.clone(), Some(64 << 20), DeviceOptions::with_clock(self.clock))?;
         let effort = if self.quick { ndpdb_profiler::Effort::quick() } else { ndpdb_profiler::Effort::full() };
-        Ok(ndpdb_profiler::profile(&dev, effort)?)
+        let model = ndpdb_profiler::profile(&dev, effort)?;
+        Ok((model, Lateness::of(&dev.counters())))
     }
 
     /// Checks, runs, writes the parameter file and prints the comparison
     /// (a table, or JSON lines when `json`).
     pub fn run_and_report(&self, json: bool) -> Result<()> {
         self.validate()?;
-        let model = self.run()?;
+        let (model, late) = self.run()?;
         std::fs::write(&self.out, model.to_toml()).with_context(|| format!("writing {}", self.out.display()))?;
         if json {
+            // Each line also says which profile and clock measured it, and the
+            // run's late completions (`profile` is the profile's own figure).
             for c in ndpdb_profiler::compare(&model, &self.profile) {
-                outln!("{}", serde_json::to_string(&c)?);
+                let mut v = serde_json::to_value(&c)?;
+                if let Some(o) = v.as_object_mut() {
+                    o.insert("profile_name".into(), self.profile.name.clone().into());
+                    o.insert("clock".into(), self.clock.name().into());
+                    o.insert("completions".into(), late.completions.into());
+                    o.insert("late_completions".into(), late.late.into());
+                }
+                outln!("{v}");
             }
+            err!("{}", warnings([("the profiler's run".to_string(), late)]));
         } else {
-            out!("{}", comparison_table(&model, &self.profile));
+            out!("{}", comparison_table(&model, &self.profile, late));
         }
-        eprintln!("hardware model written to {}", self.out.display());
+        errln!("hardware model written to {}", self.out.display());
         Ok(())
     }
 }
 
-/// Each measured figure beside the profile's, and how far apart they are.
-pub fn comparison_table(model: &HardwareModel, profile: &Profile) -> String {
+/// Each measured figure beside the profile's, and how far apart they are,
+/// under a heading with the profile, the clock and the run's late
+/// completions.
+pub fn comparison_table(model: &HardwareModel, profile: &Profile, late: Lateness) -> String {
     let fmt = |x: f64| if x.is_infinite() { "inf".to_string() } else { format!("{x:.3}") };
     let rows: Vec<Vec<String>> = ndpdb_profiler::compare(model, profile)
         .into_iter()
@@ -81,9 +96,12 @@ pub fn comparison_table(model: &HardwareModel, profile: &Profile) -> String {
         })
         .collect();
     format!(
-        "hardware profile of `{}` ({} clock)\n{}",
+        "hardware profile of `{}` ({} clock, {} late of {} device completions)\n{}{}",
         profile.name,
         model.clock,
-        crate::output::table(&["figure", "unit", "measured", "profile", "dev"], &rows)
+        late.late,
+        late.completions,
+        crate::output::table(&["figure", "unit", "measured", "profile", "dev"], &rows),
+        warnings([("the profiler's run".to_string(), late)])
     )
 }

@@ -7,7 +7,8 @@
 //! to end as its command does (`run_and_report`): a scratch image, a
 //! progress bar, the table and JSON lines, the results directory, all
 //! through `report`, the one results writer; `console` is the commands'
-//! standard output. The `ndpdb` binary only parses arguments into these
+//! standard output, and `late` says whether a run's times measure the
+//! modelled device or the emulator. The `ndpdb` binary only parses arguments into these
 //! configurations.
 
 pub mod compose;
@@ -15,6 +16,8 @@ pub mod console;
 pub mod crash;
 pub mod device_scaling;
 pub mod hardware_model;
+pub mod late;
+pub mod limits;
 pub mod locks;
 pub mod locks_report;
 pub mod machine;

@@ -8,6 +8,7 @@ use std::path::PathBuf;
 use anyhow::Result;
 use ndpdb_device::Profile;
 
+use crate::errln;
 use crate::locks;
 use crate::report::{Report, progress_bar, scratch};
 
@@ -26,7 +27,7 @@ pub fn profiles(names: &[String]) -> Result<Vec<Profile>> {
 pub fn run_and_report(cfg: &locks::Config, report: &Report) -> Result<PathBuf> {
     cfg.validate()?;
     for w in cfg.warnings() {
-        eprintln!("warning: {w}");
+        errln!("warning: {w}");
     }
     let dir = scratch()?;
     let bar = progress_bar(cfg.steps() as u64, "{msg:<40} [{bar:30}] {pos}/{len} steps");

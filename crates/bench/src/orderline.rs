@@ -5,30 +5,27 @@
 //! the counters that show what moved.
 
 use std::path::{Path, PathBuf};
+use std::sync::Arc;
 
 use anyhow::{Context, Result, bail};
 use ndpdb_device::{ClockKind, Device, DeviceOptions, Profile};
-use ndpdb_format::ndp::Aggregate;
+use ndpdb_format::ndp::{Aggregate, Predicate};
 use ndpdb_format::schema::Value;
 use ndpdb_format::text::format_scaled;
 use ndpdb_storage::{AggregateResult, Freshness, Store, StoreOptions, Table};
 use ndpdb_txn::{Database, Isolation, ReadMode, Txn};
-use ndpdb_workload::{OL_AMOUNT, ORDER_LINE, OrderLineGen, ValueGen, order_line_columns};
+use ndpdb_workload::{OL_AMOUNT, OL_I_ID, ORDER_LINE, OrderLineGen, ValueGen, order_line_columns};
 use serde::Serialize;
 
+use crate::late::{Lateness, warnings};
+use crate::limits::{check_pes, check_workers};
 use crate::report::{Report, progress_bar, scratch};
 
 /// Tuples per loading or updating transaction.
 const BATCH: u64 = 10_000;
 
 /// Loads `rows` tuples; `progress` sees the count loaded so far.
-pub fn load(
-    db: &Database,
-    table: &std::sync::Arc<Table>,
-    rows: u64,
-    seed: u64,
-    mut progress: impl FnMut(u64),
-) -> Result<()> {
+pub fn load(db: &Database, table: &Arc<Table>, rows: u64, seed: u64, mut progress: impl FnMut(u64)) -> Result<()> {
     let mut tuples = OrderLineGen::new(seed, 1_700_000_000_000_000).take_rows(rows);
     let batch = batch_rows(db, table);
     let mut done = 0;
@@ -45,12 +42,7 @@ pub fn load(
 }
 
 /// One update round: every tuple gets a new `ol_amount`, in VID order.
-pub fn update_round(
-    db: &Database,
-    table: &std::sync::Arc<Table>,
-    seed: u64,
-    mut progress: impl FnMut(u64),
-) -> Result<()> {
+pub fn update_round(db: &Database, table: &Arc<Table>, seed: u64, mut progress: impl FnMut(u64)) -> Result<()> {
     let amount = table.column_index(OL_AMOUNT).context("no ol_amount")?;
     let mut vals = ValueGen::new(seed);
     let n = table.vids();
@@ -68,6 +60,23 @@ pub fn update_round(
         progress(vid);
     }
     Ok(())
+}
+
+/// The agreement checks' control: `count(*)` and `sum(ol_i_id)` of the rows
+/// `predicate` selects in `txn`'s snapshot ([`control_text`]). Engines that
+/// agree on it read the same rows; it is nonzero at every size, where a sum
+/// of `ol_amount` is 0 on every engine below about 21,000 tuples (TPC-C
+/// gives the delivered lines, orders 1..=2,100 of each district, an amount
+/// of 0), so agreement on that answer alone would say nothing.
+pub fn control(txn: &mut Txn<'_>, table: &Arc<Table>, predicate: Option<Predicate>, mode: ReadMode) -> Result<String> {
+    let item = table.column_index(OL_I_ID).context("ORDER_LINE has no ol_i_id")? as u16;
+    let r = txn.aggregate(table, Aggregate::Sum, item, predicate, mode)?;
+    Ok(control_text(r.partial.rows, r.value))
+}
+
+/// The control's text: `N rows, sum(ol_i_id) S` (S is NULL without rows).
+pub fn control_text(rows: u64, sum: Option<i128>) -> String {
+    format!("{rows} rows, sum(ol_i_id) {}", sum.map_or_else(|| "NULL".to_string(), |s| s.to_string()))
 }
 
 /// Tuples written per transaction: [`BATCH`], or fewer when one commit's
@@ -125,8 +134,17 @@ pub struct Row {
     pub link_bytes_to_device: u64,
     pub medium_bytes_read: u64,
     pub medium_reads: u64,
+    /// The device's completions during the query, and the late ones among
+    /// them (real clock: the emulator set the pace; `late.rs`).
+    pub completions: u64,
     pub late_completions: u64,
     pub versions_visited: u64,
+    /// Host-only: the chain walk's host CPU time, measured; on the virtual
+    /// clock it is not part of `modelled_s`.
+    pub host_cpu_s: Option<f64>,
+    /// `count(*)` and `sum(ol_i_id)` of the rows summed ([`control`]),
+    /// which both engines must agree on as on `result`.
+    pub control: String,
     /// NVM, NDP only: the device's medium bytes read, less what the program
     /// reports it read for VID-map and L2P entries and column values, per
     /// version visited on the medium. The format's slot entry plus header is
@@ -135,16 +153,13 @@ pub struct Row {
 }
 
 impl Config {
-    /// Fails when the profile has no PEs or `pes` is not one of its PEs'.
+    /// Fails when `pes` is not one of the profile's PEs, the worker count
+    /// is not 1..=`WORKERS_MAX` (`limits.rs`) or there is nothing to sum.
     pub fn validate(&self) -> Result<()> {
-        if self.profile.pe.count == 0 {
-            bail!(
-                "profile `{}` has no processing elements; the NDP side of this experiment needs them",
-                self.profile.name
-            );
-        }
-        if self.pes == 0 || self.pes > self.profile.pe.count {
-            bail!("--pes {}: profile `{}` has 1..={} PEs", self.pes, self.profile.name, self.profile.pe.count);
+        check_pes("--pes", self.pes, &self.profile)?;
+        check_workers("--workers", self.workers)?;
+        if self.rows == 0 {
+            bail!("--rows 0: the experiment sums ORDER_LINE tuples; load at least 1");
         }
         Ok(())
     }
@@ -153,7 +168,7 @@ impl Config {
     /// the table (and JSON lines) and writes the results directory.
     pub fn run_and_report(&self, report: &Report) -> Result<PathBuf> {
         let dir = scratch()?;
-        let bar = progress_bar(self.rows, "{msg:>16} [{bar:30}] {pos}/{len} tuples ({per_sec})");
+        let bar = progress_bar(self.rows, "{msg:>16} [{bar:30}] {pos}/{len} tuples ({rate} tuples/s)");
         let rows = run(self, dir.path(), |phase, n, total| {
             bar.set_length(total);
             if bar.message() != phase {
@@ -193,14 +208,23 @@ pub fn run(cfg: &Config, dir: &Path, mut progress: impl FnMut(&str, u64, u64)) -
     db.store().sync_device()?;
     let column = table.column_index(OL_AMOUNT).context("no ol_amount")? as u16;
     let mut out = Vec::new();
+    let ndp_mode = ReadMode::Ndp { pes: cfg.pes, freshness: Freshness::Ship };
+    let host_mode = ReadMode::Host { workers: cfg.workers };
     for (name, txn) in [("newest", &mut newest), ("oldest", &mut oldest)] {
-        let ndp = measure(txn, &table, column, ReadMode::Ndp { pes: cfg.pes, freshness: Freshness::Ship })?;
-        let host = measure(txn, &table, column, ReadMode::Host { workers: cfg.workers })?;
-        if ndp.value != host.value {
-            bail!("{name} snapshot: NDP SUM = {:?} but host SUM = {:?}; the engines disagree", ndp.value, host.value);
+        let ndp = measure(txn, &table, column, ndp_mode)?;
+        let host = measure(txn, &table, column, host_mode)?;
+        let (ndp_control, host_control) =
+            (control(txn, &table, None, ndp_mode)?, control(txn, &table, None, host_mode)?);
+        if ndp.value != host.value || ndp_control != host_control {
+            bail!(
+                "ENGINES DISAGREE at the {name} snapshot: NDP says SUM(ol_amount) = {:?} over {ndp_control}, the \
+                 host says {:?} over {host_control}",
+                ndp.value,
+                host.value
+            );
         }
-        out.push(row(cfg, name, "ndpdb-ndp", &ndp));
-        out.push(row(cfg, name, "ndpdb-host", &host));
+        out.push(row(cfg, name, "ndpdb-ndp", &ndp, &ndp_control));
+        out.push(row(cfg, name, "ndpdb-host", &host, &host_control));
     }
     oldest.commit()?;
     newest.commit()?;
@@ -208,7 +232,7 @@ pub fn run(cfg: &Config, dir: &Path, mut progress: impl FnMut(&str, u64, u64)) -
 }
 
 /// The row of `engine` at snapshot `name`.
-fn row(cfg: &Config, name: &'static str, engine: &'static str, r: &AggregateResult) -> Row {
+fn row(cfg: &Config, name: &'static str, engine: &'static str, r: &AggregateResult, control: &str) -> Row {
     let is_ndp = engine == "ndpdb-ndp";
     let chain =
         (is_ndp && cfg.profile.kind() == ndpdb_device::profile::MediumKind::Nvm && r.partial.visited > 0).then(|| {
@@ -234,13 +258,16 @@ fn row(cfg: &Config, name: &'static str, engine: &'static str, r: &AggregateResu
         link_bytes_to_device: r.stats.counters.link_bytes_to_device,
         medium_bytes_read: r.stats.counters.medium_bytes_read,
         medium_reads: r.stats.counters.medium_reads,
+        completions: r.stats.counters.completions,
         late_completions: r.stats.counters.late_completions,
         versions_visited: r.partial.visited,
+        host_cpu_s: (!is_ndp).then_some(r.stats.host_cpu_s),
+        control: control.to_string(),
         chain_bytes_per_visited_version: chain,
     }
 }
 
-fn measure(txn: &mut Txn<'_>, table: &std::sync::Arc<Table>, column: u16, mode: ReadMode) -> Result<AggregateResult> {
+fn measure(txn: &mut Txn<'_>, table: &Arc<Table>, column: u16, mode: ReadMode) -> Result<AggregateResult> {
     Ok(txn.aggregate(table, Aggregate::Sum, column, None, mode)?)
 }
 
@@ -255,6 +282,8 @@ pub fn table(rows: &[Row]) -> String {
                 r.result.clone().unwrap_or("null".into()),
                 format!("{:.4}", r.modelled_s),
                 format!("{:.4}", r.wall_s),
+                Lateness { late: r.late_completions, completions: r.completions }.cell(),
+                r.host_cpu_s.map_or("-".into(), |s| format!("{s:.4}")),
                 r.link_bytes_to_host.to_string(),
                 r.medium_bytes_read.to_string(),
                 r.versions_visited.to_string(),
@@ -264,11 +293,21 @@ pub fn table(rows: &[Row]) -> String {
         .collect();
     let head = match rows.first() {
         Some(r) => format!(
-            "SUM(ol_amount) over {} ORDER_LINE tuples x {} versions, profile {}, {} clock\n",
-            r.rows, r.versions_per_tuple, r.profile, r.clock
+            "SUM(ol_amount) over {} ORDER_LINE tuples x {} versions, profile {}, {} clock ({}; {HOST_CPU_NOTE})\n",
+            r.rows,
+            r.versions_per_tuple,
+            r.profile,
+            r.clock,
+            clock_note(r.clock)
         ),
         None => String::new(),
     };
+    let late = rows.iter().map(|r| {
+        (
+            format!("{} snapshot, {}", r.snapshot, r.engine),
+            Lateness { late: r.late_completions, completions: r.completions },
+        )
+    });
     head + &crate::output::table(
         &[
             "snapshot",
@@ -277,11 +316,27 @@ pub fn table(rows: &[Row]) -> String {
             "result",
             "modelled s",
             "wall s",
+            "late/completions",
+            "host CPU s",
             "link B to host",
             "medium B read",
             "versions",
             "chain B/version",
         ],
         &body,
-    )
+    ) + &warnings(late)
 }
+
+/// What a table's times mean on `clock` (a [`ndpdb_device::ClockKind`]
+/// name), for its heading.
+pub fn clock_note(clock: &str) -> &'static str {
+    if clock == "real" {
+        "completions held to their modelled time: modelled = wall, a measurement"
+    } else {
+        "modelled times are the model's, exact; wall times are the emulator's on this machine"
+    }
+}
+
+/// What a table's `host CPU s` column is, for its heading.
+pub const HOST_CPU_NOTE: &str =
+    "host CPU s: the block stack's chain walk, measured (on the virtual clock not part of modelled s)";

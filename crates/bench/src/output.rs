@@ -152,17 +152,19 @@ impl Plot<'_> {
     {
         use plotters::prelude::*;
         let pts = self.series.iter().flat_map(|s| s.points.iter());
-        let (mut x_max, mut y_max) = (0f64, 0f64);
-        let mut x_min = f64::INFINITY;
+        let (mut x_min, mut x_max, mut y_max) = (f64::INFINITY, f64::NEG_INFINITY, 0f64);
         for &(x, y) in pts {
             x_min = x_min.min(x);
             x_max = x_max.max(x);
             y_max = y_max.max(y);
         }
         if !x_min.is_finite() {
-            x_min = 0.0;
+            (x_min, x_max) = (0.0, 0.0);
         }
-        let x_max = if x_max > x_min { x_max } else { x_min + 1.0 };
+        // Points all at one x: an axis around it, not from it.
+        if x_max <= x_min {
+            (x_min, x_max) = (x_min - 1.0, x_min + 1.0);
+        }
         let y_max = if y_max > 0.0 { y_max * 1.1 } else { 1.0 };
         let err = |e: DrawingAreaErrorKind<DB::ErrorType>| anyhow!("drawing plot: {e:?}");
         root.fill(&WHITE).map_err(err)?;

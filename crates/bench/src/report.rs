@@ -12,7 +12,7 @@ use anyhow::{Context, Result};
 use serde::Serialize;
 
 use crate::output::ResultsDir;
-use crate::{out, outln};
+use crate::{err, errln, out, outln};
 
 /// Where an experiment's results go and whether stdout gets JSON lines.
 #[derive(Debug, Clone)]
@@ -48,7 +48,7 @@ impl Report {
             for l in json_lines {
                 outln!("{l}");
             }
-            eprint!("{table}");
+            err!("{table}");
         } else {
             out!("{table}");
         }
@@ -56,13 +56,25 @@ impl Report {
 
     /// Creates the run's results directory, `<out>/<experiment>-<UTC time>/`.
     pub fn results(&self, experiment: &str) -> Result<Results> {
-        Ok(Results { dir: ResultsDir::create(&self.out, experiment)? })
+        Ok(Results { dir: ResultsDir::create(&self.out, experiment)?, kept: false })
     }
 }
 
-/// One run's results directory.
+/// One run's results directory. A run that fails before it says where its
+/// results are ([`Results::announce`]) leaves no directory behind: dropping
+/// an unannounced `Results` removes the directory and whatever the run had
+/// written into it, since it would be an empty or half-written one.
 pub struct Results {
     dir: ResultsDir,
+    kept: bool,
+}
+
+impl Drop for Results {
+    fn drop(&mut self) {
+        if !self.kept {
+            let _ = std::fs::remove_dir_all(&self.dir.path);
+        }
+    }
 }
 
 impl Results {
@@ -85,29 +97,55 @@ impl Results {
     /// without them.
     pub fn plot(&self, draw: impl FnOnce(&Path) -> Result<Vec<PathBuf>>) -> Vec<PathBuf> {
         draw(&self.dir.path).unwrap_or_else(|e| {
-            eprintln!("no plot: {e:#}");
+            errln!("no plot: {e:#}");
             Vec::new()
         })
     }
 
     /// Says on stderr where the results are, then each of `listed` on a line
-    /// of its own; returns the directory.
-    pub fn announce(self, listed: &[PathBuf]) -> PathBuf {
-        eprintln!("results: {}", self.dir.path.display());
+    /// of its own; returns the directory, which stays.
+    pub fn announce(mut self, listed: &[PathBuf]) -> PathBuf {
+        errln!("results: {}", self.dir.path.display());
         for p in listed {
-            eprintln!("  {}", p.display());
+            errln!("  {}", p.display());
         }
-        self.dir.path
+        self.kept = true;
+        self.dir.path.clone()
     }
 }
 
 /// A progress bar on stderr for `len` steps, drawn with `template`
-/// (indicatif's syntax; the templates are constants, so a bad one is a
-/// programmer's error).
+/// (indicatif's syntax, plus `{rate}`: steps per second as [`rate_text`]
+/// writes them; the templates are constants, so a bad one is a
+/// programmer's error). On a stderr that is no terminal (a pipe, a file)
+/// it draws nothing.
 pub fn progress_bar(len: u64, template: &str) -> indicatif::ProgressBar {
     let bar = indicatif::ProgressBar::new(len);
-    bar.set_style(indicatif::ProgressStyle::with_template(template).expect("template"));
+    let style = indicatif::ProgressStyle::with_template(template).expect("template").with_key(
+        "rate",
+        |s: &indicatif::ProgressState, w: &mut dyn std::fmt::Write| {
+            let _ = w.write_str(&rate_text(s.per_sec()));
+        },
+    );
+    bar.set_style(style);
     bar
+}
+
+/// Steps per second, rounded to a whole number with thousands separators
+/// (`391,026`; indicatif's own `{per_sec}` prints `391,026.0391/s`).
+pub fn rate_text(per_sec: f64) -> String {
+    if !per_sec.is_finite() || per_sec < 0.0 {
+        return "-".to_string();
+    }
+    let digits = format!("{:.0}", per_sec);
+    let mut out = String::with_capacity(digits.len() + digits.len() / 3);
+    for (i, c) in digits.chars().enumerate() {
+        if i > 0 && (digits.len() - i) % 3 == 0 {
+            out.push(',');
+        }
+        out.push(c);
+    }
+    out
 }
 
 /// A scratch directory for an experiment's own image (removed afterwards),
@@ -119,6 +157,15 @@ pub fn scratch() -> Result<tempfile::TempDir> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn rates_are_rounded_whole_numbers_with_separators() {
+        assert_eq!(rate_text(391_026.039_1), "391,026");
+        assert_eq!(rate_text(999.6), "1,000");
+        assert_eq!(rate_text(12.0), "12");
+        assert_eq!(rate_text(1_234_567.0), "1,234,567");
+        assert_eq!(rate_text(f64::NAN), "-");
+    }
 
     #[test]
     fn a_bad_root_is_refused_before_the_run() {
@@ -147,5 +194,11 @@ mod tests {
         assert_eq!(drawn, vec![a.path().join("p.svg")]);
         let path = a.path().to_path_buf();
         assert_eq!(a.announce(&drawn), path);
+        assert!(path.join("table.txt").exists(), "an announced run keeps its directory");
+        // A run that fails before it announces its results leaves nothing.
+        let failed = b.path().to_path_buf();
+        b.text("table.txt", "half\n").unwrap();
+        drop(b);
+        assert!(!failed.exists(), "{} is left behind", failed.display());
     }
 }

@@ -5,7 +5,7 @@ use std::path::PathBuf;
 
 use anyhow::{Context, Result, bail};
 use clap::{Args, Subcommand};
-use ndpdb_bench::outln;
+use ndpdb_bench::{out, outln};
 use ndpdb_device::profile::DEFAULT_PROFILE;
 use ndpdb_device::{Device, DeviceOptions, Profile};
 
@@ -14,7 +14,8 @@ const CAPACITY_MIB_MAX: u64 = 1 << 30;
 
 #[derive(Subcommand)]
 pub enum DeviceCmd {
-    /// Create a device image in a database directory
+    /// Create a bare device image (no database: `ndpdb db create` makes the image and the database,
+    /// or puts the database into this image)
     Create(DeviceCreateArgs),
     /// Open an existing image and print what the device says of itself
     Info(DeviceInfoArgs),
@@ -41,9 +42,19 @@ pub struct DeviceInfoArgs {
     /// Profile name or path to a .toml file (default: the profile the image was created with)
     #[arg(long)]
     profile: Option<String>,
-    /// Print JSON instead of text
+    /// Print one JSON object instead of a table
     #[arg(long)]
     json: bool,
+}
+
+/// `--capacity-mib` in bytes (None: the profile's capacity), refused when
+/// 0 or above [`CAPACITY_MIB_MAX`].
+pub(crate) fn capacity_bytes(capacity_mib: Option<u64>) -> Result<Option<u64>> {
+    let Some(m) = capacity_mib else { return Ok(None) };
+    if m == 0 || m > CAPACITY_MIB_MAX {
+        bail!("--capacity-mib {m}: give 1..={CAPACITY_MIB_MAX} MiB");
+    }
+    Ok(Some(m << 20))
 }
 
 pub fn run(cmd: DeviceCmd) -> Result<()> {
@@ -55,22 +66,16 @@ pub fn run(cmd: DeviceCmd) -> Result<()> {
 
 fn create(a: DeviceCreateArgs) -> Result<()> {
     let profile = Profile::load(&a.profile)?;
-    let capacity = match a.capacity_mib {
-        Some(m) => Some(
-            m.checked_mul(1 << 20)
-                .filter(|b| *b <= CAPACITY_MIB_MAX << 20)
-                .ok_or_else(|| anyhow::anyhow!("--capacity-mib {m} is too large: at most {CAPACITY_MIB_MAX} MiB"))?,
-        ),
-        None => None,
-    };
-    let dev = Device::create(&a.db, profile, capacity, DeviceOptions::default())?;
+    let dev = Device::create(&a.db, profile, capacity_bytes(a.capacity_mib)?, DeviceOptions::default())?;
     let info = dev.info();
     outln!(
-        "created {} : {} MiB {} medium, profile {}",
+        "created {}: {} MiB {} medium reserved on disk, profile {}; it holds no database yet (ndpdb db create \
+         --db {} puts one in it)",
         a.db.join(ndpdb_device::IMAGE_FILE).display(),
         info.capacity_bytes >> 20,
         info.medium_kind,
-        info.profile
+        info.profile,
+        a.db.display()
     );
     Ok(())
 }
@@ -91,8 +96,33 @@ fn info(a: DeviceInfoArgs) -> Result<()> {
     if a.json {
         outln!("{}", serde_json::to_string(&info)?);
     } else {
-        outln!("{}", serde_json::to_string_pretty(&info)?);
-        outln!("{}", dev.counters().render());
+        out!("{}", info_table(&info));
     }
     Ok(())
+}
+
+/// What the device says of itself, a line per field.
+fn info_table(i: &ndpdb_device::DeviceInfo) -> String {
+    let mib = |b: u64| format!("{} MiB", b >> 20);
+    let rows = [
+        ("profile", i.profile.clone()),
+        ("medium", i.medium_kind.to_string()),
+        (
+            "capacity",
+            format!(
+                "{} ({} pages of {} B)",
+                mib(i.capacity_bytes),
+                i.capacity_bytes / u64::from(i.page_bytes),
+                i.page_bytes
+            ),
+        ),
+        ("channels x chips", format!("{} x {}", i.channels, i.chips_per_channel)),
+        ("PEs", i.pes.to_string()),
+        ("NDP DRAM", format!("{} ({} in use)", mib(i.dram_ndp_bytes), mib(i.dram_in_use_bytes))),
+        ("queue depth", i.queue_depth.to_string()),
+        ("clock", i.clock.to_string()),
+        ("programs", i.programs.join(", ")),
+    ];
+    let body: Vec<Vec<String>> = rows.into_iter().map(|(k, v)| vec![k.to_string(), v]).collect();
+    ndpdb_bench::output::table(&["field", "value"], &body)
 }

@@ -16,8 +16,8 @@ use std::path::PathBuf;
 
 use anyhow::Result;
 use clap::{Args, Parser, Subcommand};
-use ndpdb_bench::hardware_model;
 use ndpdb_bench::report::Report;
+use ndpdb_bench::{errln, hardware_model};
 use ndpdb_device::profile::DEFAULT_PROFILE;
 use ndpdb_device::{ClockKind, Profile};
 
@@ -97,7 +97,7 @@ struct ProfileArgs {
 fn main() {
     let cli = Cli::parse();
     if let Err(e) = run(cli) {
-        eprintln!("error: {e:#}");
+        errln!("error: {e:#}");
         std::process::exit(1);
     }
     if ndpdb_bench::console::stdout_failed() {

@@ -3,13 +3,17 @@
 
 use anyhow::Result;
 use clap::Subcommand;
-use ndpdb_bench::{out, output};
+use ndpdb_bench::{out, outln, output};
 use ndpdb_device::Profile;
 
 #[derive(Subcommand)]
 pub enum ProfilesCmd {
     /// One line per shipped profile
-    List,
+    List {
+        /// Print one JSON object per profile (its name and parameters) instead of the table
+        #[arg(long)]
+        json: bool,
+    },
     /// Print a profile's TOML (copy it, edit it, pass the file to --profile)
     Show {
         /// A shipped profile's name
@@ -19,8 +23,14 @@ pub enum ProfilesCmd {
 
 pub fn run(cmd: ProfilesCmd) -> Result<()> {
     match cmd {
-        ProfilesCmd::List => {
+        ProfilesCmd::List { json: false } => {
             out!("{}", table()?);
+            Ok(())
+        }
+        ProfilesCmd::List { json: true } => {
+            for (name, _) in ndpdb_device::profile::BUILTIN {
+                outln!("{}", serde_json::to_string(&Profile::load(name)?)?);
+            }
             Ok(())
         }
         ProfilesCmd::Show { name } => match Profile::builtin_text(&name) {

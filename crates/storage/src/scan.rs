@@ -9,13 +9,26 @@
 //!   the table over the link (with `workers` threads, each with its own queue
 //!   pair), then walks the version chains itself with the same workers.
 //!
+//! On the virtual clock a scan's modelled time is exact: the same scan of
+//! the same pages takes the same modelled time in every run. Host work costs
+//! no modelled time there, so what the model sees of the block stack's
+//! workers is only how many page reads they keep outstanding; one thread
+//! submits them all, in a fixed order, with that many outstanding, and takes
+//! their completions in submission order. (Several threads, or taking
+//! completions as the device finishes them, would reserve the device's
+//! timeline in an order that changes from run to run.) The chain walk's host
+//! CPU time is measured and reported beside the modelled time
+//! ([`ScanStats::host_cpu_s`]), not added to it. On the real clock the
+//! workers read in parallel, and the walk takes real time, so the modelled
+//! time (the wall clock) includes it.
+//!
 //! Both apply `Snapshot::visible` from `ndpdb-format` and produce the same
 //! `Partial`, so their results are directly comparable.
 
 use std::collections::HashMap;
 use std::time::Instant;
 
-use ndpdb_device::{Command, Counters, QueuePair, RangeId, Reply};
+use ndpdb_device::{ClockKind, Command, Counters, QueuePair, RangeId, Reply};
 use ndpdb_format::ndp::{
     Aggregate, NdpCall, Operation, PARTIAL_BYTES, Partial, Predicate, RANGE_CALL, RANGE_DELTA, RANGE_LAYOUT,
     RANGE_OUTPUT, RANGE_PAGES, RowsWriter, Snapshot, decode_rows,
@@ -36,6 +49,16 @@ type PageList = Vec<(u64, Vec<u8>)>;
 /// Page reads a block-stack worker keeps outstanding.
 const READ_AHEAD: usize = 32;
 
+/// Which of a queue pair's completed page reads the block stack takes next.
+#[derive(Clone, Copy)]
+enum Order {
+    /// The earliest due among those the device has finished (real clock:
+    /// what arrives first is used first).
+    Completion,
+    /// The oldest submitted (virtual clock: the same order in every run).
+    Submission,
+}
+
 /// How the device gets the shared state an NDP call needs.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Freshness {
@@ -54,6 +77,10 @@ pub struct ScanStats {
     /// Versions visited while walking chains (0 for NDP rows calls, whose
     /// output has no room for it).
     pub visited: u64,
+    /// The host-only block stack's chain walk: host CPU time of the slowest
+    /// worker, measured (0 for NDP). Not part of `modelled_s` on the virtual
+    /// clock (module docs); on the real clock `modelled_s` includes it.
+    pub host_cpu_s: f64,
 }
 
 /// What an `ndp.update` call carries besides an NDP call's own.
@@ -181,6 +208,7 @@ impl Store {
             modelled_s: (self.device().now_ps() - m.t0_ps) as f64 / 1e12,
             wall_s: m.wall.elapsed().as_secs_f64(),
             visited,
+            host_cpu_s: 0.0,
         }
     }
 
@@ -335,7 +363,7 @@ impl Store {
         let m = self.measure();
         let view = HostView::of(table);
         let pages = self.read_all_pages(&view.lpns, workers)?;
-        let partials = self.walk(snapshot, &view, &pages, workers, |rec, part: &mut Partial| {
+        let (partials, host_cpu_s) = self.walk(snapshot, &view, &pages, workers, |rec, part: &mut Partial| {
             if !qualifies(table, rec, predicate)? {
                 return Ok(());
             }
@@ -352,7 +380,8 @@ impl Store {
             partial.visited += visited;
         }
         let visited = partial.visited;
-        Ok(AggregateResult { value: partial.result(func), partial, stats: self.stats(m, visited) })
+        let stats = ScanStats { host_cpu_s, ..self.stats(m, visited) };
+        Ok(AggregateResult { value: partial.result(func), partial, stats })
     }
 
     /// Returns the visible rows, projected, computed on the host.
@@ -368,18 +397,19 @@ impl Store {
         let m = self.measure();
         let view = HostView::of(table);
         let pages = self.read_all_pages(&view.lpns, workers)?;
-        let parts = self.walk(snapshot, &view, &pages, workers, |rec, rows: &mut Vec<(u64, Vec<Value>)>| {
-            if !qualifies(table, rec, predicate)? {
-                return Ok(());
-            }
-            let vals = projection
-                .iter()
-                .map(|&c| table.layout.column(rec.data, usize::from(c)))
-                .collect::<std::result::Result<Vec<_>, _>>()
-                .map_err(|e| StoreError::Corrupt(format!("VID {}: {e}", rec.vid)))?;
-            rows.push((rec.vid, vals));
-            Ok(())
-        })?;
+        let (parts, cpu_s) =
+            self.walk(snapshot, &view, &pages, workers, |rec, rows: &mut Vec<(u64, Vec<Value>)>| {
+                if !qualifies(table, rec, predicate)? {
+                    return Ok(());
+                }
+                let vals = projection
+                    .iter()
+                    .map(|&c| table.layout.column(rec.data, usize::from(c)))
+                    .collect::<std::result::Result<Vec<_>, _>>()
+                    .map_err(|e| StoreError::Corrupt(format!("VID {}: {e}", rec.vid)))?;
+                rows.push((rec.vid, vals));
+                Ok(())
+            })?;
         let mut rows = Vec::new();
         let mut visited = 0;
         for (r, v) in parts {
@@ -387,7 +417,7 @@ impl Store {
             visited += v;
         }
         rows.sort_by_key(|r| r.0);
-        Ok(RowsResult { rows, stats: self.stats(m, visited) })
+        Ok(RowsResult { rows, stats: ScanStats { host_cpu_s: cpu_s, ..self.stats(m, visited) } })
     }
 
     /// The heap pages `lpns` (a [`HostView`]'s), read over the link and
@@ -395,6 +425,14 @@ impl Store {
     /// out (they hold no version a running snapshot can reach).
     fn read_all_pages(&self, lpns: &[u64], workers: usize) -> Result<HashMap<u64, Vec<u8>>> {
         let workers = workers.max(1);
+        if self.device().clock() == ClockKind::Virtual {
+            // One thread, a fixed order: the same modelled time every run (module docs).
+            let mut qp = self.device().queue_pair();
+            return Ok(self
+                .read_pages_ahead(lpns, &mut qp, workers * READ_AHEAD, Order::Submission)?
+                .into_iter()
+                .collect());
+        }
         let chunk = lpns.len().div_ceil(workers).max(1);
         let results: Vec<Result<PageList>> = std::thread::scope(|s| {
             let handles: Vec<_> = lpns
@@ -402,7 +440,7 @@ impl Store {
                 .map(|part| {
                     s.spawn(move || {
                         let mut qp = self.device().queue_pair();
-                        self.read_pages_ahead(part, &mut qp)
+                        self.read_pages_ahead(part, &mut qp, READ_AHEAD, Order::Completion)
                     })
                 })
                 .collect();
@@ -415,12 +453,12 @@ impl Store {
         Ok(pages)
     }
 
-    /// Reads and verifies `lpns`, keeping up to [`READ_AHEAD`] page reads
+    /// Reads and verifies `lpns`, keeping up to `ahead` page reads
     /// outstanding on `qp` as a DBMS's read-ahead keeps a disk busy: the
     /// medium and the link work on the next pages while a page travels, and
     /// the emulator's device workers find commands waiting instead of being
-    /// woken for each one.
-    fn read_pages_ahead(&self, lpns: &[u64], qp: &mut QueuePair) -> Result<PageList> {
+    /// woken for each one. `order` says which completion to take next.
+    fn read_pages_ahead(&self, lpns: &[u64], qp: &mut QueuePair, ahead: usize, order: Order) -> Result<PageList> {
         let _reading = self.page_reader();
         let (lpns, ppns): (Vec<u64>, Vec<u64>) = {
             let m = self.maps.lock();
@@ -439,13 +477,19 @@ impl Store {
         };
         let mut pages = Vec::with_capacity(lpns.len());
         let mut index_of: HashMap<u64, usize> = HashMap::new();
+        let mut submitted = std::collections::VecDeque::with_capacity(ahead);
         let mut next = 0;
         while pages.len() < lpns.len() {
-            while next < lpns.len() && qp.outstanding() < READ_AHEAD {
-                index_of.insert(qp.submit(Command::PageRead { ppn: ppns[next] })?, next);
+            while next < lpns.len() && qp.outstanding() < ahead {
+                let id = qp.submit(Command::PageRead { ppn: ppns[next] })?;
+                index_of.insert(id, next);
+                submitted.push_back(id);
                 next += 1;
             }
-            let c = qp.reap()?.expect("page reads are outstanding");
+            let c = match order {
+                Order::Completion => qp.reap()?.expect("page reads are outstanding"),
+                Order::Submission => qp.wait(submitted.pop_front().expect("page reads are outstanding"))?,
+            };
             let i = index_of.remove(&c.id).expect("a completion of this queue pair's page reads");
             let page = c.result?.into_data();
             page::verify(&page)
@@ -457,8 +501,8 @@ impl Store {
 
     /// Walks every chain in the snapshot with `workers` threads; `visit` sees
     /// each visible, live version. Returns each worker's accumulator and the
-    /// versions it visited. The walk's host CPU time (the slowest worker's)
-    /// is charged to the model's clock (`Device::charge_host`).
+    /// versions it visited, and the walk's host CPU time in seconds (the
+    /// slowest worker's: they ran in parallel).
     fn walk<A: Default + Send>(
         &self,
         snapshot: &Snapshot,
@@ -466,7 +510,7 @@ impl Store {
         pages: &HashMap<u64, Vec<u8>>,
         workers: usize,
         visit: impl Fn(&Rec<'_>, &mut A) -> Result<()> + Sync,
-    ) -> Result<Vec<(A, u64)>> {
+    ) -> Result<(Vec<(A, u64)>, f64)> {
         let (heads, delta) = (&view.heads, &view.delta);
         let workers = workers.max(1);
         let chunk = heads.len().div_ceil(workers).max(1);
@@ -515,10 +559,8 @@ impl Store {
                 .collect();
             let done: Vec<(A, u64, u64)> =
                 handles.into_iter().map(|h| h.join().expect("chain walker panicked")).collect::<Result<_>>()?;
-            // The workers ran in parallel: the host was busy for the longest of them.
             let cpu_ns = done.iter().map(|d| d.2).max().unwrap_or(0);
-            self.device().charge_host(cpu_ns);
-            Ok(done.into_iter().map(|(a, v, _)| (a, v)).collect())
+            Ok((done.into_iter().map(|(a, v, _)| (a, v)).collect(), cpu_ns as f64 / 1e9))
         })
     }
 }

@@ -80,7 +80,7 @@ pub use order_line::{
     DISTRICTS_PER_WAREHOUSE, FIRST_UNDELIVERED_O_ID, ITEMS, MAX_OL_CNT, MIN_OL_CNT, ORDERS_PER_DISTRICT, OrderLine,
     OrderLineGen,
 };
-pub use schema::{OL_AMOUNT, ORDER_LINE, order_line_columns};
+pub use schema::{OL_AMOUNT, OL_I_ID, ORDER_LINE, order_line_columns};
 pub use values::ValueGen;
 
 /// A workload parameter the generators cannot honour.

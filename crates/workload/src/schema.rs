@@ -11,6 +11,9 @@ use crate::OrderLine;
 pub const ORDER_LINE: &str = "order_line";
 /// The column update steps change and the experiments sum.
 pub const OL_AMOUNT: &str = "ol_amount";
+/// The item of a line, random in 1..=100,000 on every line: the experiments'
+/// agreement checks also sum it, since `ol_amount` is 0 on delivered lines.
+pub const OL_I_ID: &str = "ol_i_id";
 
 /// ORDER_LINE's columns, in the order of [`OrderLine::values`].
 pub fn order_line_columns() -> Vec<Column> {
@@ -19,7 +22,7 @@ pub fn order_line_columns() -> Vec<Column> {
         Column::new("ol_d_id", ColumnType::Int32, false),
         Column::new("ol_w_id", ColumnType::Int32, false),
         Column::new("ol_number", ColumnType::Int32, false),
-        Column::new("ol_i_id", ColumnType::Int32, false),
+        Column::new(OL_I_ID, ColumnType::Int32, false),
         Column::new("ol_supply_w_id", ColumnType::Int32, false),
         Column::new("ol_delivery_d", ColumnType::Timestamp, true),
         Column::new("ol_quantity", ColumnType::Int32, false),

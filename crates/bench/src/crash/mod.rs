@@ -43,6 +43,7 @@ use ndpdb_storage::{Store, StoreOptions};
 use ndpdb_txn::{Database, Isolation, ReadMode};
 use serde::Serialize;
 
+use crate::errln;
 use crate::report::{Report, progress_bar, scratch};
 use model::{State, Transcript};
 
@@ -71,6 +72,9 @@ impl Config {
     /// The profile, which must have a coherent interconnect: the workload
     /// runs update-NDP.
     pub fn validate(&self) -> Result<Profile> {
+        if self.points == 0 {
+            bail!("--points 0: a run with no crash point would verify nothing; choose at least 1");
+        }
         let prof = profile(&self.profile)?;
         if prof.coherent.is_none() {
             bail!(
@@ -132,6 +136,8 @@ pub struct Point {
     pub recovered_records: u64,
     pub log_truncated: bool,
     pub recovery_s: f64,
+    pub recovery_completions: u64,
+    pub recovery_late_completions: u64,
 }
 
 /// The run's summary line.
@@ -147,6 +153,11 @@ pub struct Summary {
     pub torn: u64,
     pub recovery_s_max: f64,
     pub recovery_s_mean: f64,
+    /// The recoveries' device completions, and the late ones: recovery runs
+    /// on the virtual clock, so its times are the emulator's wall times.
+    pub recovery_completions: u64,
+    pub recovery_late_completions: u64,
+    pub clock: &'static str,
     pub profile: String,
     pub seed: u64,
     pub wall_s: f64,
@@ -166,11 +177,19 @@ impl Summary {
             _ => self.torn += 1,
         }
         self.recovery_s_max = self.recovery_s_max.max(p.recovery_s);
+        self.recovery_completions += p.recovery_completions;
+        self.recovery_late_completions += p.recovery_late_completions;
     }
 }
 
-/// The terminal table: the summary's counts.
+/// The terminal table: the summary's counts, under a heading that says
+/// what its times are.
 pub fn table(summary: &Summary) -> String {
+    let head = format!(
+        "profile {}, {} clock: recovery s is the emulator's wall time on this machine ({} late of {} device \
+         completions during recovery)\n",
+        summary.profile, summary.clock, summary.recovery_late_completions, summary.recovery_completions
+    );
     let rows: Vec<Vec<String>> = vec![vec![
         summary.crash_points.to_string(),
         format!("{}/{}/{}", summary.sigkill, summary.fail, summary.torn),
@@ -181,7 +200,7 @@ pub fn table(summary: &Summary) -> String {
         format!("{:.3}", summary.recovery_s_mean),
         format!("{:.3}", summary.recovery_s_max),
     ]];
-    crate::output::table(
+    head + &crate::output::table(
         &[
             "crash points",
             "sigkill/fail/torn",
@@ -252,7 +271,12 @@ pub fn run(cfg: &Config, dir: &Path, mut on_point: impl FnMut(&Point)) -> Result
     let prof = cfg.validate()?;
     let mut model = create(cfg, dir, &prof)?;
     let mut rng = XorShift::new(cfg.seed);
-    let mut sum = Summary { profile: cfg.profile.clone(), seed: cfg.seed, ..Summary::default() };
+    let mut sum = Summary {
+        profile: cfg.profile.clone(),
+        clock: ClockKind::Virtual.name(),
+        seed: cfg.seed,
+        ..Summary::default()
+    };
     let mut recovery_total = 0.0;
     for point in 0..cfg.points {
         let (crash, at) = match rng.next_u64() % 10 {
@@ -274,6 +298,8 @@ pub fn run(cfg: &Config, dir: &Path, mut on_point: impl FnMut(&Point)) -> Result
             recovered_records: r.records,
             log_truncated: r.log_truncated,
             recovery_s: r.wall_s,
+            recovery_completions: r.completions,
+            recovery_late_completions: r.late_completions,
         };
         on_point(&p);
         sum.add(&p);
@@ -348,6 +374,8 @@ struct Recovered {
     records: u64,
     log_truncated: bool,
     wall_s: f64,
+    completions: u64,
+    late_completions: u64,
 }
 
 /// Recovers the database after crash point `point`, checks its integrity
@@ -356,6 +384,7 @@ struct Recovered {
 fn recover(dir: &Path, prof: &Profile, model: &mut State, transcript: &Transcript, point: u32) -> Result<Recovered> {
     let dev = Device::open(dir, prof.clone(), DeviceOptions::with_clock(ClockKind::Virtual))?;
     let (store, meta, rec) = Store::open_with_report(dev, store_options()).context("recovery")?;
+    let recovery = store.device().counters();
     let db = Database::open(store, meta);
     let report = db.store().check()?;
     let state = read_state(&db)?;
@@ -364,7 +393,7 @@ fn recover(dir: &Path, prof: &Profile, model: &mut State, transcript: &Transcrip
     db.checkpoint().context("checkpoint after recovery")?;
     drop(db);
     for e in report.errors.iter().take(5) {
-        eprintln!("crash point {point}: integrity: {e}");
+        errln!("crash point {point}: integrity: {e}");
     }
     Ok(Recovered {
         lost_commits,
@@ -373,6 +402,8 @@ fn recover(dir: &Path, prof: &Profile, model: &mut State, transcript: &Transcrip
         records: rec.records,
         log_truncated: rec.truncated.is_some(),
         wall_s: rec.wall_s,
+        completions: recovery.completions,
+        late_completions: recovery.late_completions,
     })
 }
 

@@ -158,6 +158,7 @@ impl Rig<'_> {
         let stop = AtomicBool::new(false);
         let host_pairs = AtomicU64::new(0);
         let wall = Instant::now();
+        let device_before = self.dev.counters();
         let (measured, loads) = std::thread::scope(|s| {
             let (window, stop, pairs) = (&host_keys, &stop, &host_pairs);
             let loads: Vec<_> = (1..=self.cfg.threads as u64)
@@ -174,11 +175,13 @@ impl Rig<'_> {
             (measured, loads)
         });
         let wall_s = wall.elapsed().as_secs_f64();
+        let device = self.dev.counters().since(&device_before);
         let load_s = loads.into_iter().collect::<Result<Vec<f64>>>()?.into_iter().fold(0.0, f64::max);
         let samples = measured?;
         check_empty(&self.table)?;
         let mut row = self.row(pct, "device", ClockKind::Virtual.name(), &samples, &before, wall_s)?;
         row.other_side_pairs_per_s = Some(host_pairs.load(Ordering::Relaxed) as f64 / load_s);
+        (row.completions, row.late_completions) = (Some(device.completions), Some(device.late_completions));
         Ok(row)
     }
 

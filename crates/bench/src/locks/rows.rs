@@ -75,6 +75,12 @@ pub struct LatencyRow {
     pub lock_events: Option<LockEvents>,
     /// Real time of the phase.
     pub wall_s: f64,
+    /// Device rows: the device's completions during the measured execution
+    /// and the late ones (the virtual clock holds none: always 0).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub completions: Option<u64>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub late_completions: Option<u64>,
     /// `postgresql` rows: the server that was timed (`pg_config --version`).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub postgres_version: Option<String>,
@@ -173,6 +179,8 @@ pub(super) fn latency_row(
         other_cpus_busy: None,
         lock_events: None,
         wall_s,
+        completions: None,
+        late_completions: None,
         postgres_version: None,
         histogram: None,
     })

@@ -15,10 +15,13 @@ pub fn table(rows: &[Row]) -> String {
 fn exp1_section(rows: &[Row]) -> Option<String> {
     let exp1 = latency_rows(rows, 1);
     let first = exp1.first()?;
+    let device = exp1.iter().filter(|r| r.side == "device");
+    let late: u64 = device.clone().filter_map(|r| r.late_completions).sum();
+    let completions: u64 = device.filter_map(|r| r.completions).sum();
     let mut out = format!(
         "Exp. 1 (Fig. 4): lock+unlock latency with c% of requests on keys the other side requests \
-         (profile {}, {} host threads, {} PEs, {} keys per side, {} KiB table; host: real clock, device: \
-         modelled)\n",
+         (profile {}, {} host threads, {} PEs, {} keys per side, {} KiB table; host: real clock, measured; device: \
+         modelled on the virtual clock, {late} late of {completions} device completions)\n",
         first.profile.as_deref().unwrap_or("-"),
         first.threads,
         first.pes.unwrap_or(0),
@@ -35,7 +38,9 @@ fn exp2_section(rows: &[Row]) -> Option<String> {
         return None;
     }
     let mut out =
-        "Exp. 2 (Fig. 5): transfer latency, coherent path (modelled) and PCIe (measured, virtual clock)\n".to_string();
+        "Exp. 2 (Fig. 5): transfer latency, coherent path (the profile's model) and PCIe (MemoryRead completion \
+         times on the virtual clock: the model's, none late)\n"
+            .to_string();
     out += &crate::output::table(
         &["profile", "bytes", "coherent ns", "coherent cached ns", "PCIe ns", "link"],
         &exp2_cells(&exp2),

@@ -9,10 +9,10 @@ use std::path::PathBuf;
 use anyhow::{Context, Result};
 use ndpdb_format::text;
 
-use super::{Config, Postgres, Row, plot, run, scenario, speedups, table, x_of};
+use super::{Config, Figure, Postgres, Row, agreement_note, plot, run, scenario, speedups, table, x_of};
 use crate::compose::Workload;
-use crate::outln;
 use crate::report::{Report, Results, progress_bar, scratch};
+use crate::{errln, outln};
 
 /// The paper's scenarios, from the command line's values.
 #[derive(Debug, Clone)]
@@ -85,9 +85,9 @@ impl Config {
         let rows: Vec<&Row> = m.rows.iter().map(|(_, r)| r).collect();
         report.print(&rows, &table)?;
         for n in &m.notes {
-            eprintln!("{n}");
+            errln!("{n}");
         }
-        eprintln!("all engines agree on every answer");
+        errln!("{}", agreement_note(&m.rows));
         results.jsonl("results.jsonl", &rows)?;
         results.text("table.txt", &table)?;
         Ok(results.announce(&m.plots))
@@ -100,6 +100,7 @@ impl Config {
         let mut postgres = Postgres::default();
         for (n, points) in runs {
             let mut scenario_rows = Vec::new();
+            let figure = points.first().map(|(_, w)| Figure::of(n, w));
             for (x, w) in points {
                 bar.set_prefix(w.name.clone());
                 let dir = scratch()?;
@@ -114,9 +115,11 @@ impl Config {
                 {
                     m.notes.push(p);
                 }
-                scenario_rows.extend(rows.into_iter().map(|r| (x_of(n, x, &r), r)));
+                scenario_rows.extend(rows.into_iter().map(|r| (x_of(n, x, &w, &r), r)));
             }
-            m.plots.extend(results.plot(|dir| plot(n, &scenario_rows, dir)));
+            if let Some(f) = figure {
+                m.plots.extend(results.plot(|dir| plot(&f, &scenario_rows, dir)));
+            }
             m.rows.extend(scenario_rows);
         }
         bar.finish_and_clear();

@@ -22,11 +22,15 @@ use ndpdb_format::ndp::Aggregate;
 use serde::Serialize;
 
 use crate::compose::{Action, Workload};
+use crate::limits::{check_pes, check_workers};
 
 pub use command::{Points, Scenarios};
 pub use postgres::Postgres;
 pub use report::{plot, speedups, table};
-pub use scenario::{scenario, x_of};
+pub use scenario::{Figure, scenario, x_of};
+
+/// The largest `max_parallel_workers_per_gather` PostgreSQL accepts.
+const PG_WORKERS_MAX: usize = 1024;
 
 /// `OL_DELIVERY_D` of delivered lines: one load time for every engine.
 const LOAD_TIME_US: i64 = 1_700_000_000_000_000;
@@ -46,18 +50,20 @@ pub struct Config {
 }
 
 impl Config {
-    /// Fails when the profile cannot run NDP or a PE count is not one of
-    /// its PEs'.
+    /// Fails when a PE count is not one of the profile's PEs or a worker
+    /// count is not 1..=`WORKERS_MAX` (`limits.rs`).
     pub fn validate(&self) -> Result<()> {
-        if self.profile.pe.count == 0 {
-            bail!(
-                "profile `{}` has no processing elements (pe.count = 0), so NDP cannot run on it; choose a profile \
-                 with PEs (ndpdb profiles list)",
-                self.profile.name
-            );
+        if self.pes.is_empty() {
+            bail!("--pes: give at least one PE count");
         }
-        if let Some(&bad) = self.pes.iter().find(|&&p| p == 0 || p > self.profile.pe.count) {
-            bail!("--pes {bad}: profile `{}` has 1..={} PEs", self.profile.name, self.profile.pe.count);
+        for &pes in &self.pes {
+            check_pes("--pes", pes, &self.profile)?;
+        }
+        for &workers in &self.workers {
+            check_workers("--workers", workers)?;
+        }
+        if let Some(w) = self.postgres_workers.iter().find(|&&w| w > PG_WORKERS_MAX) {
+            bail!("--pg-workers {w}: PostgreSQL's max_parallel_workers_per_gather takes 0..={PG_WORKERS_MAX}");
         }
         Ok(())
     }
@@ -86,8 +92,20 @@ pub struct Row {
     pub link_bytes_to_host: Option<u64>,
     pub link_bytes_to_device: Option<u64>,
     pub medium_bytes_read: Option<u64>,
+    /// The device's completions during the query, and those of them that
+    /// were late (real clock: the emulator set the pace; `late.rs`).
+    pub completions: Option<u64>,
     pub late_completions: Option<u64>,
     pub versions_visited: Option<u64>,
+    /// ndpdb host-only: the host CPU time of the chain walk (the slowest
+    /// worker's), measured; on the virtual clock it is not part of
+    /// `modelled_s`.
+    pub host_cpu_s: Option<f64>,
+    /// `count(*)` and `sum(ol_i_id)` of the rows the query reads, compared
+    /// across engines beside `result`: nonzero at every size, where the
+    /// answer itself may be 0 on every engine (`ol_amount` is 0 on TPC-C's
+    /// delivered lines, the first 2,100 orders of a district).
+    pub control: Option<String>,
 }
 
 /// What the run says besides its rows.
@@ -145,23 +163,55 @@ fn check_agreement(w: &Workload, rows: &[Row]) -> Result<()> {
         let at: Vec<&Row> = rows.iter().filter(|r| &r.snapshot_position == m).collect();
         let first = at[0];
         for r in &at[1..] {
-            if !agree(w.query.op, &first.result, &r.result) {
-                bail!(
-                    "ENGINES DISAGREE at snapshot {m:?} of {}: {} (pes {:?}, workers {:?}) says {:?}, {} (pes {:?}, workers {:?}) says {:?}",
-                    w.name,
-                    first.engine,
-                    first.pes,
-                    first.workers,
-                    first.result,
-                    r.engine,
-                    r.pes,
-                    r.workers,
-                    r.result
-                );
+            if !agree(w.query.op, &first.result, &r.result) || first.control != r.control {
+                let says = |r: &Row| {
+                    format!(
+                        "{} (pes {:?}, workers {:?}) says {:?} over {}",
+                        r.engine,
+                        r.pes,
+                        r.workers,
+                        r.result,
+                        r.control.as_deref().unwrap_or("-")
+                    )
+                };
+                bail!("ENGINES DISAGREE at snapshot {m:?} of {}: {}, {}", w.name, says(first), says(r));
             }
         }
     }
     Ok(())
+}
+
+/// What the run's agreement covered, to say after its table: every
+/// engine's answer and the rows it read (the control) at each point, and
+/// the points where the answer was 0 or NULL on every engine, where only
+/// the control told the engines apart.
+pub fn agreement_note(rows: &[(f64, Row)]) -> String {
+    let mut points: Vec<(&str, u64, u64, &str, bool)> = Vec::new();
+    for (_, r) in rows {
+        let zero = r.result.as_deref().is_none_or(|v| v.parse::<f64>().is_ok_and(|v| v == 0.0));
+        let key = (r.scenario.as_str(), r.rows, r.versions_per_tuple.to_bits(), r.snapshot_position.as_str());
+        match points.iter_mut().find(|p| (p.0, p.1, p.2, p.3) == key) {
+            Some(p) => p.4 &= zero,
+            None => points.push((key.0, key.1, key.2, key.3, zero)),
+        }
+    }
+    let engines: std::collections::BTreeSet<_> = rows.iter().map(|(_, r)| (r.engine, r.pes, r.workers)).collect();
+    if engines.len() < 2 {
+        return "only one engine ran, so no answer was compared with another".to_string();
+    }
+    let trivial = points.iter().filter(|p| p.4).count();
+    let mut note = format!(
+        "all engines agree at all {} points: on the answer, and on count(*) and sum(ol_i_id) of the rows it reads",
+        points.len()
+    );
+    if trivial > 0 {
+        note += &format!(
+            "; at {trivial} of them the answer is 0 or NULL on every engine (TPC-C gives the delivered lines, the \
+             first 2,100 orders of each district or about 21,000 tuples, an ol_amount of 0), so there the rows \
+             read carried the check"
+        );
+    }
+    note
 }
 
 /// Whether two answers agree: exactly, or for AVG to 1e-9 relative (the
@@ -253,9 +303,25 @@ mod tests {
         assert_eq!(median_index(&[0.4, 0.1, 0.2, 0.3]), 2);
         let e = check_agreement(&w, &[row("ndpdb-ndp", "1.00"), row("postgresql", "1.01")]).unwrap_err().to_string();
         assert!(e.contains("ENGINES DISAGREE") && e.contains("postgresql"), "{e}");
+        // Equal answers over different rows disagree too.
+        let with = |engine, control: &str| Row { control: Some(control.into()), ..row(engine, "0.00") };
+        let e = check_agreement(&w, &[with("ndpdb-ndp", "9 rows"), with("postgresql", "10 rows")]).unwrap_err();
+        assert!(e.to_string().contains("over 10 rows"), "{e}");
         assert!(agree(Aggregate::Avg, &Some("912.987654321000".into()), &Some("912.9876543210000000".into())));
         assert!(!agree(Aggregate::Avg, &Some("912.98".into()), &Some("912.99".into())));
         assert_eq!(ndpdb_format::schema::format_timestamp(1_700_000_000_000_001), "2023-11-14 22:13:20.000001");
         assert_eq!(ndpdb_format::text::parse_scaled("-1.5", 2), Some(-150));
+    }
+
+    /// The note after a run says where agreement rested on the rows read
+    /// alone, and that one engine alone agreed with nothing.
+    #[test]
+    fn the_agreement_note_says_what_was_compared() {
+        let at = |engine, result: &str| (0.0, test_row(engine, Some(result)));
+        let note = agreement_note(&[at("ndpdb-ndp", "0.00"), at("postgresql", "0.00")]);
+        assert!(note.starts_with("all engines agree at all 1 points") && note.contains("at 1 of them"), "{note}");
+        let note = agreement_note(&[at("ndpdb-ndp", "5.00"), at("postgresql", "5.00")]);
+        assert!(!note.contains("of them"), "{note}");
+        assert!(agreement_note(&[at("ndpdb-ndp", "5.00")]).starts_with("only one engine ran"));
     }
 }

@@ -226,6 +226,7 @@ fn measure(
             let r = &runs[median_index(&walls)];
             let mut row = measured(base(engine, pes, workers, &m.label, m.rows), query.answer(r), r);
             row.wall_s_runs = walls;
+            row.control = Some(orderline::control(&mut m.txn, table, query.predicate, mode)?);
             rows.push(row);
         }
     }
@@ -239,7 +240,9 @@ fn measured(mut row: Row, result: Option<String>, r: &AggregateResult) -> Row {
     row.link_bytes_to_host = Some(r.stats.counters.link_bytes_to_host);
     row.link_bytes_to_device = Some(r.stats.counters.link_bytes_to_device);
     row.medium_bytes_read = Some(r.stats.counters.medium_bytes_read);
+    row.completions = Some(r.stats.counters.completions);
     row.late_completions = Some(r.stats.counters.late_completions);
     row.versions_visited = Some(r.partial.visited);
+    row.host_cpu_s = (row.engine == "ndpdb-host").then_some(r.stats.host_cpu_s);
     row
 }

@@ -12,6 +12,7 @@ use ndpdb_workload::{OrderLine, OrderLineGen, order_line_columns};
 
 use super::{Base, Config, LOAD_TIME_US, Row, median_index, same_answers, settle_writeback};
 use crate::compose::{Action, Workload};
+use crate::orderline;
 
 /// Tuples per PostgreSQL statement (one transaction) when applying updates
 /// and deletes.
@@ -88,7 +89,7 @@ pub(super) fn run(
     // PostgreSQL's dirty buffers to its files, then everything to disk.
     s.exec("CHECKPOINT")?;
     settle_writeback();
-    measure(&mut markers, &sql(w), cfg, base)
+    measure(&mut markers, w, cfg, base)
 }
 
 /// ORDER_LINE's columns in PostgreSQL's DDL, after a `vid` key that the
@@ -152,9 +153,12 @@ fn apply(
     Ok(markers)
 }
 
-/// `query` at every marker with each parallel worker count, `cfg.repeat`
-/// runs each; commits the markers' transactions.
-fn measure(markers: &mut [Marker], query: &str, cfg: &Config, base: &Base<'_>) -> Result<Vec<Row>> {
+/// `w`'s query at every marker with each parallel worker count,
+/// `cfg.repeat` runs each, and the agreement check's control once each;
+/// commits the markers' transactions.
+fn measure(markers: &mut [Marker], w: &Workload, cfg: &Config, base: &Base<'_>) -> Result<Vec<Row>> {
+    let (query, control_sql) = (sql(w), control_sql(w));
+    let query = query.as_str();
     let mut rows = Vec::new();
     for (m, label, live) in markers {
         for &workers in &cfg.postgres_workers {
@@ -173,6 +177,7 @@ fn measure(markers: &mut [Marker], query: &str, cfg: &Config, base: &Base<'_>) -
             row.result = answers.swap_remove(0);
             row.wall_s = walls[median_index(&walls)];
             row.wall_s_runs = walls;
+            row.control = Some(control(&m.query(&control_sql)?)?);
             rows.push(row);
         }
         m.exec("COMMIT")?;
@@ -195,6 +200,25 @@ fn copy_line(vid: u64, o: &OrderLine) -> String {
         format_scaled(o.ol_amount.into(), 2),
         String::from_utf8_lossy(&o.ol_dist_info)
     )
+}
+
+/// The agreement check's control in SQL (`orderline::control`): the rows
+/// the query reads, counted, and their items summed.
+fn control_sql(w: &Workload) -> String {
+    let pred = w.query.predicate.as_ref().map(|p| format!(" WHERE {p}")).unwrap_or_default();
+    format!("SELECT count(*), sum(ol_i_id) FROM order_line{pred}")
+}
+
+/// [`control_sql`]'s answer, `count|sum` (an empty sum is NULL), as
+/// `orderline::control_text` writes ndpdb's.
+fn control(line: &str) -> Result<String> {
+    let parsed = line.split_once('|').and_then(|(n, s)| {
+        let sum = if s.is_empty() { None } else { Some(s.parse::<i128>().ok()?) };
+        Some((n.parse::<u64>().ok()?, sum))
+    });
+    let (rows, sum) =
+        parsed.ok_or_else(|| anyhow::anyhow!("PostgreSQL answered {line:?} to count(*), sum(ol_i_id)"))?;
+    Ok(orderline::control_text(rows, sum))
 }
 
 /// The query's SQL for PostgreSQL.

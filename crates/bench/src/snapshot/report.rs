@@ -5,29 +5,30 @@ use std::path::Path;
 
 use anyhow::Result;
 
-use super::Row;
+use super::{Figure, Row};
+use crate::late::{Lateness, warnings};
 
 /// Plots in the style of Figs. 6-8, a series per engine configuration:
-/// `scenario-N` shows every engine's wall time. On the virtual clock, when
-/// the profile has costs, `scenario-N-modelled` also shows ndpdb's modelled
-/// time (what the profile's device would take) beside PostgreSQL's wall time.
-pub fn plot(scenario: u32, points: &[(f64, Row)], dir: &Path) -> Result<Vec<std::path::PathBuf>> {
+/// `<stem>` shows every engine's wall time. On the virtual clock, when the
+/// profile has costs (ndpdb's modelled times are not all 0, as they are on
+/// `ideal`), `<stem>-modelled` also shows ndpdb's modelled time (what the
+/// profile's device would take; for the host-only block stack, the modelled
+/// page reads plus the chain walk's measured host CPU time) beside
+/// PostgreSQL's wall time.
+pub fn plot(figure: &Figure, points: &[(f64, Row)], dir: &Path) -> Result<Vec<std::path::PathBuf>> {
     use crate::output::{Plot, Series};
     let series = |modelled: bool| {
         let mut series: Vec<Series> = Vec::new();
         for (x, r) in points {
+            let engine = engine_name(r);
             let (name, y) = match (r.engine, modelled) {
-                ("ndpdb-ndp", false) => (format!("ndpdb NDP, {} PEs", r.pes.unwrap_or(0)), r.wall_s),
-                ("ndpdb-ndp", true) => {
-                    (format!("ndpdb NDP, {} PEs (modelled)", r.pes.unwrap_or(0)), r.modelled_s.unwrap_or(0.0))
-                }
-                ("ndpdb-host", false) => (format!("ndpdb host-only, {} workers", r.workers.unwrap_or(0)), r.wall_s),
+                (_, false) => (engine, r.wall_s),
+                ("ndpdb-ndp", true) => (format!("{engine} (modelled)"), r.modelled_s.unwrap_or(0.0)),
                 ("ndpdb-host", true) => (
-                    format!("ndpdb host-only, {} workers (modelled)", r.workers.unwrap_or(0)),
-                    r.modelled_s.unwrap_or(0.0),
+                    format!("{engine} (modelled reads + measured walk)"),
+                    r.modelled_s.unwrap_or(0.0) + r.host_cpu_s.unwrap_or(0.0),
                 ),
-                (_, false) => (format!("PostgreSQL, {} parallel workers", r.workers.unwrap_or(0)), r.wall_s),
-                (_, true) => (format!("PostgreSQL, {} parallel workers (wall)", r.workers.unwrap_or(0)), r.wall_s),
+                (_, true) => (format!("{engine} (wall)"), r.wall_s),
             };
             match series.iter_mut().find(|s| s.name == name) {
                 Some(s) => s.points.push((*x, y)),
@@ -39,18 +40,13 @@ pub fn plot(scenario: u32, points: &[(f64, Row)], dir: &Path) -> Result<Vec<std:
         }
         series
     };
-    let (title, x_label) = match scenario {
-        1 => ("Scenario 1: snapshot creation with increasing data volume", "ORDER_LINE tuples"),
-        2 => ("Scenario 2: newest version of chains of increasing length", "versions per tuple"),
-        3 => ("Scenario 3: snapshots at positions along the version chains", "update rounds before the snapshot"),
-        _ => ("Workload", "snapshot marker"),
-    };
+    let (title, x_label) = (&figure.title, figure.x_label);
     let first = &points.first().map(|p| &p.1);
     let (profile, clock) = (first.map_or("", |r| r.profile.as_str()), first.map_or("", |r| r.clock));
     let wall_title = format!("{title} ({profile}, {clock} clock)");
-    let name = format!("scenario-{scenario}");
-    let mut paths = Plot { title: &wall_title, x_label, y_label: "query wall time (s)", series: series(false) }
-        .write(dir, &name)?;
+    let name = &figure.stem;
+    let mut paths =
+        Plot { title: &wall_title, x_label, y_label: "query wall time (s)", series: series(false) }.write(dir, name)?;
     if clock == "virtual" && points.iter().any(|(_, r)| r.modelled_s.is_some_and(|m| m > 0.0)) {
         let title = format!("{title} (modelled on {profile})");
         let plot = Plot {
@@ -64,7 +60,19 @@ pub fn plot(scenario: u32, points: &[(f64, Row)], dir: &Path) -> Result<Vec<std:
     Ok(paths)
 }
 
+/// The results table: a heading with the profile and the clock and what
+/// its times mean, a line per engine and point, and a warning under it for
+/// each engine configuration whose times measure the emulator (`late.rs`).
 pub fn table(rows: &[(f64, Row)]) -> String {
+    let head = rows.first().map_or(String::new(), |(_, r)| {
+        format!(
+            "profile {}, {} clock ({}; {}); PostgreSQL: wall times on this machine\n",
+            r.profile,
+            r.clock,
+            crate::orderline::clock_note(r.clock),
+            crate::orderline::HOST_CPU_NOTE
+        )
+    });
     let body: Vec<Vec<String>> = rows
         .iter()
         .map(|(_, r)| {
@@ -79,12 +87,14 @@ pub fn table(rows: &[(f64, Row)]) -> String {
                 r.result.clone().unwrap_or_else(|| "NULL".into()),
                 format!("{:.4}", r.wall_s),
                 r.modelled_s.map_or("-".into(), |m| format!("{m:.4}")),
+                lateness(r).map_or("-".into(), Lateness::cell),
+                r.host_cpu_s.map_or("-".into(), |s| format!("{s:.4}")),
                 opt(r.link_bytes_to_host),
                 opt(r.medium_bytes_read),
             ]
         })
         .collect();
-    crate::output::table(
+    head + &crate::output::table(
         &[
             "scenario",
             "tuples",
@@ -95,19 +105,60 @@ pub fn table(rows: &[(f64, Row)]) -> String {
             "result",
             "wall s (median)",
             "modelled s",
+            "late/completions",
+            "host CPU s",
             "link B to host",
             "medium B read",
         ],
         &body,
-    )
+    ) + &late_warnings(rows)
+}
+
+/// The late completions of a row's median run (ndpdb's rows only).
+fn lateness(r: &Row) -> Option<Lateness> {
+    Some(Lateness { late: r.late_completions?, completions: r.completions? })
+}
+
+/// A warning for each ndpdb engine configuration whose runs, summed over
+/// the points, had more than 1% late completions.
+fn late_warnings(rows: &[(f64, Row)]) -> String {
+    warnings(lateness_by_engine(rows))
+}
+
+/// Each ndpdb engine configuration's late completions, summed over the
+/// points, in the order the rows first show it.
+fn lateness_by_engine(rows: &[(f64, Row)]) -> Vec<(String, Lateness)> {
+    let mut per: Vec<(String, Lateness)> = Vec::new();
+    for (_, r) in rows {
+        let Some(l) = lateness(r) else { continue };
+        let name = engine_name(r);
+        match per.iter_mut().find(|p| p.0 == name) {
+            Some(p) => p.1 = p.1 + l,
+            None => per.push((name, l)),
+        }
+    }
+    per
+}
+
+/// An engine configuration's name in plots and warnings.
+fn engine_name(r: &Row) -> String {
+    match r.engine {
+        "ndpdb-ndp" => format!("ndpdb NDP, {} PEs", r.pes.unwrap_or(0)),
+        "ndpdb-host" => format!("ndpdb host-only, {} workers", r.workers.unwrap_or(0)),
+        _ => format!("PostgreSQL, {} parallel workers", r.workers.unwrap_or(0)),
+    }
 }
 
 /// How many times faster ndpdb NDP ran than every other engine at each
 /// point (median wall times; above 1: NDP was faster), one line per point
-/// and PE count. None without NDP rows or without other engines.
+/// and PE count. An engine configuration whose times measure the emulator
+/// (`late.rs`) is marked, and a note under the table says so. None without
+/// NDP rows or without other engines.
 pub fn speedups(rows: &[(f64, Row)]) -> Option<String> {
+    let bound = emulator_bound(rows);
+    let mark = |r: &Row| if bound.contains(&engine_name(r)) { " (emulator)" } else { "" };
     let label = |r: &Row| match r.engine {
-        "ndpdb-host" => format!("ndpdb host {} w", r.workers.unwrap_or(0)),
+        "ndpdb-host" => format!("ndpdb host {} w{}", r.workers.unwrap_or(0), mark(r)),
         "postgresql" => format!("PostgreSQL {} w", r.workers.unwrap_or(0)),
         other => other.to_string(),
     };
@@ -126,7 +177,7 @@ pub fn speedups(rows: &[(f64, Row)]) -> Option<String> {
             ndp.rows.to_string(),
             format!("{:.0}", ndp.versions_per_tuple),
             ndp.snapshot_position.clone(),
-            format!("{} PEs", ndp.pes.unwrap_or(0)),
+            format!("{} PEs{}", ndp.pes.unwrap_or(0), mark(ndp)),
         ];
         for c in &columns {
             let other = rows.iter().find(|(_, r)| point(r) == at && r.engine != "ndpdb-ndp" && &label(r) == c);
@@ -144,10 +195,22 @@ pub fn speedups(rows: &[(f64, Row)]) -> Option<String> {
         ["scenario", "tuples", "versions", "snapshot", "NDP"].iter().map(|h| h.to_string()).collect();
     header.extend(columns.iter().map(|c| format!("vs {c}")));
     let header: Vec<&str> = header.iter().map(String::as_str).collect();
+    let note = if bound.is_empty() {
+        ""
+    } else {
+        "(emulator): more than 1% of the engine's device completions were late, so its wall times measure the \
+         emulator on this machine and a ratio with them compares the emulator, not the modelled device\n"
+    };
     Some(format!(
-        "NDP speed-up (median wall time of the other engine / NDP's; above 1: NDP faster)\n{}",
+        "NDP speed-up (median wall time of the other engine / NDP's; above 1: NDP faster)\n{}{note}",
         crate::output::table(&header, &body)
     ))
+}
+
+/// The ndpdb engine configurations ([`engine_name`]) whose runs had more
+/// than 1% late completions, summed over the points.
+fn emulator_bound(rows: &[(f64, Row)]) -> Vec<String> {
+    lateness_by_engine(rows).into_iter().filter(|(_, l)| l.emulator_bound()).map(|(name, _)| name).collect()
 }
 
 #[cfg(test)]

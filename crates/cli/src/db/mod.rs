@@ -32,7 +32,8 @@ pub struct Common {
 
 #[derive(Subcommand)]
 pub enum DbCmd {
-    /// Create a database (a device image with an empty catalog)
+    /// Create a database: a device image, reserved on disk at its full size now, with an empty
+    /// catalog (or the catalog alone, in a bare image `ndpdb device create` made)
     Create {
         #[command(flatten)]
         common: Common,
@@ -55,19 +56,24 @@ pub enum DbCmd {
         common: Common,
         #[arg(long, default_value_t = 1)]
         rounds: u32,
+        /// Seed of the new values, mixed with the database's next transaction id: each call writes
+        /// new values, and the same commands from the same start write the same ones
         #[arg(long, default_value_t = 2)]
         seed: u64,
     },
-    /// Pin the current snapshot (prints its id), list pinned snapshots, or drop one
+    /// Pin the current snapshot (prints its id), drop one, or list the pinned ones
     Snapshot {
         #[command(flatten)]
         common: Common,
         /// Drop this pinned snapshot instead of pinning a new one
         #[arg(long)]
         drop: Option<u64>,
-        /// List pinned snapshots
+        /// List the pinned snapshots (after --drop, if given; without it nothing is pinned)
         #[arg(long)]
         list: bool,
+        /// Print one JSON object instead of text
+        #[arg(long)]
+        json: bool,
     },
     /// Run an aggregate in a snapshot, on the device (ndp) or the host (host)
     Aggregate(AggregateArgs),
@@ -85,6 +91,9 @@ pub enum DbCmd {
     Info {
         #[command(flatten)]
         common: Common,
+        /// Print one JSON object instead of text
+        #[arg(long)]
+        json: bool,
     },
 }
 
@@ -108,8 +117,10 @@ pub struct AggregateArgs {
     /// `ndp` (the device's PEs) or `host` (the block stack)
     #[arg(long, default_value = "ndp")]
     mode: String,
+    /// PEs for --mode ndp: 1 up to the profile's PEs
     #[arg(long, default_value_t = 16)]
     pes: u32,
+    /// Host worker threads for --mode host: 1 up to 256
     #[arg(long, default_value_t = 2)]
     workers: usize,
     /// Run the query this many times in one process and report each run:
@@ -134,6 +145,7 @@ pub struct UpdateNdpArgs {
     /// A predicate `COLUMN OP VALUE` with OP one of = <> < <= > >=, e.g. "ol_quantity>=5"
     #[arg(long = "where")]
     predicate: Option<String>,
+    /// PEs: 1 up to the profile's PEs
     #[arg(long, default_value_t = 16)]
     pes: u32,
     /// read-committed, repeatable-read or serializable
@@ -149,10 +161,10 @@ pub fn run(cmd: DbCmd) -> Result<()> {
         DbCmd::Create { common, capacity_mib } => admin::create(&common, capacity_mib),
         DbCmd::LoadOrderline { common, rows, seed } => admin::load_orderline(&common, rows, seed),
         DbCmd::Update { common, rounds, seed } => admin::update(&common, rounds, seed),
-        DbCmd::Snapshot { common, drop, list } => admin::snapshot(&common, drop, list),
+        DbCmd::Snapshot { common, drop, list, json } => admin::snapshot(&common, drop, list, json),
         DbCmd::Aggregate(a) => query::aggregate(a),
         DbCmd::UpdateNdp(a) => query::update_ndp(a),
         DbCmd::Gc { common } => admin::gc(&common),
-        DbCmd::Info { common } => admin::info(&common),
+        DbCmd::Info { common, json } => admin::info(&common, json),
     }
 }

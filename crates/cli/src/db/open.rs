@@ -5,9 +5,9 @@
 
 use std::path::Path;
 
-use anyhow::{Context, Result, bail};
-use ndpdb_bench::outln;
-use ndpdb_device::{ClockKind, Device, DeviceOptions, Profile};
+use anyhow::{Context, Result, anyhow, bail};
+use ndpdb_bench::{errln, outln};
+use ndpdb_device::{ClockKind, Device, DeviceError, DeviceOptions, Profile};
 use ndpdb_storage::{Store, StoreOptions};
 use ndpdb_txn::Database;
 
@@ -16,14 +16,28 @@ use super::Common;
 pub(super) fn profile(c: &Common) -> Result<Profile> {
     let name = match &c.profile {
         Some(p) => p.clone(),
-        None => Device::image_profile(&c.db)?,
+        None => Device::image_profile(&c.db).map_err(|e| no_database(c, e))?,
     };
     Profile::load(&name).with_context(|| format!("loading profile `{name}` (pass --profile to choose another)"))
 }
 
+/// A missing image, said as a missing database: the device's own message
+/// names `ndpdb device create`, whose bare image holds no database.
+fn no_database(c: &Common, e: DeviceError) -> anyhow::Error {
+    match e {
+        DeviceError::ImageMissing { path } => anyhow!(
+            "no database in {}: no device image at {}; create one with `ndpdb db create --db {}`",
+            c.db.display(),
+            path.display(),
+            c.db.display()
+        ),
+        e => e.into(),
+    }
+}
+
 /// Opens the database, recovering it if it crashed.
 pub(super) fn open(c: &Common) -> Result<Database> {
-    let dev = Device::open(&c.db, profile(c)?, DeviceOptions::with_clock(c.clock))?;
+    let dev = Device::open(&c.db, profile(c)?, DeviceOptions::with_clock(c.clock)).map_err(|e| no_database(c, e))?;
     let (store, meta, rec) = Store::open_with_report(dev, StoreOptions::default())?;
     report_recovery(&rec);
     Ok(Database::open(store, meta))
@@ -38,16 +52,19 @@ pub(super) fn close(db: Database) -> Result<()> {
 /// Says on stderr what recovery did, when it did anything.
 fn report_recovery(rec: &ndpdb_storage::Recovery) {
     if rec.records > 0 {
-        eprintln!(
+        errln!(
             "recovery: replayed {} log records ({} commits, {} bytes) in {:.3} s",
-            rec.records, rec.commits, rec.log_bytes, rec.wall_s
+            rec.records,
+            rec.commits,
+            rec.log_bytes,
+            rec.wall_s
         );
     }
     if let Some(t) = &rec.truncated {
-        eprintln!("recovery: cut off the log's tail: {t}");
+        errln!("recovery: cut off the log's tail: {t}");
     }
     if let Some(n) = &rec.root_note {
-        eprintln!("recovery: {n}");
+        errln!("recovery: {n}");
     }
 }
 

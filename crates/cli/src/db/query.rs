@@ -4,7 +4,9 @@
 //! `ndpdb_format::text`.
 
 use anyhow::{Context, Result, bail};
-use ndpdb_bench::outln;
+use ndpdb_bench::late::Lateness;
+use ndpdb_bench::limits::{check_pes, check_workers};
+use ndpdb_bench::{err, out, outln};
 use ndpdb_format::ndp::Aggregate;
 use ndpdb_format::schema::{ColumnType, format_timestamp};
 use ndpdb_format::text::{self, decimal_scale, format_scaled};
@@ -35,9 +37,16 @@ pub(super) fn aggregate(a: AggregateArgs) -> Result<()> {
         );
     }
     let predicate = where_clause(&t, a.predicate.as_deref())?;
+    let profile = db.store().device().profile().clone();
     let mode = match a.mode.as_str() {
-        "ndp" => ReadMode::Ndp { pes: a.pes, freshness: Freshness::Ship },
-        "host" => ReadMode::Host { workers: a.workers },
+        "ndp" => {
+            check_pes("--pes", a.pes, &profile)?;
+            ReadMode::Ndp { pes: a.pes, freshness: Freshness::Ship }
+        }
+        "host" => {
+            check_workers("--workers", a.workers)?;
+            ReadMode::Host { workers: a.workers }
+        }
         other => bail!("--mode {other}: use ndp or host"),
     };
     for run in 1..=a.repeat {
@@ -53,8 +62,7 @@ pub(super) fn aggregate(a: AggregateArgs) -> Result<()> {
             Ok(us) if timestamp && func != Aggregate::Count => format_timestamp(us),
             _ => format_scaled(v, sc),
         });
-        let profile = db.store().device().profile().name.clone();
-        print_aggregate(&a, &t, func, run, result, &profile, &r);
+        print_aggregate(&a, &t, func, run, result, &profile.name, &r);
     }
     close(db)
 }
@@ -79,9 +87,12 @@ fn print_aggregate(
             "table": t.name, "func": a.func, "column": a.column, "where": a.predicate, "snapshot": a.snapshot,
             "mode": a.mode, "pes": (a.mode == "ndp").then_some(a.pes), "workers": (a.mode == "host").then_some(a.workers),
             "profile": profile, "clock": a.common.clock.name(), "run": run, "result": result,
-            "modelled_s": r.stats.modelled_s, "wall_s": r.stats.wall_s, "versions_visited": r.partial.visited,
+            "modelled_s": r.stats.modelled_s, "wall_s": r.stats.wall_s,
+            "host_cpu_s": (a.mode == "host").then_some(r.stats.host_cpu_s), "versions_visited": r.partial.visited,
+            "completions": r.stats.counters.completions, "late_completions": r.stats.counters.late_completions,
             "counters": r.stats.counters,
         });
+        err!("{}", late_warning(&r.stats.counters));
         outln!("{v}");
         return;
     }
@@ -90,16 +101,28 @@ fn print_aggregate(
     }
     let call = if func == Aggregate::CountStar { "count(*)".to_string() } else { format!("{}({})", a.func, a.column) };
     outln!("{call} = {}", result.as_deref().unwrap_or("NULL"));
+    let host_cpu =
+        if a.mode == "host" { format!(", {:.6} s host CPU (chain walk)", r.stats.host_cpu_s) } else { String::new() };
     outln!(
-        "{} on profile {}, {} clock: {:.6} s modelled, {:.6} s wall, {} versions visited",
+        "{} on profile {}, {} clock: {:.6} s modelled, {:.6} s wall{host_cpu}, {} of {} completions late; {} \
+         versions visited",
         a.mode,
         profile,
         a.common.clock.name(),
         r.stats.modelled_s,
         r.stats.wall_s,
+        r.stats.counters.late_completions,
+        r.stats.counters.completions,
         r.partial.visited
     );
     outln!("{}", r.stats.counters.render());
+    out!("{}", late_warning(&r.stats.counters));
+}
+
+/// The warning for a call whose times measure the emulator (`late.rs`),
+/// or nothing.
+fn late_warning(c: &ndpdb_device::Counters) -> String {
+    ndpdb_bench::late::warnings([("this call".to_string(), Lateness::of(c))])
 }
 
 pub(super) fn update_ndp(a: UpdateNdpArgs) -> Result<()> {
@@ -107,6 +130,11 @@ pub(super) fn update_ndp(a: UpdateNdpArgs) -> Result<()> {
     let t = db.table(&a.table)?;
     let (col, expr) = text::parse_update(&t.name, &t.columns, &a.set)?;
     let predicate = where_clause(&t, a.predicate.as_deref())?;
+    let profile = db.store().device().profile();
+    // Without a coherent interconnect nothing can run; the transaction says so first.
+    if profile.coherent.is_some() {
+        check_pes("--pes", a.pes, profile)?;
+    }
     let isolation = match a.isolation.as_str() {
         "read-committed" => Isolation::ReadCommitted,
         "repeatable-read" => Isolation::RepeatableRead,
@@ -121,20 +149,26 @@ pub(super) fn update_ndp(a: UpdateNdpArgs) -> Result<()> {
         let v = serde_json::json!({
             "table": t.name, "set": a.set, "where": a.predicate, "isolation": a.isolation, "pes": a.pes,
             "profile": profile, "clock": a.common.clock.name(), "tuples_updated": updated,
-            "modelled_s": stats.modelled_s, "wall_s": stats.wall_s, "counters": stats.counters,
+            "modelled_s": stats.modelled_s, "wall_s": stats.wall_s, "completions": stats.counters.completions,
+            "late_completions": stats.counters.late_completions, "counters": stats.counters,
         });
         outln!("{v}");
+        err!("{}", late_warning(&stats.counters));
     } else {
         let filter = a.predicate.as_deref().map(|p| format!(" WHERE {p}")).unwrap_or_default();
         outln!("UPDATE {} SET {}{filter}: {updated} tuples updated, committed", t.name, a.set);
         outln!(
-            "ndp on profile {profile}, {} clock, {} PEs: {:.6} s modelled, {:.6} s wall (counting and update calls)",
+            "ndp on profile {profile}, {} clock, {} PEs: {:.6} s modelled, {:.6} s wall (counting and update calls), \
+             {} of {} completions late",
             a.common.clock.name(),
             a.pes,
             stats.modelled_s,
-            stats.wall_s
+            stats.wall_s,
+            stats.counters.late_completions,
+            stats.counters.completions
         );
         outln!("{}", stats.counters.render());
+        out!("{}", late_warning(&stats.counters));
     }
     close(db)
 }
