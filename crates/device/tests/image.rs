@@ -98,12 +98,79 @@ fn corrupt_superblock() {
 }
 
 #[test]
-fn other_format_version() {
+fn other_format_versions_say_what_to_do() {
     let dir = tempfile::tempdir().unwrap();
     let mut bytes = make(dir.path(), "u280-nvm");
-    bytes[8..12].copy_from_slice(&2u32.to_le_bytes());
+    // Version 1 images had no check codes: they cannot be verified.
+    bytes[8..12].copy_from_slice(&1u32.to_le_bytes());
     std::fs::write(dir.path().join(IMAGE_FILE), &bytes).unwrap();
-    expect_refused(dir.path(), "u280-nvm", "format version 2");
+    expect_refused(dir.path(), "u280-nvm", "format version 1, this build reads version 2");
+    expect_refused(dir.path(), "u280-nvm", "recreate the database");
+    let err = Device::image_profile(dir.path()).err().unwrap();
+    assert!(matches!(err, DeviceError::ImageVersion { found: 1, supported: 2, .. }), "{err}");
+    bytes[8..12].copy_from_slice(&3u32.to_le_bytes());
+    std::fs::write(dir.path().join(IMAGE_FILE), &bytes).unwrap();
+    expect_refused(dir.path(), "u280-nvm", "newer ndpdb build");
+}
+
+#[test]
+fn a_new_image_reads_as_zeros_through_its_check_codes() {
+    let dir = tempfile::tempdir().unwrap();
+    make(dir.path(), "cosmos-plus");
+    let dev = open(dir.path(), "cosmos-plus").unwrap();
+    let mut qp = dev.queue_pair();
+    for ppn in (0..128).filter(|&p| p != 3) {
+        assert_eq!(qp.call(Command::PageRead { ppn }).unwrap().into_data(), vec![0; 8192], "page {ppn}");
+    }
+}
+
+fn read_only() -> DeviceOptions {
+    DeviceOptions { read_only: true, ..opts() }
+}
+
+/// A read-only open reads (through the check codes), refuses every write
+/// with an error naming the image, coexists with other readers and with no
+/// writer, and leaves the file exactly as it was, also when the image is not
+/// writable.
+#[test]
+fn a_read_only_open_reads_and_refuses_writes() {
+    use std::os::unix::fs::PermissionsExt;
+    let dir = tempfile::tempdir().unwrap();
+    let before = make(dir.path(), "u280-nvm");
+    let path = dir.path().join(IMAGE_FILE);
+    std::fs::set_permissions(&path, std::fs::Permissions::from_mode(0o444)).unwrap();
+    // SAFETY: geteuid has no preconditions.
+    if unsafe { libc::geteuid() } != 0 {
+        // root may write anyway; anyone else is told to open it read-only.
+        let err = open(dir.path(), "u280-nvm").err().unwrap();
+        assert!(matches!(err, DeviceError::ImageNotWritable { .. }) && err.to_string().contains("read-only"), "{err}");
+    }
+    let profile = || Profile::load("u280-nvm").unwrap();
+    let dev = Device::open(dir.path(), profile(), read_only()).unwrap();
+    let second = Device::open(dir.path(), profile(), read_only()).expect("readers share the image");
+    assert!(dev.info().read_only);
+    let mut qp = dev.queue_pair();
+    assert_eq!(qp.call(Command::PageRead { ppn: 3 }).unwrap().into_data(), vec![7; 8192]);
+    let err = qp.call(Command::PageWrite { ppn: 3, data: vec![1; 8192] }).err().unwrap();
+    assert!(matches!(err, DeviceError::ReadOnly { .. }), "{err}");
+    let text = err.to_string();
+    assert!(text.contains("device.img is open read-only") && text.contains("write page 3"), "{text}");
+    qp.call(Command::ProgramLoad { slot: 0, name: "profile.medium-write".into() }).unwrap();
+    qp.call(Command::ProgramActivate { slot: 0, active: true }).unwrap();
+    let exec = Command::Execute { slot: 0, pes: 2, params: ndpdb_device::params(&[10, 1, 0, 8192]), ranges: vec![] };
+    let err = qp.call(exec).err().unwrap();
+    assert!(matches!(err, DeviceError::ReadOnly { .. }) && err.to_string().contains("medium-write"), "{err}");
+    qp.call(Command::Flush).unwrap();
+    // Readers exclude a writer, and a writer excludes readers.
+    std::fs::set_permissions(&path, std::fs::Permissions::from_mode(0o644)).unwrap();
+    assert!(matches!(open(dir.path(), "u280-nvm").err().unwrap(), DeviceError::ImageLocked { .. }));
+    drop((qp, dev, second));
+    assert_eq!(std::fs::read(&path).unwrap(), before, "a read-only open never writes");
+    let _writer = open(dir.path(), "u280-nvm").unwrap();
+    let err = Device::open(dir.path(), profile(), read_only()).err().unwrap();
+    assert!(matches!(err, DeviceError::ImageLocked { .. }), "{err}");
+    let err = Device::create(&dir.path().join("new"), profile(), Some(1 << 20), read_only()).err().unwrap();
+    assert!(err.to_string().contains("read-only"), "{err}");
 }
 
 #[test]
