@@ -27,10 +27,10 @@ pub enum DeviceError {
     )]
     ImageVersion { path: PathBuf, found: u32, supported: u32 },
     #[error(
-        "device image {path} cannot be opened for writing ({source}): it is on read-only media or not \
+        "device image {path} cannot be opened for writing ({reason}): it is on read-only media or not \
          writable by you; commands that only inspect it (`info`, `check`) open it read-only"
     )]
-    ImageNotWritable { path: PathBuf, source: std::io::Error },
+    ImageNotWritable { path: PathBuf, reason: std::io::Error },
     #[error(
         "device image {path} is {what}: the file holds {found} bytes but its superblock says {expected}; \
          the image was not modified (restore it from a copy or create a new database)",

@@ -413,10 +413,7 @@ impl<'a> PeCtx<'a> {
             self.acc.demand_ps += n * read_latency_ps;
             self.acc.medium_reads += n;
             self.acc.medium_bytes_read += n * 4;
-            for (o, &a) in out.iter_mut().zip(addrs) {
-                *o = self.medium.read_word(a).map_err(|b| self.bad(b))?;
-            }
-            return Ok(());
+            return self.medium.gather(addrs, out).map_err(|b| self.bad(b));
         }
         for (o, &a) in out.iter_mut().zip(addrs) {
             self.charge_read(a, 4);

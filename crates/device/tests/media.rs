@@ -15,6 +15,7 @@ const PAGE: u64 = 8192;
 /// The page and the sector of it that the tests damage.
 const DAMAGED_PAGE: u64 = 3;
 const DAMAGED_SECTOR: u64 = 5;
+const SECTORS_PER_PAGE: u64 = PAGE / 512;
 
 /// Reads at `param 1` by the way `param 0` names: 0 `read` of one byte,
 /// 1 `read_u32`, 2 `read_words` of 3 words, 3 `gather_u32`, 4 `read_page`,
@@ -173,6 +174,27 @@ fn every_kind_of_pe_read_of_a_damaged_sector_fails_the_execution() {
             assert_eq!(u32::from_le_bytes(got.try_into().unwrap()), want, "{profile}, read {how}");
         }
     }
+}
+
+/// The check code covers the sector's number: a sector's bytes and code
+/// copied to another sector (a misdirected write) fail there.
+#[test]
+fn a_sector_copied_to_another_place_fails_its_check() {
+    let dir = tempfile::tempdir().unwrap();
+    make(dir.path(), "u280-nvm", 8);
+    let path = dir.path().join(IMAGE_FILE);
+    let mut bytes = std::fs::read(&path).unwrap();
+    let sb = ndpdb_format::image::Superblock::decode(&bytes).unwrap();
+    let (from, to) = (2 * SECTORS_PER_PAGE, DAMAGED_PAGE * SECTORS_PER_PAGE + DAMAGED_SECTOR);
+    let data = |s: u64| 4096 + (s * 512) as usize;
+    let code = |s: u64| (sb.codes_offset() + 4 * s) as usize;
+    bytes.copy_within(data(from)..data(from) + 512, data(to));
+    bytes.copy_within(code(from)..code(from) + 4, code(to));
+    std::fs::write(&path, &bytes).unwrap();
+    let dev = open(dir.path(), "u280-nvm");
+    let mut qp = dev.queue_pair();
+    assert_media_error(qp.call(Command::PageRead { ppn: DAMAGED_PAGE }));
+    assert_eq!(qp.call(Command::PageRead { ppn: 2 }).unwrap().into_data(), fill(2), "the original still reads");
 }
 
 /// Counters and modelled times of a read pass over every page, by the host

@@ -85,3 +85,21 @@ fn a_kill_at_any_step_of_a_sector_write_leaves_it_old_or_new() {
         assert_eq!(generations(&read_page(&dev, 5)), want, "{point:?}, opened again");
     }
 }
+
+/// The injected torn write (`Faults::torn_write`) still tears a page
+/// between sectors: the sectors it keeps are whole and pass their check.
+#[test]
+fn an_injected_torn_write_tears_between_sectors() {
+    let dir = tempfile::tempdir().unwrap();
+    let dev = Device::create(dir.path(), profile(), Some(1 << 20), DeviceOptions::default()).unwrap();
+    dev.queue_pair().call(Command::PageWrite { ppn: 5, data: page_of(1) }).unwrap();
+    drop(dev);
+    let faults = ndpdb_device::Faults { torn_write: Some((0, 5)), ..Default::default() };
+    let dev = Device::open(dir.path(), profile(), DeviceOptions { faults, ..DeviceOptions::default() }).unwrap();
+    let err = dev.queue_pair().call(Command::PageWrite { ppn: 5, data: page_of(2) }).err().unwrap();
+    assert!(matches!(err, DeviceError::InjectedFault { command: 0 }), "{err}");
+    drop(dev);
+    let dev = Device::open(dir.path(), profile(), DeviceOptions::default()).unwrap();
+    let want: Vec<u32> = (0..SECTORS).map(|s| if s < 5 { 2 } else { 1 }).collect();
+    assert_eq!(generations(&read_page(&dev, 5)), want);
+}

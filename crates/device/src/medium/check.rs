@@ -32,7 +32,7 @@
 //! The work is the emulator's, not the device's: it charges nothing to the
 //! model and counts nothing (`docs/device-model.md`, "Check codes").
 
-use std::sync::atomic::{AtomicU64, Ordering, fence};
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering, fence};
 
 use ndpdb_format::image::sector_code;
 
@@ -52,6 +52,10 @@ const STRIPES: usize = 4096;
 /// The verified bitmap and the stripe locks.
 pub(super) struct Check {
     verified: Box<[AtomicU64]>,
+    /// Sectors whose bit is clear; once none is, `complete` spares readers
+    /// the bit tests (a new image, or every sector read since opening).
+    unverified: AtomicU64,
+    complete: AtomicBool,
     stripes: Box<[AtomicU64]>,
 }
 
@@ -59,8 +63,17 @@ impl Check {
     /// For `sectors` sectors, all verified or none.
     pub(super) fn new(sectors: u64, verified: bool) -> Result<Check, DeviceError> {
         let words = sectors.div_ceil(64);
-        let bits = if verified { u64::MAX } else { 0 };
-        Ok(Check { verified: atomics(words, bits)?, stripes: atomics(STRIPES as u64, 0)? })
+        let mut bits = atomics(words, if verified { u64::MAX } else { 0 })?;
+        if !verified && !sectors.is_multiple_of(64) {
+            // Bits past the last sector never get set by a read: set them now.
+            *bits[words as usize - 1].get_mut() = u64::MAX << (sectors % 64);
+        }
+        Ok(Check {
+            verified: bits,
+            unverified: AtomicU64::new(if verified { 0 } else { sectors }),
+            complete: AtomicBool::new(verified),
+            stripes: atomics(STRIPES as u64, 0)?,
+        })
     }
 
     #[inline(always)]
@@ -68,14 +81,41 @@ impl Check {
         self.verified[(s >> 6) as usize].load(Ordering::Relaxed) & (1 << (s & 63)) != 0
     }
 
-    /// Whether sectors `first..=last` are all verified.
+    /// Whether every sector is verified.
+    #[inline(always)]
+    fn complete(&self) -> bool {
+        self.complete.load(Ordering::Relaxed)
+    }
+
+    /// Whether sectors `first..=last` are all verified: a bit test for
+    /// a span of one or two sectors, whole bitmap words for longer ones.
     #[inline(always)]
     fn all_verified(&self, first: u64, last: u64) -> bool {
-        (first..=last).all(|s| self.is_verified(s))
+        if self.complete() {
+            return true;
+        }
+        if last <= first + 1 {
+            return self.is_verified(first) && self.is_verified(last);
+        }
+        self.span_verified(first, last)
+    }
+
+    fn span_verified(&self, first: u64, last: u64) -> bool {
+        (first >> 6..=last >> 6).all(|w| {
+            let lo = if w == first >> 6 { first & 63 } else { 0 };
+            let hi = if w == last >> 6 { last & 63 } else { 63 };
+            let mask = (u64::MAX >> (63 - hi)) & (u64::MAX << lo);
+            self.verified[w as usize].load(Ordering::Relaxed) & mask == mask
+        })
     }
 
     pub(super) fn mark(&self, s: u64) {
-        self.verified[(s >> 6) as usize].fetch_or(1 << (s & 63), Ordering::Relaxed);
+        let bit = 1 << (s & 63);
+        if self.verified[(s >> 6) as usize].fetch_or(bit, Ordering::Relaxed) & bit == 0
+            && self.unverified.fetch_sub(1, Ordering::Relaxed) == 1
+        {
+            self.complete.store(true, Ordering::Relaxed);
+        }
     }
 
     fn stripe(&self, s: u64) -> &AtomicU64 {
@@ -183,7 +223,7 @@ impl Medium {
     #[inline(always)]
     pub fn read_word(&self, addr: u64) -> Result<u32, BadSector> {
         debug_assert_eq!(addr % WORD, 0);
-        if self.check.is_verified(addr >> SECTOR_SHIFT) {
+        if self.check.complete() || self.check.is_verified(addr >> SECTOR_SHIFT) {
             return Ok(self.word(addr / WORD).load(Ordering::Relaxed));
         }
         let data = self.verify(addr >> SECTOR_SHIFT)?;
@@ -224,8 +264,39 @@ impl Medium {
         Ok(())
     }
 
+    /// Aligned words at `addrs`, one each, into `out` (as long). The caller
+    /// checked the addresses.
+    #[inline]
+    pub fn gather(&self, addrs: &[u64], out: &mut [u32]) -> Result<(), BadSector> {
+        debug_assert_eq!(addrs.len(), out.len());
+        if self.check.complete() {
+            for (o, &a) in out.iter_mut().zip(addrs) {
+                *o = self.word(a / WORD).load(Ordering::Relaxed);
+            }
+            return Ok(());
+        }
+        for (o, &a) in out.iter_mut().zip(addrs) {
+            *o = self.read_word(a)?;
+        }
+        Ok(())
+    }
+
     /// Copies medium bytes out, sector by sector. The caller checked the range.
     pub fn read(&self, addr: u64, buf: &mut [u8]) -> Result<(), BadSector> {
+        if buf.is_empty() {
+            return Ok(());
+        }
+        let last = addr + buf.len() as u64 - 1;
+        if self.check.all_verified(addr >> SECTOR_SHIFT, last >> SECTOR_SHIFT) {
+            self.copy_out(addr, buf);
+            return Ok(());
+        }
+        self.read_checked(addr, buf)
+    }
+
+    #[cold]
+    #[inline(never)]
+    fn read_checked(&self, addr: u64, buf: &mut [u8]) -> Result<(), BadSector> {
         let mut done = 0;
         while done < buf.len() {
             let at = addr + done as u64;
@@ -245,6 +316,21 @@ impl Medium {
 
     /// Copies bytes of verified sectors out of the map.
     fn copy_out(&self, addr: u64, buf: &mut [u8]) {
+        if addr.is_multiple_of(WORD) {
+            // Whole words first, then a partial tail.
+            let mut chunks = buf.chunks_exact_mut(WORD as usize);
+            let mut at = addr / WORD;
+            for c in &mut chunks {
+                c.copy_from_slice(&self.word(at).load(Ordering::Relaxed).to_le_bytes());
+                at += 1;
+            }
+            let tail = chunks.into_remainder();
+            if !tail.is_empty() {
+                let n = tail.len();
+                tail.copy_from_slice(&self.word(at).load(Ordering::Relaxed).to_le_bytes()[..n]);
+            }
+            return;
+        }
         let mut at = addr;
         let mut out = 0;
         while out < buf.len() {
@@ -255,5 +341,60 @@ impl Medium {
             out += n;
             at += n as u64;
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// `all_verified` agrees with testing each bit, for spans within and
+    /// across bitmap words, and `complete` follows the last mark.
+    #[test]
+    fn spans_agree_with_single_bits() {
+        let sectors = 200;
+        let check = Check::new(sectors, false).unwrap();
+        let marked: Vec<u64> = (0..sectors).filter(|s| s % 7 != 3).collect();
+        for &s in &marked {
+            check.mark(s);
+        }
+        for first in 0..sectors {
+            for last in first..sectors.min(first + 140) {
+                let each = (first..=last).all(|s| check.is_verified(s));
+                assert_eq!(check.all_verified(first, last), each, "{first}..={last}");
+            }
+        }
+        assert!(!check.complete());
+        for s in (0..sectors).filter(|s| s % 7 == 3) {
+            check.mark(s);
+            check.mark(s);
+        }
+        assert!(check.complete(), "every sector marked once counts");
+        assert!(Check::new(sectors, true).unwrap().complete());
+    }
+
+    /// A check that overlaps writes of the same sector retries: it returns
+    /// one write's bytes whole, never a false media error.
+    #[test]
+    fn checks_racing_writes_see_whole_sectors() {
+        let dir = tempfile::tempdir().unwrap();
+        let profile = crate::profile::Profile::load("u280-nvm").unwrap();
+        let mode = super::super::OpenMode::default();
+        let medium = Medium::create(&dir.path().join("device.img"), &profile, 1 << 20, mode).unwrap();
+        let s = 3;
+        let addr = s * SECTOR;
+        let done = AtomicBool::new(false);
+        std::thread::scope(|scope| {
+            scope.spawn(|| {
+                for i in 0..100_000u32 {
+                    medium.write(addr, &[i as u8; SECTOR as usize]).unwrap();
+                }
+                done.store(true, Ordering::Relaxed);
+            });
+            while !done.load(Ordering::Relaxed) {
+                let data = medium.verify(s).expect("no false media error");
+                assert!(data.iter().all(|&b| b == data[0]), "a check returned a torn sector");
+            }
+        });
     }
 }

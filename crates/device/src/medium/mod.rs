@@ -378,7 +378,7 @@ fn open_file(path: &Path, read_only: bool) -> Result<File, DeviceError> {
             if !read_only
                 && (e.kind() == std::io::ErrorKind::PermissionDenied || e.raw_os_error() == Some(libc::EROFS)) =>
         {
-            Err(DeviceError::ImageNotWritable { path: path.to_owned(), source: e })
+            Err(DeviceError::ImageNotWritable { path: path.to_owned(), reason: e })
         }
         Err(e) => Err(DeviceError::io(path, e)),
     }
