@@ -233,6 +233,16 @@ impl<'a> PeCtx<'a> {
         self.medium.media_error(bad)
     }
 
+    /// Records the media error a partial-sector write met (it reads the
+    /// sector's old bytes); passes any error on.
+    fn write_error(&mut self, e: DeviceError) -> DeviceError {
+        if let DeviceError::UnrecoveredRead { ppn, sector, .. } = e {
+            let first = ppn * (self.page_bytes / crate::command::SECTOR_BYTES);
+            self.bad_sector.get_or_insert(BadSector { sector: first + sector });
+        }
+        e
+    }
+
     /// The error a write by this PE gets on a read-only device.
     fn refuse_write(&self) -> Result<(), DeviceError> {
         if !self.medium.read_only() {
@@ -456,7 +466,7 @@ impl<'a> PeCtx<'a> {
                 return Err(self.fail("flash is programmed in whole pages: use write_page"));
             }
         }
-        self.medium.write(addr, data)
+        self.medium.write(addr, data).map_err(|e| self.write_error(e))
     }
 
     pub fn write_page(&mut self, ppn: u64, data: &[u8]) -> Result<(), DeviceError> {

@@ -218,3 +218,87 @@ fn an_image_larger_than_the_disk_is_refused_and_removed() {
     assert!(err.to_string().contains("smaller capacity"), "{err}");
     assert!(!dir.path().join(IMAGE_FILE).exists(), "a half-made image is left behind");
 }
+
+mod garbage {
+    use super::*;
+    use ndpdb_format::image::{JOURNAL_PENDING, JOURNAL_SLOT_BYTES, SLOT_STATE_AT, Superblock, sector_code};
+    use proptest::prelude::*;
+
+    proptest! {
+        #![proptest_config(ProptestConfig::with_cases(32))]
+
+        /// Garbage in a journal slot never panics an open: a pending slot
+        /// that is whole is finished (its sector then holds its bytes),
+        /// anything else is emptied, and every page still reads or fails
+        /// with a media error.
+        #[test]
+        fn journal_garbage_is_finished_or_emptied(slot in 0u64..64, body in proptest::collection::vec(any::<u8>(), 524),
+                                                  pending in any::<bool>(), whole in any::<bool>(), sector in 0u64..4096) {
+            let dir = tempfile::tempdir().unwrap();
+            let mut bytes = make(dir.path(), "u280-nvm");
+            let sb = Superblock::decode(&bytes).unwrap();
+            let at = (sb.journal_offset() + slot * u64::from(JOURNAL_SLOT_BYTES)) as usize;
+            let mut body = body;
+            if whole {
+                let sector = sector % sb.sectors();
+                body[512..520].copy_from_slice(&sector.to_le_bytes());
+                let code = sector_code(sector, body[..512].try_into().unwrap());
+                body[520..524].copy_from_slice(&code.to_le_bytes());
+            }
+            bytes[at..at + SLOT_STATE_AT].copy_from_slice(&body);
+            let state = if pending { JOURNAL_PENDING } else { u32::from_le_bytes(body[..4].try_into().unwrap()) };
+            bytes[at + SLOT_STATE_AT..at + SLOT_STATE_AT + 4].copy_from_slice(&state.to_le_bytes());
+            std::fs::write(dir.path().join(IMAGE_FILE), &bytes).unwrap();
+            let dev = open(dir.path(), "u280-nvm").unwrap();
+            let mut qp = dev.queue_pair();
+            for ppn in 0..128 {
+                match qp.call(Command::PageRead { ppn }) {
+                    Ok(_) | Err(DeviceError::UnrecoveredRead { .. }) => {}
+                    Err(e) => prop_assert!(false, "page {ppn}: {e}"),
+                }
+            }
+            if pending && whole {
+                let sector = sector % sb.sectors();
+                let got = qp.call(Command::Read { addr: sector * 512, len: 512 }).unwrap().into_data();
+                prop_assert_eq!(&got[..], &body[..512], "a whole pending slot is finished");
+            }
+            drop(qp);
+            drop(dev);
+            let after = std::fs::read(dir.path().join(IMAGE_FILE)).unwrap();
+            prop_assert_ne!(u32::from_le_bytes(after[at + SLOT_STATE_AT..at + SLOT_STATE_AT + 4].try_into().unwrap()),
+                            JOURNAL_PENDING, "the slot is empty after the open");
+        }
+
+        /// Any value in the superblock's fields after the profile name (with
+        /// a matching checksum) opens or is refused as corrupt, naming a
+        /// field; it never panics.
+        #[test]
+        fn superblock_media_fields_are_checked(at in 112usize..4092, value in any::<u32>()) {
+            let dir = tempfile::tempdir().unwrap();
+            let mut bytes = make(dir.path(), "u280-nvm");
+            let at = at & !3;
+            bytes[at..at + 4].copy_from_slice(&value.to_le_bytes());
+            let crc = crc32(&bytes[..4092]);
+            bytes[4092..4096].copy_from_slice(&crc.to_le_bytes());
+            std::fs::write(dir.path().join(IMAGE_FILE), &bytes).unwrap();
+            match open(dir.path(), "u280-nvm") {
+                Ok(_) => {}
+                Err(DeviceError::ImageCorrupt { source, .. }) => prop_assert!(source.to_string().contains("field"), "{source}"),
+                Err(DeviceError::ImageSize { .. }) => {} // another journal_slots moves the file's end
+                Err(e) => prop_assert!(false, "{e}"),
+            }
+        }
+    }
+
+    /// CRC-32 (IEEE), bitwise: the superblock's checksum.
+    fn crc32(bytes: &[u8]) -> u32 {
+        let mut crc = !0u32;
+        for &b in bytes {
+            crc ^= u32::from(b);
+            for _ in 0..8 {
+                crc = if crc & 1 != 0 { (crc >> 1) ^ 0xEDB8_8320 } else { crc >> 1 };
+            }
+        }
+        !crc
+    }
+}

@@ -298,6 +298,43 @@ pub fn sector_code(sector: u64, data: &[u8; SECTOR_BYTES as usize]) -> u32 {
     h.finalize()
 }
 
+/// The check codes of all-zero sectors (a new image's), fast: a CRC over a
+/// message of fixed length is affine in the message's bits, so
+/// `sector_code(s, zeros)` is `sector_code(0, zeros)` XOR one table entry
+/// per byte of `s`. Equal to [`sector_code`] (tested); eight lookups
+/// instead of a CRC of 520 bytes per sector.
+pub struct ZeroSectorCodes {
+    zero: u32,
+    /// `table[j][v]`: `sector_code(v << 8j, zeros) ^ zero`.
+    table: Box<[[u32; 256]; 8]>,
+}
+
+impl ZeroSectorCodes {
+    pub fn new() -> ZeroSectorCodes {
+        let zeros = [0u8; SECTOR_BYTES as usize];
+        let zero = sector_code(0, &zeros);
+        let mut table = Box::new([[0u32; 256]; 8]);
+        for (j, row) in table.iter_mut().enumerate() {
+            for (v, entry) in row.iter_mut().enumerate() {
+                *entry = sector_code((v as u64) << (8 * j), &zeros) ^ zero;
+            }
+        }
+        ZeroSectorCodes { zero, table }
+    }
+
+    /// `sector_code(sector, &[0; 512])`.
+    pub fn code(&self, sector: u64) -> u32 {
+        let bytes = sector.to_le_bytes();
+        self.table.iter().zip(bytes).fold(self.zero, |c, (row, b)| c ^ row[usize::from(b)])
+    }
+}
+
+impl Default for ZeroSectorCodes {
+    fn default() -> Self {
+        ZeroSectorCodes::new()
+    }
+}
+
 /// One sector write in flight, as it sits in a journal slot:
 ///
 /// ```text
@@ -483,6 +520,19 @@ mod tests {
         let mut other = data;
         other[511] ^= 1;
         assert_ne!(sector_code(1, &data), sector_code(1, &other));
+    }
+
+    #[test]
+    fn zero_sector_codes_are_sector_codes() {
+        let fast = ZeroSectorCodes::new();
+        let zeros = [0u8; 512];
+        let mut s = 0x9e37_79b9_7f4a_7c15u64;
+        for i in 0..2000u64 {
+            s = s.rotate_left(17) ^ i.wrapping_mul(0x2545_f491_4f6c_dd1d);
+            for sector in [i, s, s >> 20, u64::MAX - i] {
+                assert_eq!(fast.code(sector), sector_code(sector, &zeros), "sector {sector}");
+            }
+        }
     }
 
     #[test]

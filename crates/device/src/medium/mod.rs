@@ -45,7 +45,9 @@ use std::sync::atomic::{AtomicU32, Ordering};
 
 use memmap2::{Mmap, MmapMut, MmapOptions};
 use ndpdb_format::FormatError;
-use ndpdb_format::image::{CODE_BYTES, HEADER_BYTES, JOURNAL_SLOT_BYTES, JOURNAL_SLOTS, SECTOR_BYTES, Superblock};
+use ndpdb_format::image::{
+    CODE_BYTES, HEADER_BYTES, JOURNAL_SLOT_BYTES, JOURNAL_SLOTS, SECTOR_BYTES, Superblock, ZeroSectorCodes,
+};
 
 pub(crate) use check::BadSector;
 use check::Check;
@@ -65,10 +67,10 @@ enum Mapping {
     /// Shared and writable: stores reach the file.
     Shared(MmapMut),
     /// Read-only open, nothing to finish: the MMU refuses any store.
-    ReadOnly(#[allow(dead_code)] Mmap),
+    ReadOnly(Mmap),
     /// Read-only open that finished a killed writer's sector writes in a
     /// private copy-on-write mapping: stores never reach the file.
-    Private(#[allow(dead_code)] MmapMut),
+    Private(MmapMut),
 }
 
 impl Mapping {
@@ -327,9 +329,9 @@ impl Medium {
 
     /// Writes the check codes of an all-zero medium (a new image).
     fn seal_zeroed(&self) {
-        let zero = [0u8; SECTOR as usize];
+        let codes = ZeroSectorCodes::new();
         for s in 0..self.superblock.sectors() {
-            self.code(s).store(ndpdb_format::image::sector_code(s, &zero), Ordering::Relaxed);
+            self.code(s).store(codes.code(s), Ordering::Relaxed);
         }
     }
 
