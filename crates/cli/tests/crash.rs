@@ -51,6 +51,8 @@ fn check_passes_a_healthy_database_and_refuses_a_newer_format() {
     for slot in 0..2 {
         let at = 4096 + slot * page + 4;
         damaged[at..at + 4].copy_from_slice(&99u32.to_le_bytes());
+        // As if a newer build had written it: the sector's check code matches.
+        ndpdb_format::image::reseal(&mut damaged, (slot * page + 4) as u64, 4).unwrap();
     }
     std::fs::write(&img, &damaged).unwrap();
     let (ok, text) = run(&["check", d]);

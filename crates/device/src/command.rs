@@ -17,8 +17,9 @@ pub const PROGRAM_SLOTS: u32 = 16;
 /// Bytes a program's parameters may take (they travel with the command).
 pub const PARAMS_BYTES_MAX: usize = 1 << 20;
 
-/// The sector size of [`Command::Read`].
-pub const SECTOR_BYTES: u64 = 512;
+/// The sector size of [`Command::Read`]: the unit the medium's check codes
+/// cover and the unit a write is atomic in.
+pub const SECTOR_BYTES: u64 = ndpdb_format::image::SECTOR_BYTES as u64;
 
 #[derive(Debug, Clone)]
 pub enum Command {
@@ -132,6 +133,8 @@ pub struct DeviceInfo {
     pub queue_depth: u32,
     pub clock: &'static str,
     pub programs: Vec<String>,
+    /// Opened with `DeviceOptions::read_only`: every write is refused.
+    pub read_only: bool,
 }
 
 /// How one program execution went, on the model's clock.

@@ -27,7 +27,7 @@ use crate::clock::{Clock, ClockKind};
 use crate::command::{CountersReading, DeviceInfo, PROGRAM_SLOTS};
 use crate::counters::{Cells, Counters};
 use crate::error::DeviceError;
-use crate::medium::Medium;
+use crate::medium::{Medium, OpenMode};
 use crate::memory::{Budget, Ranges};
 use crate::pe::{Program, ProgramLibrary};
 use crate::profile::Profile;
@@ -51,6 +51,43 @@ pub struct DeviceOptions {
     pub programs: ProgramLibrary,
     /// Faults to inject (crash testing); none by default.
     pub faults: Faults,
+    /// Open the image read-only (`Device::open` only): the file opened and
+    /// mapped read-only under a shared lock, so that readers coexist with
+    /// each other and with no writer; every command that would write the
+    /// medium fails with `DeviceError::ReadOnly`. For inspecting an image
+    /// (`info`, `check`), also on read-only media.
+    pub read_only: bool,
+    /// Crash testing: stop in the middle of one sector write, as a process
+    /// killed there would; none by default.
+    pub sector_kill: Option<SectorKill>,
+}
+
+/// Where the emulator stops in a sector write (crash testing): after that
+/// point nothing more reaches the medium, the command fails with
+/// `InjectedKill` and every later command with `InjectedFault`. Reopen the
+/// image to see what a process killed there leaves
+/// (`docs/format/image.md`, "Sector writes").
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct SectorKill {
+    /// The sector write, counted from 0 since the image was opened (a page
+    /// write is one sector write per 512 bytes).
+    pub write: u64,
+    pub point: KillPoint,
+}
+
+/// A point in one sector write (the steps of `medium/journal.rs`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum KillPoint {
+    /// Half of the journal slot's bytes are written; the slot is not pending.
+    SlotHalf,
+    /// The journal slot is written and pending; the sector is untouched.
+    SlotWritten,
+    /// Half of the sector's words are written.
+    SectorHalf,
+    /// The sector's words are written, its code is not.
+    SectorWritten,
+    /// The sector and its code are written; the slot is still pending.
+    CodeWritten,
 }
 
 /// Faults the device injects, counted in commands since it was opened
@@ -76,6 +113,8 @@ impl Default for DeviceOptions {
             pe_threads: cores,
             programs: ProgramLibrary::builtin(),
             faults: Faults::default(),
+            read_only: false,
+            sector_kill: None,
         }
     }
 }
@@ -92,6 +131,10 @@ impl DeviceOptions {
         };
         DeviceOptions { clock, command_workers, ..DeviceOptions::default() }
     }
+}
+
+fn open_mode(opts: &DeviceOptions) -> OpenMode {
+    OpenMode { read_only: opts.read_only, kill: opts.sector_kill }
 }
 
 /// A program slot: the program loaded into it, and whether it may run.
@@ -143,15 +186,22 @@ impl Device {
         capacity_bytes: Option<u64>,
         opts: DeviceOptions,
     ) -> Result<Device, DeviceError> {
+        if opts.read_only {
+            return Err(DeviceError::InvalidCommand {
+                what: format!("cannot create an image in {} read-only; open an existing one", dir.display()),
+            });
+        }
         std::fs::create_dir_all(dir).map_err(|e| DeviceError::io(dir, e))?;
         let capacity = capacity_bytes.unwrap_or_else(|| profile.capacity_bytes().min(DEFAULT_CAPACITY_MAX));
-        let medium = Medium::create(&dir.join(IMAGE_FILE), &profile, capacity)?;
+        let medium = Medium::create(&dir.join(IMAGE_FILE), &profile, capacity, open_mode(&opts))?;
         Ok(Device::start(dir, profile, medium, opts))
     }
 
-    /// Opens the image in `dir`; never creates or rewrites it.
+    /// Opens the image in `dir`; never creates it, and writes nothing but
+    /// the sector writes a killed process left unfinished (none on a
+    /// read-only open, which finishes them in a private copy).
     pub fn open(dir: &Path, profile: Profile, opts: DeviceOptions) -> Result<Device, DeviceError> {
-        let medium = Medium::open(&dir.join(IMAGE_FILE), &profile)?;
+        let medium = Medium::open(&dir.join(IMAGE_FILE), &profile, open_mode(&opts))?;
         Ok(Device::start(dir, profile, medium, opts))
     }
 
@@ -171,7 +221,7 @@ impl Device {
             .read_to_end(&mut header)
             .map_err(|e| DeviceError::io(&path, e))?;
         let sb = ndpdb_format::image::Superblock::decode(&header)
-            .map_err(|source| DeviceError::ImageCorrupt { path, source })?;
+            .map_err(|source| crate::medium::superblock_error(&path, source))?;
         Ok(sb.profile_name)
     }
 
@@ -332,6 +382,7 @@ impl Inner {
             queue_depth: self.profile.queues.depth,
             clock: self.clock.kind().name(),
             programs: self.programs.names(),
+            read_only: self.medium.read_only(),
         }
     }
 }

@@ -15,6 +15,23 @@ pub enum DeviceError {
     #[error("device image {path} is corrupt: {source}; the image was not modified")]
     ImageCorrupt { path: PathBuf, source: FormatError },
     #[error(
+        "device image {path} has format version {found}, this build reads version {supported}; {what}; \
+         the image was not modified",
+        what = if found < supported {
+            "older images carry no check codes, so this build cannot verify what they hold: recreate the \
+             database with this build (for example `ndpdb db create`) and load it again, or open it with \
+             the ndpdb build that made it"
+        } else {
+            "it was made by a newer ndpdb build: open it with that build"
+        }
+    )]
+    ImageVersion { path: PathBuf, found: u32, supported: u32 },
+    #[error(
+        "device image {path} cannot be opened for writing ({reason}): it is on read-only media or not \
+         writable by you; commands that only inspect it (`info`, `check`) open it read-only"
+    )]
+    ImageNotWritable { path: PathBuf, reason: std::io::Error },
+    #[error(
         "device image {path} is {what}: the file holds {found} bytes but its superblock says {expected}; \
          the image was not modified (restore it from a copy or create a new database)",
         what = if found < expected { "truncated" } else { "longer than its superblock says" }
@@ -31,6 +48,15 @@ pub enum DeviceError {
     ImageLocked { path: PathBuf },
     #[error("not enough disk space for a {bytes}-byte device image at {path}: free space or choose a smaller capacity")]
     DiskFull { path: PathBuf, bytes: u64 },
+    #[error(
+        "unrecovered read error on page {ppn}, sector {sector} (bytes {offset}..{end} of the page) of device image \
+         {path}: the data stored there is damaged (it does not match its check code) and was not returned; \
+         restore the database from a copy (writing the page again replaces the damaged sector)",
+        end = offset + 512
+    )]
+    UnrecoveredRead { path: PathBuf, ppn: u64, sector: u64, offset: u64 },
+    #[error("device image {path} is open read-only, so the device cannot {what}; open it for writing to change it")]
+    ReadOnly { path: PathBuf, what: String },
     #[error("I/O error on {path}: {source}")]
     Io { path: PathBuf, source: std::io::Error },
     #[error("command out of range: {what}")]
@@ -41,6 +67,8 @@ pub enum DeviceError {
     Unsupported { what: String },
     #[error("injected fault at command {command}: the device has stopped (crash testing)")]
     InjectedFault { command: u64 },
+    #[error("injected kill in sector write {write}: the device stopped as a killed process would (crash testing)")]
+    InjectedKill { write: u64 },
     #[error(
         "device DRAM exhausted: {requested} bytes requested with {in_use} of {budget} bytes in use; \
          the profile's [dram] ndp_mib bounds what NDP programs and memory ranges may hold: \

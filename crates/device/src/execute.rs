@@ -49,10 +49,10 @@ impl Inner {
         let outcomes = self.run_pes(program, pes, &params, &ranges);
         let (accounts, failures): (Vec<PeAccount>, Vec<Option<DeviceError>>) = outcomes.into_iter().unzip();
         // A failed execution still took its time and made its accesses: settle
-        // them, then report the first PE's failure.
+        // them, then report the failure.
         debug_assert_eq!(accounts.len(), pes as usize, "every PE ran and has an account");
         let report = self.settle(program, start, &accounts);
-        if let Some(e) = failures.into_iter().flatten().next() {
+        if let Some(e) = first_failure(failures) {
             return Err(e);
         }
         let end = report.end_ps;
@@ -93,6 +93,8 @@ impl Inner {
                         let mut ctx = PeCtx::new(&run, pe);
                         let outcome = std::panic::catch_unwind(AssertUnwindSafe(|| (program.run)(&mut ctx)));
                         let failure = match outcome {
+                            // A media error fails the PE whatever the program made of it.
+                            _ if ctx.media_error().is_some() => ctx.media_error(),
                             Ok(Ok(())) => None,
                             Ok(Err(e)) => Some(e),
                             Err(panic) => Some(DeviceError::ProgramFailed {
@@ -171,6 +173,16 @@ impl Inner {
 
 /// What a PE did, and how it failed if it did.
 type PeOutcome = (PeAccount, Option<DeviceError>);
+
+/// The error an execution fails with: the lowest-numbered PE's media error
+/// if any PE met damaged data (the host must learn that the medium is
+/// damaged, not only that a program stopped), else the lowest-numbered
+/// PE's failure.
+fn first_failure(failures: Vec<Option<DeviceError>>) -> Option<DeviceError> {
+    let media = failures.iter().position(|f| matches!(f, Some(DeviceError::UnrecoveredRead { .. })));
+    let first = media.or_else(|| failures.iter().position(Option::is_some))?;
+    failures.into_iter().nth(first).flatten()
+}
 
 fn panic_message(p: &Box<dyn std::any::Any + Send>) -> String {
     if let Some(s) = p.downcast_ref::<&str>() {

@@ -1,9 +1,9 @@
 //! # The emulated native computational-storage device
 //!
 //! Everything ndpdb does runs against this device, so whether any later
-//! figure means something depends on it. Three rules hold by construction:
+//! figure means something depends on it. Four rules hold by construction:
 //!
-//! 1. **The host never touches the medium.** The medium (`medium.rs`) is a
+//! 1. **The host never touches the medium.** The medium (`medium/`) is a
 //!    private type of this crate; the only public ways in are [`Command`]s
 //!    submitted on a [`QueuePair`], and NDP programs running on the device's
 //!    processing elements through a [`PeCtx`]. Byte-granular medium reads exist
@@ -18,6 +18,12 @@
 //!    it uses and completes when the last resource is done (`timing.rs`). The
 //!    real-time clock holds completions until their modelled time; the
 //!    virtual clock only advances the model (`clock.rs`).
+//! 4. **No damaged byte is returned.** Every 512-byte sector of the medium
+//!    carries a check code written with it; every read the device makes, for
+//!    the host or for a PE, checks it and fails with an unrecovered read error
+//!    ([`DeviceError::UnrecoveredRead`]) rather than return damaged bytes
+//!    (`medium/check.rs`). Each sector write is atomic, also against a kill
+//!    of the process (`medium/journal.rs`).
 //!
 //! ```text
 //!          host                         │            device
@@ -86,7 +92,7 @@ pub use command::{
     SECTOR_BYTES,
 };
 pub use counters::{CQE_BYTES, Counters, SQE_BYTES};
-pub use device::{DEFAULT_CAPACITY_MAX, Device, DeviceOptions, Faults, IMAGE_FILE};
+pub use device::{DEFAULT_CAPACITY_MAX, Device, DeviceOptions, Faults, IMAGE_FILE, KillPoint, SectorKill};
 pub use error::DeviceError;
 pub use memory::RANGES_MAX;
 pub use pe::{PeCtx, Program, ProgramFn, ProgramLibrary, Scratch, thread_cpu_ns};

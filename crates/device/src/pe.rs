@@ -27,7 +27,7 @@ use ndpdb_locktable::LockTable;
 
 use crate::coherent::DeviceWords;
 use crate::error::DeviceError;
-use crate::medium::Medium;
+use crate::medium::{BadSector, Medium};
 use crate::memory::{Budget, Range, Reservation, check_span};
 use crate::timing::{MediumTiming, Timing, bytes_ps};
 
@@ -149,6 +149,9 @@ pub struct PeCtx<'a> {
     fast_transfers: u64,
     fast_channel_transfers: Vec<u64>,
     acc: PeAccount,
+    /// The first sector this PE read that did not match its check code: the
+    /// execution fails with it whatever the program does with the error.
+    bad_sector: Option<BadSector>,
 }
 
 /// What [`PeCtx::read_words`] needs to charge an NVM read that stays in
@@ -214,7 +217,41 @@ impl<'a> PeCtx<'a> {
             fast_transfers: 0,
             fast_channel_transfers: vec![0; timing.channels()],
             acc,
+            bad_sector: None,
         }
+    }
+
+    /// The media error this PE met, if it met one.
+    pub(crate) fn media_error(&self) -> Option<DeviceError> {
+        self.bad_sector.map(|b| self.medium.media_error(b))
+    }
+
+    /// Records a sector that failed its check; the error the read returns.
+    #[cold]
+    fn bad(&mut self, bad: BadSector) -> DeviceError {
+        self.bad_sector.get_or_insert(bad);
+        self.medium.media_error(bad)
+    }
+
+    /// Records the media error a partial-sector write met (it reads the
+    /// sector's old bytes); passes any error on.
+    fn write_error(&mut self, e: DeviceError) -> DeviceError {
+        if let DeviceError::UnrecoveredRead { ppn, sector, .. } = e {
+            let first = ppn * (self.page_bytes / crate::command::SECTOR_BYTES);
+            self.bad_sector.get_or_insert(BadSector { sector: first + sector });
+        }
+        e
+    }
+
+    /// The error a write by this PE gets on a read-only device.
+    fn refuse_write(&self) -> Result<(), DeviceError> {
+        if !self.medium.read_only() {
+            return Ok(());
+        }
+        Err(DeviceError::ReadOnly {
+            path: self.medium.path().to_owned(),
+            what: format!("let program `{}` on PE {} write the medium", self.program, self.pe),
+        })
     }
 
     /// What this PE did: the account, with the fast path's transfers and the
@@ -288,8 +325,7 @@ impl<'a> PeCtx<'a> {
             return Ok(());
         }
         self.charge_read(addr, buf.len() as u64);
-        self.medium.read(addr, buf);
-        Ok(())
+        self.medium.read(addr, buf).map_err(|b| self.bad(b))
     }
 
     /// Reads consecutive aligned little-endian u32s starting at `addr`:
@@ -314,8 +350,7 @@ impl<'a> PeCtx<'a> {
             let ch = ((addr >> c.interleave_shift) & c.channel_mask) as usize;
             self.fast_channel_transfers[ch] += n;
             self.fast_transfers += n;
-            self.medium.read_words(addr, out);
-            return Ok(());
+            return self.medium.read_words(addr, out).map_err(|b| self.bad(b));
         }
         self.read_words_slow(addr, out)
     }
@@ -331,8 +366,7 @@ impl<'a> PeCtx<'a> {
             return Ok(());
         }
         self.charge_read(addr, 4 * out.len() as u64);
-        self.medium.read_words(addr, out);
-        Ok(())
+        self.medium.read_words(addr, out).map_err(|b| self.bad(b))
     }
 
     /// Hints the host CPU to fetch the medium word at `addr` into its cache.
@@ -351,7 +385,7 @@ impl<'a> PeCtx<'a> {
         }
         self.medium.check_range(addr, 4)?;
         self.charge_read(addr, 4);
-        Ok(self.medium.read_word(addr))
+        self.medium.read_word(addr).map_err(|b| self.bad(b))
     }
 
     /// Reads many aligned little-endian u32s, one transfer each: the same
@@ -389,14 +423,11 @@ impl<'a> PeCtx<'a> {
             self.acc.demand_ps += n * read_latency_ps;
             self.acc.medium_reads += n;
             self.acc.medium_bytes_read += n * 4;
-            for (o, &a) in out.iter_mut().zip(addrs) {
-                *o = self.medium.read_word(a);
-            }
-            return Ok(());
+            return self.medium.gather(addrs, out).map_err(|b| self.bad(b));
         }
         for (o, &a) in out.iter_mut().zip(addrs) {
             self.charge_read(a, 4);
-            *o = self.medium.read_word(a);
+            *o = self.medium.read_word(a).map_err(|b| self.bad(b))?;
         }
         Ok(())
     }
@@ -413,6 +444,7 @@ impl<'a> PeCtx<'a> {
     /// [`PeCtx::write_page`]).
     pub fn write(&mut self, addr: u64, data: &[u8]) -> Result<(), DeviceError> {
         self.medium.check_range(addr, data.len() as u64)?;
+        self.refuse_write()?;
         match self.timing.medium {
             MediumTiming::Nvm {
                 channels, interleave_shift, transfer_bytes, write_latency_ps, occupancy_ps, ..
@@ -434,8 +466,7 @@ impl<'a> PeCtx<'a> {
                 return Err(self.fail("flash is programmed in whole pages: use write_page"));
             }
         }
-        self.medium.write(addr, data);
-        Ok(())
+        self.medium.write(addr, data).map_err(|e| self.write_error(e))
     }
 
     pub fn write_page(&mut self, ppn: u64, data: &[u8]) -> Result<(), DeviceError> {
@@ -444,6 +475,7 @@ impl<'a> PeCtx<'a> {
         }
         let addr = ppn.checked_mul(self.page_bytes).ok_or_else(|| self.fail("page number overflows"))?;
         self.medium.check_range(addr, self.page_bytes)?;
+        self.refuse_write()?;
         match self.timing.medium {
             MediumTiming::Nvm { .. } => return self.write(addr, data),
             MediumTiming::Flash { channels, chips_per_channel, program_ps, ps_per_byte, .. } => {
@@ -456,8 +488,7 @@ impl<'a> PeCtx<'a> {
                 self.acc.medium_bytes_written += self.page_bytes;
             }
         }
-        self.medium.write(addr, data);
-        Ok(())
+        self.medium.write(addr, data)
     }
 
     #[inline]

@@ -40,11 +40,11 @@ impl Inner {
     /// The fault `faults` injects into this command, if any (a torn write
     /// has written its sectors when this returns).
     fn inject(&self, cmd: &Command) -> Option<DeviceError> {
-        if self.faults == Faults::default() {
+        if self.faults == Faults::default() && !self.medium.dead() {
             return None;
         }
         let n = self.commands_seen.fetch_add(1, Ordering::SeqCst);
-        if self.crashed.load(Ordering::SeqCst) {
+        if self.crashed.load(Ordering::SeqCst) || self.medium.dead() {
             return Some(DeviceError::InjectedFault { command: n });
         }
         if let Some((at, sectors)) = self.faults.torn_write
@@ -55,7 +55,8 @@ impl Inner {
                 && let Ok(addr) = self.page_addr(*ppn)
             {
                 let keep = (sectors as usize * SECTOR_BYTES as usize).min(data.len());
-                self.medium.write(addr, &data[..keep]);
+                // Whole sectors, each atomic: the tear falls between sectors.
+                let _ = self.medium.write(addr, &data[..keep]);
             }
             return Some(DeviceError::InjectedFault { command: n });
         }
@@ -121,7 +122,7 @@ impl Inner {
         let page = self.page_bytes();
         let addr = self.page_addr(ppn)?;
         let mut data = vec![0u8; page as usize];
-        self.medium.read(addr, &mut data);
+        self.medium.read(addr, &mut data).map_err(|bad| self.medium.media_error(bad))?;
         let ready = self.medium_bulk(t0, addr, page, false);
         self.count_medium(false, 1, page);
         let end = self.to_host(ready, page);
@@ -144,7 +145,7 @@ impl Inner {
         }
         self.medium.check_range(addr, len)?;
         let mut data = vec![0u8; len as usize];
-        self.medium.read(addr, &mut data);
+        self.medium.read(addr, &mut data).map_err(|bad| self.medium.media_error(bad))?;
         let ready = self.medium_bulk(t0, addr, len, false);
         self.count_medium(false, 1, len);
         let end = self.to_host(ready, len);
@@ -159,8 +160,14 @@ impl Inner {
                 what: format!("page_write carries {} bytes; pages are {page} bytes", data.len()),
             });
         }
+        if self.medium.read_only() {
+            return Err(DeviceError::ReadOnly {
+                path: self.medium.path().to_owned(),
+                what: format!("write page {ppn}"),
+            });
+        }
         let arrived = self.to_device(t0, page);
-        self.medium.write(addr, &data);
+        self.medium.write(addr, &data)?;
         let end = self.medium_bulk(arrived, addr, page, true);
         self.count_medium(true, 1, page);
         Ok((Reply::Done, end))
