@@ -13,7 +13,7 @@ use ndpdb_txn::Database;
 use ndpdb_workload::{ORDER_LINE, order_line_columns};
 
 use super::Common;
-use super::open::{close, open};
+use super::open::{close, open, open_for_reading};
 
 /// A progress bar over `len` tuples, labelled `what`.
 fn bar(len: u64, what: &str) -> indicatif::ProgressBar {
@@ -94,10 +94,10 @@ pub(super) fn gc(common: &Common) -> Result<()> {
     Ok(())
 }
 
-/// Tables, pinned snapshots and the device's pages; a read-only command,
-/// so it writes no checkpoint.
+/// Tables, pinned snapshots and the device's pages; a read-only command:
+/// it opens the store read-only and writes nothing.
 pub(super) fn info(common: &Common) -> Result<()> {
-    let db = open(common)?;
+    let db = open_for_reading(common)?;
     outln!("database {} on profile {}", common.db.display(), db.store().device().profile().name);
     for t in db.store().tables() {
         let cols: Vec<String> = t.columns.iter().map(|c| format!("{} {}", c.name, c.ty.sql_name())).collect();
