@@ -279,7 +279,7 @@ impl Store {
                         let damage = unusable
                             .into_iter()
                             .map(|u| {
-                                format!("{u}; recovered from checkpoint {} (root slot {slot}) instead", root.generation)
+                                format!("{u}; the older checkpoint {} (root slot {slot}) was used", root.generation)
                             })
                             .collect();
                         return Ok((Start { slot, root, cp, pages }, damage));
