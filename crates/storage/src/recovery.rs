@@ -24,7 +24,8 @@
 //! unreadable one's) was acknowledged, and opening without it would lose
 //! it silently; the next checkpoint would make that final. The search reads
 //! the whole ring (up to 256 MiB) on every open, in page reads
-//! `READ_AHEAD` at a time (30 ms for 256 MiB from the host's page cache).
+//! `READ_AHEAD` at a time (40 ms for the largest ring, 256 MiB, from the
+//! host's page cache).
 //!
 //! **Why an older checkpoint is verified.** Pages that only an older
 //! checkpoint references are reused once a newer one is durable

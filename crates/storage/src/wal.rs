@@ -302,7 +302,7 @@ impl LogScan {
 }
 
 /// Log pages read at a time when the whole ring is read.
-const READ_AHEAD: usize = 32;
+const READ_AHEAD: usize = 128;
 
 /// Reads log bytes by LSN through one cached page.
 struct RingReader<'a> {
@@ -478,8 +478,16 @@ fn candidate_headers(
         match data {
             Ok(data) => {
                 join(&before, &data, &mut look);
-                for p in (0..=page - RECORD_HEADER_BYTES).step_by(8) {
-                    look(pos + p as u64, &data[p..p + RECORD_HEADER_BYTES]);
+                // Records start at multiples of 8; most positions fail at
+                // the magic, compared as one word.
+                let magic = u32::from_le_bytes(MAGIC);
+                for (k, word) in data.chunks_exact(8).enumerate() {
+                    let p = k * 8;
+                    if u32::from_le_bytes(word[..4].try_into().expect("4 bytes")) == magic
+                        && p + RECORD_HEADER_BYTES <= page
+                    {
+                        look(pos + p as u64, &data[p..p + RECORD_HEADER_BYTES]);
+                    }
                 }
                 before = Some((pos + (page - across) as u64, data[page - across..].to_vec()));
                 if i == 0 {
