@@ -2,14 +2,16 @@
 //! dispatches: each subcommand's arguments become a configuration of the
 //! library crate that runs it (the experiments' in `ndpdb_bench`, which
 //! check themselves, run and report), or go to the module of their command
-//! (`db`, `device`, `profiles`, `demo`). Output goes through `ndpdb_bench`'s
+//! (`db`, `check`, `dump`, `device`, `profiles`, `demo`). Output goes through `ndpdb_bench`'s
 //! `outln!`, which treats a closed stdout as the end of the reader's
 //! interest; any other failure to write makes `ndpdb` exit 1.
 
 mod bench;
+mod check;
 mod db;
 mod demo;
 mod device;
+mod dump;
 mod profiles;
 
 use std::path::PathBuf;
@@ -49,18 +51,28 @@ enum Cmd {
         #[command(subcommand)]
         command: db::DbCmd,
     },
-    /// Recover a database if it crashed, then check its integrity: every page decoded, every version
-    /// chain and VID map entry walked; exits non-zero when anything is wrong
+    /// Recover a database if it crashed (in memory: the image is not changed), then check its
+    /// integrity: every page decoded, every version chain, VID map and L2P map entry walked; says what
+    /// it could and could not verify, and exits non-zero unless everything was verified (damage in the
+    /// log or a checkpoint included)
     Check {
         /// Database directory
         dir: PathBuf,
         /// Profile name or .toml path (default: the profile the image was created with)
         #[arg(long)]
         profile: Option<String>,
-        /// Print one JSON object instead of text
+        /// Print one JSON object instead of text, also when the check fails
         #[arg(long)]
         json: bool,
+        /// Check the database an `--accept-loss` open would give: committed log records that cannot be
+        /// replayed are listed, and do not by themselves make the check fail
+        #[arg(long)]
+        accept_loss: bool,
     },
+    /// Write every readable committed row of a table as CSV (PostgreSQL's conventions, with a header),
+    /// also from a damaged database: opens it read-only with what can be read, counts what cannot (with
+    /// its pages) on stderr, and exits non-zero if anything could not be read
+    Dump(dump::DumpArgs),
     /// Create or inspect a device image in a database directory
     Device {
         #[command(subcommand)]
@@ -120,7 +132,8 @@ fn run(cli: Cli) -> Result<()> {
             cfg.run_and_report(a.json)
         }
         Cmd::Bench { command } => bench::run(command),
-        Cmd::Check { dir, profile, json } => db::check(&dir, profile.as_deref(), json),
+        Cmd::Check { dir, profile, json, accept_loss } => check::run(&dir, profile.as_deref(), json, accept_loss),
+        Cmd::Dump(a) => dump::run(a),
         Cmd::Device { command } => device::run(command),
     }
 }

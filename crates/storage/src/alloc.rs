@@ -121,6 +121,8 @@ impl Store {
     /// A physical page for `object`: a free one of its own (`PageReuse`),
     /// else a new one from its region, else (the device full) any free one.
     pub(crate) fn allocate(&self, object: u64, class: AllocClass) -> Result<u64> {
+        // Every new page is allocated before it is written.
+        self.writable("writing a page")?;
         let mut m = self.maps.lock();
         match class {
             AllocClass::Write => self.keep_reserve(&mut m, 1)?,

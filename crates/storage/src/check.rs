@@ -1,6 +1,7 @@
 //! The integrity check (`ndpdb check`): decodes every page a table owns,
 //! walks every version chain from its VID map entry, and compares the VID
-//! map pages on the device with the heads the host holds. It reads through
+//! map pages and the L2P map pages on the device (what NDP calls read) with
+//! the heads and the map the host holds. It reads through
 //! the same command interface as everything else and changes nothing.
 //!
 //! Each problem is reported with where it is: table, logical page (and the
@@ -16,11 +17,12 @@
 
 use std::collections::{BTreeSet, HashMap, HashSet};
 
+use ndpdb_device::Command;
 use ndpdb_format::page::{self, PageKind, RecordId};
 use ndpdb_format::record::VersionHeader;
 use ndpdb_format::schema::Layout;
 
-use crate::error::Result;
+use crate::error::{Result, page_unreadable};
 use crate::store::Store;
 use crate::table::{CHAIN_MAX, Head, Table};
 
@@ -76,11 +78,55 @@ impl Store {
                 }
             }
         }
+        self.check_l2p_pages(&mut r)?;
         for t in self.tables() {
             r.tables += 1;
             self.check_table(&t, &mut r);
         }
         Ok(r)
+    }
+
+    /// The L2P map pages on the device (which NDP calls read) agree with
+    /// the host's map, except for entries the host has not written yet.
+    fn check_l2p_pages(&self, r: &mut CheckReport) -> Result<()> {
+        let (l2p, pages, dirty) = {
+            let m = self.maps.lock();
+            (m.l2p.clone(), m.l2p_pages.clone(), m.l2p_dirty.clone())
+        };
+        let per_page = self.per_page;
+        for (i, &ppn) in pages.iter().enumerate().filter(|&(_, &p)| p != u64::MAX) {
+            r.pages += 1;
+            let bytes = match self.qp.lock().call(Command::PageRead { ppn }) {
+                Ok(reply) => reply.into_data(),
+                Err(e) if page_unreadable(&e) => {
+                    r.error(format!("L2P map page {i} (physical {ppn}): {e}"));
+                    continue;
+                }
+                Err(e) => return Err(e.into()),
+            };
+            match page::verify(&bytes) {
+                Err(e) => r.error(format!("L2P map page {i} (physical {ppn}): {e}")),
+                Ok(h) if h.kind != PageKind::L2pMap || h.lpn != i as u64 => r.error(format!(
+                    "L2P map page {i} (physical {ppn}) holds {:?} page {} of object {}",
+                    h.kind, h.lpn, h.object_id
+                )),
+                Ok(_) => {
+                    let first = i * per_page;
+                    let end = ((i + 1) * per_page).min(l2p.len());
+                    let differ = (first..end)
+                        .filter(|&l| !dirty.contains(&(l as u64)))
+                        .find(|&l| page::map_entry(&bytes, l - first).ok() != Some(l2p[l]));
+                    if let Some(l) = differ {
+                        r.error(format!(
+                            "L2P map page {i} (physical {ppn}) maps logical page {l} to {:?}, the host's map to {}",
+                            page::map_entry(&bytes, l - first).ok(),
+                            l2p[l]
+                        ));
+                    }
+                }
+            }
+        }
+        Ok(())
     }
 
     fn check_table(&self, t: &Table, r: &mut CheckReport) {
@@ -135,14 +181,7 @@ impl Store {
         let per_page = self.per_page;
         for (i, &lpn) in state.vid_pages.iter().enumerate() {
             r.pages += 1;
-            let entries = match self.read_page(lpn, &mut self.qp.lock()) {
-                Ok(p) => (0..per_page).map(|k| page::map_entry(&p, k)).collect::<std::result::Result<Vec<u64>, _>>(),
-                Err(e) => {
-                    r.error(format!("table {name}: VID map page {i} (logical {lpn}): {e}"));
-                    continue;
-                }
-            };
-            let entries = match entries {
+            let entries = match self.vid_map_entries(t, lpn) {
                 Ok(e) => e,
                 Err(e) => {
                     r.error(format!("table {name}: VID map page {i} (logical {lpn}): {e}"));
@@ -168,6 +207,20 @@ impl Store {
                 }
             }
         }
+    }
+
+    /// The entries of one of `t`'s VID map pages, read from the device.
+    fn vid_map_entries(&self, t: &Table, lpn: u64) -> std::result::Result<Vec<u64>, String> {
+        let p = self.read_page(lpn, &mut self.qp.lock()).map_err(|e| e.to_string())?;
+        match page::PageHeader::decode(&p) {
+            Ok(h) if h.kind == PageKind::VidMap && h.object_id == t.id => {}
+            Ok(h) => return Err(format!("it holds {:?} page {} of object {}", h.kind, h.lpn, h.object_id)),
+            Err(e) => return Err(e.to_string()),
+        }
+        (0..self.per_page)
+            .map(|k| page::map_entry(&p, k))
+            .collect::<std::result::Result<Vec<u64>, _>>()
+            .map_err(|e| e.to_string())
     }
 
     /// Walks one tuple's chain from its head: versions on the table's

@@ -12,13 +12,15 @@
 //! write leaves the previous checkpoint readable. A checkpoint records the
 //! log position it reflects; opening replays the write-ahead log from there
 //! (`wal.rs`), so a crash between checkpoints loses no committed transaction.
+//! Which checkpoint an open starts from, and what it does about damage, is
+//! `recovery.rs`'s; this module restores a checkpoint and replays records.
 
 use std::collections::{BTreeSet, HashMap};
 use std::sync::Arc;
 use std::sync::atomic::Ordering;
 
-use ndpdb_device::{Command, Device};
-use ndpdb_format::checkpoint::{Checkpoint, Root, TableMeta, index_entries, index_page};
+use ndpdb_device::Command;
+use ndpdb_format::checkpoint::{Checkpoint, Root, TableMeta, index_page};
 use ndpdb_format::page::RecordId;
 use ndpdb_format::schema::{Column, LayoutDescriptor};
 
@@ -26,27 +28,13 @@ use crate::alloc::{AllocClass, Allocator, META_OBJECT, ROOT_PPN};
 use crate::error::{Result, StoreError};
 use crate::lock_order::{Level, OrderedMutex};
 use crate::maps::Maps;
+use crate::recovery::Recovery;
 use crate::reserve::{CheckpointSize, blob_pages};
-use crate::store::{Store, StoreOptions};
+use crate::store::Store;
 use crate::table::{Head, Table, TableId, TableState};
-use crate::wal::{self, LogGeometry, LogScan, Wal};
+use crate::wal;
 use ndpdb_format::record::VersionHeader;
 use ndpdb_format::wal::{LogOp, OpKind, Record, TableDef};
-
-/// What opening a database found in its log.
-#[derive(Debug, Clone, Default, PartialEq)]
-pub struct Recovery {
-    /// Log records replayed after the checkpoint (commits, tables, snapshots).
-    pub records: u64,
-    pub commits: u64,
-    /// Log bytes read.
-    pub log_bytes: u64,
-    /// A torn or corrupt tail that was cut off, and why.
-    pub truncated: Option<String>,
-    /// A root slot that could not be read (the other one was used).
-    pub root_note: Option<String>,
-    pub wall_s: f64,
-}
 
 /// Per table, the VIDs that open transactions have written and the newest
 /// committed head of each (what a fuzzy checkpoint records for them).
@@ -130,6 +118,7 @@ impl Store {
     /// transaction's writes reach the log only when it commits, after the
     /// checkpoint's position).
     pub fn checkpoint(&self, txn: &TxnMeta, committed: &CommittedHeads) -> Result<()> {
+        self.writable("a checkpoint")?;
         self.shape.checkpoint_allocated.store(0, Ordering::Relaxed);
         for t in self.tables() {
             self.write_delta(&t, &mut t.state.lock(), AllocClass::Checkpoint)?;
@@ -275,146 +264,8 @@ impl Store {
         }
     }
 
-    /// Opens the store of an existing image from its last checkpoint and
-    /// replays the write-ahead log after it.
-    pub fn open(dev: Device, opts: StoreOptions) -> Result<(Store, TxnMeta)> {
-        Store::open_with_report(dev, opts).map(|(s, m, _)| (s, m))
-    }
-
-    /// [`Store::open`], saying what recovery did.
-    pub fn open_with_report(dev: Device, opts: StoreOptions) -> Result<(Store, TxnMeta, Recovery)> {
-        let t0 = std::time::Instant::now();
-        let store = Store::new(dev, opts)?;
-        let (root, notes) = store.read_root()?;
-        let (blob, checkpoint_pages) = store.read_blob(&root)?;
-        let cp = Checkpoint::decode(&blob).map_err(|e| StoreError::Corrupt(format!("checkpoint: {e}")))?;
-        let total = store.maps.lock().alloc.total_pages;
-        if root.log_pages == 0 || root.log_start.checked_add(root.log_pages).is_none_or(|e| e > total) {
-            return Err(StoreError::Corrupt(format!(
-                "root: log pages {}..+{} outside the device's {total}",
-                root.log_start, root.log_pages
-            )));
-        }
-        let (mut store, mut meta) = store.restore(cp, root.generation)?;
-        store.rebuild_free_pages(root.log_start + root.log_pages, &checkpoint_pages)?;
-        store.checkpoints.pages.lock().durable = checkpoint_pages;
-        store.maps.lock().last_checkpoint.blob_bytes = root.blob_bytes;
-        let geo = LogGeometry { start: root.log_start, pages: root.log_pages, page_bytes: store.page_bytes as u64 };
-        let scan = wal::scan(geo, root.log_lsn, store.qp.unordered())?;
-        store.check_log_reached(geo, &scan, &notes)?;
-        let mut rec = Recovery {
-            records: scan.records.len() as u64,
-            log_bytes: scan.end - root.log_lsn,
-            truncated: scan.truncated.clone(),
-            root_note: (!notes.is_empty()).then(|| notes.join("; ")),
-            ..Recovery::default()
-        };
-        for r in &scan.records {
-            store.replay(r, &mut meta, &mut rec).map_err(|e| match e {
-                StoreError::Corrupt(m) => StoreError::Corrupt(format!("log record at LSN {}: {m}", r.lsn)),
-                other => other,
-            })?;
-        }
-        store.wal = Wal::new(geo, scan.end, root.log_lsn, scan.tail_page);
-        rec.wall_s = t0.elapsed().as_secs_f64();
-        Ok((store, meta, rec))
-    }
-
-    /// The newest readable root slot, and a note for each unreadable one.
-    fn read_root(&self) -> Result<(Root, Vec<String>)> {
-        let mut slots = Vec::new();
-        let mut notes = Vec::new();
-        for ppn in [ROOT_PPN, ROOT_PPN + 1] {
-            let bytes = self.qp.lock().call(Command::PageRead { ppn })?.into_data();
-            match Root::decode(&bytes) {
-                Ok(Some(r)) => slots.push(r),
-                Ok(None) => {}
-                Err(ndpdb_format::FormatError::UnsupportedVersion { found, supported, .. }) => {
-                    return Err(StoreError::InvalidInput(format!(
-                        "the database was written in format version {found}; this build reads version {supported}: \
-                         open it with a matching ndpdb build"
-                    )));
-                }
-                Err(e) => notes.push(format!("root slot {ppn} is unreadable ({e}); the other slot was used")),
-            }
-        }
-        let root = slots.into_iter().max_by_key(|r| r.generation).ok_or_else(|| {
-            if notes.is_empty() {
-                StoreError::InvalidInput(
-                    "the image holds no database (no checkpoint in pages 0 and 1): create one with `ndpdb db create`"
-                        .into(),
-                )
-            } else {
-                StoreError::Corrupt(format!("both root slots are unreadable: {}", notes.join("; ")))
-            }
-        })?;
-        Ok((root, notes))
-    }
-
-    /// The checkpoint blob the root's index pages list, checked against
-    /// the root's length and CRC, and every page it and its index take.
-    fn read_blob(&self, root: &Root) -> Result<(Vec<u8>, Vec<u64>)> {
-        let page = self.page_bytes;
-        let mut blob = Vec::with_capacity(root.blob_bytes as usize);
-        let pages_needed = (root.blob_bytes as usize).div_ceil(page);
-        let mut checkpoint_pages = root.index_pages.clone();
-        'index: for &ip in &root.index_pages {
-            let index = self.qp.lock().call(Command::PageRead { ppn: ip })?.into_data();
-            for ppn in index_entries(&index) {
-                if blob.len() >= pages_needed * page {
-                    break 'index;
-                }
-                checkpoint_pages.push(ppn);
-                let data = self
-                    .qp
-                    .lock()
-                    .call(Command::PageRead { ppn })
-                    .map_err(|e| StoreError::Corrupt(format!("checkpoint page: {e}")))?
-                    .into_data();
-                blob.extend_from_slice(&data);
-            }
-        }
-        if blob.len() < root.blob_bytes as usize {
-            return Err(StoreError::Corrupt(format!(
-                "the checkpoint lists {} bytes but its pages hold {}",
-                root.blob_bytes,
-                blob.len()
-            )));
-        }
-        blob.truncate(root.blob_bytes as usize);
-        let crc = crc32fast::hash(&blob);
-        if crc != root.blob_crc {
-            return Err(StoreError::Corrupt(format!(
-                "checkpoint blob CRC {crc:#010x}, the root page says {:#010x}",
-                root.blob_crc
-            )));
-        }
-        Ok((blob, checkpoint_pages))
-    }
-
-    /// Fails if the newer root slot is unreadable (`notes`) and replay from
-    /// the older one stops short of committed records: opening would lose
-    /// them, and the next checkpoint would make that final.
-    fn check_log_reached(&self, geo: LogGeometry, scan: &LogScan, notes: &[String]) -> Result<()> {
-        if notes.is_empty() {
-            return Ok(());
-        }
-        let Some(newest) = wal::newest_valid_lsn(geo, self.qp.unordered())? else { return Ok(()) };
-        if newest < scan.end {
-            return Ok(());
-        }
-        Err(StoreError::Corrupt(format!(
-            "{}; recovery from the older checkpoint stops at log position {} ({}), but the log holds a \
-             committed record at {newest}: the transactions between cannot be recovered. The image is left \
-             as it is; restore it from a copy",
-            notes.join("; "),
-            scan.end,
-            scan.truncated.as_deref().unwrap_or("the end of the valid records")
-        )))
-    }
-
     /// Applies one log record to the state restored from the checkpoint.
-    fn replay(&self, r: &wal::LogRecord, meta: &mut TxnMeta, rec: &mut Recovery) -> Result<()> {
+    pub(crate) fn replay(&self, r: &wal::LogRecord, meta: &mut TxnMeta, rec: &mut Recovery) -> Result<()> {
         let record = Record::decode(r.kind, &r.payload).map_err(|e| StoreError::Corrupt(e.to_string()))?;
         match record {
             Record::Commit { txn, ops } => {
@@ -482,22 +333,11 @@ impl Store {
         Ok(())
     }
 
-    /// The store `self` with the maps, the catalog and the heads of `cp`.
-    fn restore(self, cp: Checkpoint, generation: u64) -> Result<(Store, TxnMeta)> {
+    /// The store `self` with the maps, the catalog and the heads of `cp`
+    /// (which [`validate`] accepted).
+    pub(crate) fn restore(self, cp: Checkpoint, generation: u64) -> Result<(Store, TxnMeta)> {
         let total_pages = self.maps.lock().alloc.total_pages;
-        if cp.next_lpn != cp.l2p.len() as u64 || cp.next_region > total_pages {
-            return Err(StoreError::Corrupt(format!(
-                "checkpoint: {} logical pages for next_lpn {}, region {} of {total_pages} pages",
-                cp.l2p.len(),
-                cp.next_lpn,
-                cp.next_region
-            )));
-        }
-        if let Some(p) = cp.l2p.iter().chain(&cp.l2p_pages).find(|&&p| p != u64::MAX && p >= total_pages) {
-            return Err(StoreError::Corrupt(format!(
-                "checkpoint: physical page {p} beyond the device's {total_pages}"
-            )));
-        }
+        debug_assert_eq!(validate(&cp, total_pages), Ok(()), "validated before");
         {
             let mut m = self.maps.lock();
             let region_pages = m.alloc.region_pages;
@@ -529,17 +369,8 @@ impl Store {
     /// A table as the checkpoint recorded it, with its layout descriptor in
     /// device memory again.
     fn restore_table(&self, t: TableMeta) -> Result<Table> {
-        let bad = |what: String| StoreError::Corrupt(format!("checkpoint: {what}"));
-        let layout =
-            LayoutDescriptor::decode(&t.layout_descriptor).map_err(|e| bad(format!("table {}: {e}", t.name)))?;
-        if t.column_names.len() != layout.slots.len() {
-            return Err(bad(format!(
-                "table {}: {} names for {} columns",
-                t.name,
-                t.column_names.len(),
-                layout.slots.len()
-            )));
-        }
+        let layout = LayoutDescriptor::decode(&t.layout_descriptor)
+            .map_err(|e| StoreError::Corrupt(format!("checkpoint: table {}: {e}", t.name)))?;
         let columns: Vec<Column> = t
             .column_names
             .iter()
@@ -561,4 +392,28 @@ impl Store {
         };
         Ok(Table::new(t.id, t.name, columns, layout, layout_range, state))
     }
+}
+
+/// The checks a decoded checkpoint must pass before it is restored: the L2P
+/// map has `next_lpn` entries, no physical page lies beyond the device, and
+/// each table's layout descriptor decodes and matches its column names.
+pub(crate) fn validate(cp: &Checkpoint, total_pages: u64) -> std::result::Result<(), String> {
+    if cp.next_lpn != cp.l2p.len() as u64 || cp.next_region > total_pages {
+        return Err(format!(
+            "{} logical pages for next_lpn {}, region {} of {total_pages} pages",
+            cp.l2p.len(),
+            cp.next_lpn,
+            cp.next_region
+        ));
+    }
+    if let Some(p) = cp.l2p.iter().chain(&cp.l2p_pages).find(|&&p| p != u64::MAX && p >= total_pages) {
+        return Err(format!("physical page {p} beyond the device's {total_pages}"));
+    }
+    for t in &cp.tables {
+        let layout = LayoutDescriptor::decode(&t.layout_descriptor).map_err(|e| format!("table {}: {e}", t.name))?;
+        if t.column_names.len() != layout.slots.len() {
+            return Err(format!("table {}: {} names for {} columns", t.name, t.column_names.len(), layout.slots.len()));
+        }
+    }
+    Ok(())
 }

@@ -2,10 +2,14 @@
 //! damaged (report it); `InvalidInput`, the caller's mistake; `DeviceFull`,
 //! make room (a checkpoint, garbage collection, a larger device);
 //! `LogFull`, end open transactions so that a checkpoint can run; `Device`,
-//! a device command failed.
+//! a device command failed; `LogDamaged`, opening would lose committed
+//! records (restore the image, or accept the loss); `ReadOnly`, the store
+//! was opened read-only and the call would write.
 
 use ndpdb_device::DeviceError;
 use ndpdb_format::FormatError;
+
+use crate::recovery::LogLoss;
 
 #[derive(Debug, thiserror::Error)]
 pub enum StoreError {
@@ -35,6 +39,26 @@ pub enum StoreError {
          end open transactions so that a checkpoint can run, or create the database with a larger log"
     )]
     LogFull { bytes: u64, needed: u64, used: u64 },
+    #[error(
+        "the write-ahead log is damaged: {0}. Nothing was changed: restore the image from a copy, or open it \
+         without these records with --accept-loss (StoreOptions::accept_loss)"
+    )]
+    LogDamaged(Box<LogLoss>),
+    #[error("the database is open read-only: {what} would write to the device; open it for writing")]
+    ReadOnly { what: &'static str },
+}
+
+/// What recovery and salvage read: the value, or (the inner error) why the
+/// bytes cannot be used, in words; the outer `Result` fails only when the
+/// device stopped.
+pub(crate) type OrDamage<T> = std::result::Result<T, String>;
+
+/// Whether a device command that failed means that the page it read cannot
+/// be read (a media error, a page out of range), as opposed to the device
+/// having stopped (shut down, or an injected crash), after which nothing
+/// more can be learned from it.
+pub(crate) fn page_unreadable(e: &DeviceError) -> bool {
+    !matches!(e, DeviceError::ShutDown | DeviceError::InjectedFault { .. })
 }
 
 /// The part of a full device's message about the checkpoint's reserve.

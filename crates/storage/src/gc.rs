@@ -122,6 +122,7 @@ impl Store {
     /// may simply run again (every step is written on its own: chains
     /// already cut and tuples already removed are not seen again).
     pub fn gc_into(&self, table: &Table, horizon: u64, stats: &mut GcStats) -> Result<(), StoreError> {
+        self.writable("garbage collection")?;
         // Pages written while we collect hold new versions: only pages that
         // existed when we looked at the heads may be unmapped.
         let (heads, pages_before, delta): (Vec<Head>, HashSet<u64>, HashSet<u64>) = {
@@ -239,6 +240,7 @@ impl Store {
     /// reused before a durable checkpoint). On a device too full for the
     /// copies it stops with `DeviceFull`, having changed only whole tuples.
     pub fn compact_into(&self, table: &Table, stats: &mut GcStats) -> Result<(), StoreError> {
+        self.writable("compaction")?;
         let (heads, candidates): (Vec<Head>, Vec<u64>) = {
             let s = table.state.lock();
             let delta: HashSet<u64> = s.delta.iter().map(|p| p.lpn()).collect();

@@ -48,8 +48,10 @@ mod gc;
 mod lock_order;
 mod maps;
 mod read;
+mod recovery;
 mod reserve;
 mod reuse;
+mod salvage;
 mod scan;
 mod store;
 mod table;
@@ -61,15 +63,17 @@ mod wal;
 pub use alloc::{Headroom, ROOT_PPN};
 
 pub use check::{CheckReport, ERRORS_MAX};
-pub use checkpoint::{CommittedHeads, Recovery, TxnMeta};
+pub use checkpoint::{CommittedHeads, TxnMeta};
 pub use error::StoreError;
 pub use gc::GcStats;
+pub use recovery::{DroppedRecord, LogLoss, Recovery};
 pub use reuse::PageReuseStats;
+pub use salvage::{SalvageReport, Unreadable};
 pub use scan::{AggregateResult, Freshness, NdpScan, RowsResult, ScanStats};
 pub use store::{LogOp, OpKind, Store, StoreOptions};
 pub use table::{CHAIN_MAX, Head, Table, TableId};
 pub use update::{DEFAULT_POLL_LIMIT, NdpUpdate, NdpUpdateCall, UpdatedTuple};
-pub use wal::WalStats;
+pub use wal::{UnreadablePage, WalStats};
 
 /// The lock-table key of version `version` (its creating transaction) of
 /// tuple `vid` of table `table`. Host transactions lock through it, and

@@ -107,6 +107,9 @@ impl Store {
 
     /// Writes dirty map pages when more entries wait than the policy allows.
     pub(crate) fn bound_map_deltas(&self, table: &Table, class: AllocClass) -> Result<()> {
+        if self.opts.read_only {
+            return Ok(());
+        }
         if table.state.lock().vid_dirty.len() > self.opts.map_delta_max {
             self.flush_vid_map_as(table, None, class)?;
         }

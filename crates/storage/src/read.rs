@@ -75,7 +75,8 @@ impl Store {
         Ok(page)
     }
 
-    /// Reads and verifies a whole page over the link.
+    /// Reads a whole heap or VID map page over the link, and verifies its
+    /// checksum and that it is logical page `lpn`.
     pub(crate) fn read_page(&self, lpn: u64, qp: &mut QueuePair) -> Result<Vec<u8>> {
         let _reading = self.page_reader();
         let ppn = *self
@@ -88,7 +89,15 @@ impl Store {
             return Err(StoreError::Corrupt(format!("logical page {lpn} is not mapped")));
         }
         let page = qp.call(Command::PageRead { ppn })?.into_data();
-        page::verify(&page).map_err(|e| StoreError::corrupt(format!("page {lpn} (physical {ppn})"), e))?;
+        let h = page::verify(&page).map_err(|e| StoreError::corrupt(format!("page {lpn} (physical {ppn})"), e))?;
+        // A physical page reused for another logical page (or a misdirected
+        // write) passes its checksum; its header says whose it is.
+        if h.lpn != lpn {
+            return Err(StoreError::Corrupt(format!(
+                "page {lpn} (physical {ppn}) holds {:?} page {} of object {} instead",
+                h.kind, h.lpn, h.object_id
+            )));
+        }
         Ok(page)
     }
 }

@@ -11,7 +11,9 @@
 //! | `read.rs` | point reads and the page cache |
 //! | `scan.rs`, `update.rs` | NDP calls and host-only scans; update-NDP |
 //! | `gc.rs`, `check.rs` | garbage collection; the integrity check |
-//! | `checkpoint.rs`, `wal.rs` | checkpoints and recovery; the log |
+//! | `checkpoint.rs`, `wal.rs` | checkpoints, restoring one and replaying the log; the log ring |
+//! | `recovery.rs` | opening: which checkpoint, what of the log, what damage costs |
+//! | `salvage.rs` | reading every readable row of a damaged table (`ndpdb dump`) |
 //! | `lock_order.rs` | the store's mutexes and the order they are taken in |
 //!
 //! This file holds the [`Store`] itself, creating one, and the operations
@@ -59,6 +61,18 @@ pub struct StoreOptions {
     /// eighth of the device, at most 256 MiB). An opened database keeps the
     /// size it was created with.
     pub log_bytes: u64,
+    /// Open without ever writing to the device: recovery replays the log
+    /// into host memory only (no log cut, no checkpoint, no page written;
+    /// the delta buffer grows instead of being written), and every call
+    /// that would write fails with [`StoreError::ReadOnly`]. For inspecting
+    /// an image (`ndpdb check`, `ndpdb db info`, `ndpdb dump`).
+    pub read_only: bool,
+    /// Open even when recovery finds committed records it cannot replay
+    /// (damage in the middle of the log, an older checkpoint whose pages
+    /// were reused), without them: what is dropped is listed in
+    /// `Recovery::lost` and `Recovery::damage`. Without it such an open
+    /// fails with [`StoreError::LogDamaged`] or [`StoreError::Corrupt`].
+    pub accept_loss: bool,
 }
 
 impl Default for StoreOptions {
@@ -69,6 +83,8 @@ impl Default for StoreOptions {
             map_delta_max: 8192,
             lock_table_bytes: ndpdb_locktable::DEFAULT_TABLE_BYTES,
             log_bytes: 0,
+            read_only: false,
+            accept_loss: false,
         }
     }
 }
@@ -192,6 +208,18 @@ impl Store {
         &self.dev
     }
 
+    /// Whether the store was opened read-only (`StoreOptions::read_only`).
+    pub fn read_only(&self) -> bool {
+        self.opts.read_only
+    }
+
+    /// Fails with [`StoreError::ReadOnly`] on a read-only store: every path
+    /// that writes to the device asks first (allocating a page, the log, a
+    /// checkpoint, `Flush`, GC, update-NDP).
+    pub(crate) fn writable(&self, what: &'static str) -> Result<()> {
+        if self.opts.read_only { Err(StoreError::ReadOnly { what }) } else { Ok(()) }
+    }
+
     /// The tuple lock table host transactions and device programs share.
     pub fn lock_table(&self) -> &Arc<LockTable> {
         &self.ndp.lock_table
@@ -201,6 +229,7 @@ impl Store {
     /// they time queries, so that the host's write-back of the emulated
     /// medium does not run during the measurement.
     pub fn sync_device(&self) -> Result<()> {
+        self.writable("a device flush")?;
         self.qp.lock().call(Command::Flush)?;
         Ok(())
     }
@@ -210,6 +239,7 @@ impl Store {
     }
 
     pub fn create_table(&self, name: &str, columns: Vec<Column>) -> Result<Arc<Table>> {
+        self.writable("creating a table")?;
         let table = self.create_table_unlogged(name, columns)?;
         let mut payload = Vec::new();
         encode_table_record(&mut payload, table.id, name, &table.layout, &table.columns);
@@ -222,6 +252,7 @@ impl Store {
     /// Makes a committed transaction's writes durable in the log; returns
     /// once they are on the medium (group commit, `wal.rs`).
     pub fn log_commit(&self, txn: u64, ops: &[LogOp]) -> Result<()> {
+        self.writable("a commit")?;
         let record = Record::Commit { txn, ops: Cow::Borrowed(ops) };
         let end = self.wal.append(record.kind(), &record.encode())?;
         self.wal.flush_to(end, &self.wal_qp)
@@ -229,6 +260,7 @@ impl Store {
 
     /// Logs a pinned snapshot (`drop`: its removal), durably.
     pub fn log_snapshot(&self, id: u64, xmax: u64, drop: bool) -> Result<()> {
+        self.writable("pinning or dropping a snapshot")?;
         let record = if drop { Record::DropSnapshot { id, xmax } } else { Record::PinSnapshot { id, xmax } };
         let end = self.wal.append(record.kind(), &record.encode())?;
         self.wal.flush_to(end, &self.wal_qp)

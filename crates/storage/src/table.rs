@@ -170,7 +170,8 @@ impl Store {
             {
                 return Ok(RecordId::new(p.lpn(), slot));
             }
-            if s.delta.len() >= self.opts.delta_pages {
+            // A read-only store keeps every page it fills in memory.
+            if s.delta.len() >= self.opts.delta_pages && !self.opts.read_only {
                 let flush = if class == AllocClass::Write { AllocClass::Buffered } else { class };
                 self.write_delta(table, &mut s, flush)?;
                 drop(s);

@@ -72,6 +72,7 @@ impl Store {
     /// is in the column's stored units (a decimal's value times 10^scale).
     pub fn ndp_update(&self, call: &NdpUpdateCall<'_>) -> Result<NdpUpdate> {
         let NdpUpdateCall { table, snapshot, column, expr, predicate, pes, poll_limit } = *call;
+        self.writable("update-NDP")?;
         if snapshot.own == 0 {
             return Err(StoreError::InvalidInput("an update needs a writing transaction (snapshot.own)".into()));
         }

@@ -25,10 +25,15 @@
 //! multiple of 8 (`docs/format/wal.md`). This module places them in the
 //! ring and reads them back; it does not look inside payloads.
 //!
-//! Recovery reads forward from `log_lsn` and stops at the first record that
-//! is not whole and valid: a torn or corrupt tail (bad magic, wrong LSN,
-//! length beyond the ring, CRC mismatch). What follows it is cut off and
-//! reported; the next append overwrites it.
+//! Recovery reads forward from `log_lsn` ([`scan`]) and stops at the first
+//! position that does not hold a whole valid record of this lap: zeros or
+//! an earlier lap's record (the end), a record that is torn or damaged (bad
+//! magic, wrong LSN, length beyond the ring, CRC mismatch), or a page that
+//! cannot be read. It then searches the whole ring for valid records past
+//! that point ([`search_ring`]): none means the log ends there (a torn tail
+//! is cut off and reported; the next append overwrites it); any means
+//! committed records replay cannot reach, which `recovery.rs` refuses to
+//! lose silently.
 //!
 //! **Group commit.** Committers append under a mutex and then wait until
 //! the log is durable up to their record's end. One of them at a time is the
@@ -42,6 +47,7 @@ use ndpdb_device::{Command, QueuePair};
 use ndpdb_format::wal::{MAGIC, RECORD_HEADER_BYTES, RecordHeader, frame_into, record_bytes};
 use parking_lot::{Condvar, Mutex};
 
+use crate::error::page_unreadable;
 use crate::store::{Result, StoreError};
 
 pub(crate) use ndpdb_format::wal::RecordKind;
@@ -241,120 +247,308 @@ pub struct LogRecord {
     pub payload: Vec<u8>,
 }
 
-/// What reading the log found.
+impl LogRecord {
+    /// The LSN just past the record, its padding included.
+    pub fn end(&self) -> u64 {
+        self.lsn + record_bytes(self.payload.len()) as u64
+    }
+}
+
+/// A log page that could not be read, and the device's reason.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct UnreadablePage {
+    pub ppn: u64,
+    pub why: String,
+}
+
+/// Why reading the log forward stopped.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub enum LogStop {
+    /// Zero bytes or a record of an earlier lap where a header should be:
+    /// the end of the log, unless valid records follow further on.
+    #[default]
+    End,
+    /// Bytes that are not a whole valid record: a torn tail after a crash,
+    /// or damage.
+    Invalid(String),
+    /// The page holding the next record could not be read (damage; a torn
+    /// write leaves a readable page).
+    Unreadable(UnreadablePage),
+}
+
+/// What reading the log forward found.
 #[derive(Debug, Clone, Default)]
 pub struct LogScan {
     pub records: Vec<LogRecord>,
     /// LSN just past the last valid record: where the log continues.
     pub end: u64,
-    /// Why the scan stopped before the end of the ring, if it did at a
-    /// record that was started but is not whole and valid.
-    pub truncated: Option<String>,
+    /// Why the scan stopped at `end`.
+    pub stop: LogStop,
     /// The bytes of the page holding `end`, up to `end`.
     pub tail_page: Vec<u8>,
 }
 
-/// The LSN of the newest whole and valid record anywhere in the ring, if
-/// any: every 8-aligned position is tried (magic, an LSN that belongs at
-/// that position, a length within the ring, the CRC). Recovery calls it
-/// only when it had to start from the older root slot: a valid record at or
-/// past where its replay stopped is a committed transaction that replay
-/// could not reach (the log was overwritten past the older checkpoint, or a
-/// record on the way is corrupt), so opening would lose it. Reads the whole
-/// ring once.
-pub(crate) fn newest_valid_lsn(geo: LogGeometry, qp: &Mutex<QueuePair>) -> Result<Option<u64>> {
-    let cap = geo.capacity();
-    let ring: Vec<u8> = {
-        let mut ring = Vec::with_capacity(cap as usize);
-        for i in 0..geo.pages {
-            ring.extend_from_slice(&qp.lock().call(Command::PageRead { ppn: geo.start + i })?.into_data());
-        }
-        ring
-    };
-    let at = |pos: u64, n: usize| -> Vec<u8> { (0..n as u64).map(|i| ring[((pos + i) % cap) as usize]).collect() };
-    let mut newest = None;
-    for pos in (0..cap).step_by(8) {
-        let p = pos as usize;
-        if ring[p..p + 4] != MAGIC {
-            continue;
-        }
-        // A header may wrap around the end of the ring.
-        let h = RecordHeader::decode(&at(pos, RECORD_HEADER_BYTES)).expect("a whole header with the magic");
-        if h.lsn % cap != pos || u64::from(h.len) + RECORD_HEADER_BYTES as u64 > cap {
-            continue;
-        }
-        if h.checks(&at(pos + RECORD_HEADER_BYTES as u64, h.len as usize)) {
-            newest = newest.max(Some(h.lsn));
+impl LogScan {
+    /// What stopped the scan, unless it was an ordinary end.
+    pub fn stop_reason(&self) -> Option<String> {
+        match &self.stop {
+            LogStop::End => None,
+            LogStop::Invalid(why) => Some(why.clone()),
+            LogStop::Unreadable(p) => {
+                Some(format!("log record at LSN {}: log page {} cannot be read ({})", self.end, p.ppn, p.why))
+            }
         }
     }
-    Ok(newest)
 }
 
-/// Reads the log from `from` until the first invalid record.
-pub(crate) fn scan(geo: LogGeometry, from: u64, qp: &Mutex<QueuePair>) -> Result<LogScan> {
-    let page = geo.page_bytes;
-    let mut cache: Option<(u64, Vec<u8>)> = None;
-    let mut read = |lsn: u64, n: usize, out: &mut Vec<u8>| -> Result<()> {
-        let mut at = lsn;
-        let mut left = n;
+/// Log pages read at a time when the whole ring is read.
+const READ_AHEAD: usize = 128;
+
+/// Reads log bytes by LSN through one cached page.
+struct RingReader<'a> {
+    geo: LogGeometry,
+    qp: &'a Mutex<QueuePair>,
+    cached: Option<(u64, Vec<u8>)>,
+}
+
+impl RingReader<'_> {
+    /// Appends the `n` log bytes at `lsn` to `out`; a page that cannot be
+    /// read is the inner error, a device that stopped the outer one.
+    fn read(&mut self, lsn: u64, n: usize, out: &mut Vec<u8>) -> Result<std::result::Result<(), UnreadablePage>> {
+        let page = self.geo.page_bytes;
+        let (mut at, mut left) = (lsn, n);
         while left > 0 {
-            let ppn = geo.ppn(at);
-            if cache.as_ref().is_none_or(|(p, _)| *p != ppn) {
-                let data = qp.lock().call(Command::PageRead { ppn })?.into_data();
-                cache = Some((ppn, data));
+            let ppn = self.geo.ppn(at);
+            if self.cached.as_ref().is_none_or(|(p, _)| *p != ppn) {
+                match self.qp.lock().call(Command::PageRead { ppn }) {
+                    Ok(reply) => self.cached = Some((ppn, reply.into_data())),
+                    Err(e) if page_unreadable(&e) => return Ok(Err(UnreadablePage { ppn, why: e.to_string() })),
+                    Err(e) => return Err(e.into()),
+                }
             }
-            let (_, data) = cache.as_ref().expect("filled above");
+            let (_, data) = self.cached.as_ref().expect("filled above");
             let off = (at % page) as usize;
             let k = (page as usize - off).min(left);
             out.extend_from_slice(&data[off..off + k]);
             at += k as u64;
             left -= k;
         }
-        Ok(())
-    };
+        Ok(Ok(()))
+    }
+}
+
+/// Reads the log forward from `from` until the first position that does
+/// not hold a whole valid record of this lap.
+pub(crate) fn scan(geo: LogGeometry, from: u64, qp: &Mutex<QueuePair>) -> Result<LogScan> {
+    let mut reader = RingReader { geo, qp, cached: None };
     let mut out = LogScan { end: from, ..LogScan::default() };
     let mut lsn = from;
-    loop {
+    let stop = loop {
         if lsn - from + RECORD_HEADER_BYTES as u64 > geo.capacity() {
-            break;
+            break LogStop::End;
         }
         let mut head = Vec::with_capacity(RECORD_HEADER_BYTES);
-        read(lsn, RECORD_HEADER_BYTES, &mut head)?;
+        if let Err(p) = reader.read(lsn, RECORD_HEADER_BYTES, &mut head)? {
+            break LogStop::Unreadable(p);
+        }
         if head.iter().all(|&b| b == 0) {
-            break; // never written: the clean end of a fresh log
+            break LogStop::End; // never written
         }
         let h = match RecordHeader::decode(&head) {
             Ok(h) if h.lsn == lsn => h,
-            Ok(h) if h.lsn < lsn => break, // a record of an earlier lap: the clean end
-            _ => {
-                out.truncated = Some(format!("log record at LSN {lsn}: no valid header (torn or corrupt tail)"));
-                break;
-            }
+            Ok(h) if h.lsn < lsn => break LogStop::End, // a record of an earlier lap
+            _ => break LogStop::Invalid(format!("log record at LSN {lsn}: no valid header (torn or damaged)")),
         };
         let (len, padded) = (h.len as usize, h.record_bytes());
         if lsn - from + padded > geo.capacity() {
-            out.truncated = Some(format!("log record at LSN {lsn}: length {len} runs past the ring"));
-            break;
+            break LogStop::Invalid(format!("log record at LSN {lsn}: length {len} runs past the ring"));
         }
         let mut payload = Vec::with_capacity(len);
-        read(lsn + RECORD_HEADER_BYTES as u64, len, &mut payload)?;
+        if let Err(p) = reader.read(lsn + RECORD_HEADER_BYTES as u64, len, &mut payload)? {
+            break LogStop::Unreadable(p);
+        }
         if !h.checks(&payload) {
-            out.truncated = Some(format!("log record at LSN {lsn}: checksum mismatch (torn or corrupt)"));
-            break;
+            break LogStop::Invalid(format!("log record at LSN {lsn}: checksum mismatch (torn or damaged)"));
         }
         let Some(kind) = RecordKind::from_u32(h.kind) else {
-            out.truncated = Some(format!("log record at LSN {lsn}: unknown kind {}", h.kind));
-            break;
+            break LogStop::Invalid(format!("log record at LSN {lsn}: unknown kind {}", h.kind));
         };
         out.records.push(LogRecord { lsn, kind, payload });
         lsn += padded;
         out.end = lsn;
-    }
-    let off = (out.end % page) as usize;
+    };
+    out.stop = stop;
+    let off = (out.end % geo.page_bytes) as usize;
     if off > 0 {
         let mut t = Vec::with_capacity(off);
-        read(out.end - off as u64, off, &mut t)?;
+        if let Err(p) = reader.read(out.end - off as u64, off, &mut t)? {
+            // The page the scan read records from a moment ago.
+            return Err(StoreError::Corrupt(format!("log page {} became unreadable: {}", p.ppn, p.why)));
+        }
         out.tail_page = t;
     }
     Ok(out)
+}
+
+/// What the search of the whole ring found.
+#[derive(Debug, Clone, Default)]
+pub(crate) struct RingSearch {
+    /// Ring pages that could not be read: they may hold records too.
+    pub unreadable: Vec<UnreadablePage>,
+    /// Bytes of the ring read.
+    pub bytes_read: u64,
+}
+
+/// Hands every whole valid record anywhere in the ring whose LSN is in
+/// `from..limit` to `found`, in LSN order, and returns the pages it could
+/// not read.
+///
+/// Recovery searches from where its forward scan stopped: a record past
+/// that point was written after the one the scan could not read, so it is
+/// a commit replay cannot reach (`recovery.rs`). Records of earlier laps
+/// have smaller LSNs, and nothing at or past `limit` (the checkpoint's
+/// position plus the ring's capacity) can be in the ring. Two passes: the
+/// first reads every page once, [`READ_AHEAD`] at a time, and keeps the
+/// 8-aligned positions that hold a header with the magic, an LSN in range
+/// that belongs at that position and a length within the ring; the second
+/// reads those records whole and checks their CRC (a healthy log has
+/// none, so it usually reads nothing).
+pub(crate) fn search_ring(
+    geo: LogGeometry,
+    (from, limit): (u64, u64),
+    qp: &Mutex<QueuePair>,
+    mut found: impl FnMut(LogRecord),
+) -> Result<RingSearch> {
+    let mut search = RingSearch::default();
+    let headers = candidate_headers(geo, (from, limit), qp, &mut search)?;
+    let mut reader = RingReader { geo, qp, cached: None };
+    for h in headers {
+        let mut payload = Vec::with_capacity(h.len as usize);
+        if let Err(p) = reader.read(h.lsn + RECORD_HEADER_BYTES as u64, h.len as usize, &mut payload)? {
+            if !search.unreadable.contains(&p) {
+                search.unreadable.push(p);
+            }
+            continue;
+        }
+        if let Some(kind) = RecordKind::from_u32(h.kind).filter(|_| h.checks(&payload)) {
+            found(LogRecord { lsn: h.lsn, kind, payload });
+        }
+    }
+    Ok(search)
+}
+
+/// The first pass of [`search_ring`]: the headers that may start a record
+/// with an LSN in `from..limit`, by LSN.
+fn candidate_headers(
+    geo: LogGeometry,
+    (from, limit): (u64, u64),
+    qp: &Mutex<QueuePair>,
+    search: &mut RingSearch,
+) -> Result<Vec<RecordHeader>> {
+    let (page, cap) = (geo.page_bytes as usize, geo.capacity());
+    let mut out = Vec::new();
+    let mut look = |pos: u64, bytes: &[u8]| {
+        if bytes[..4] != MAGIC {
+            return;
+        }
+        let h = RecordHeader::decode(bytes).expect("a whole header with the magic");
+        if h.lsn % cap == pos
+            && (from..limit).contains(&h.lsn)
+            && u64::from(h.len) + (RECORD_HEADER_BYTES as u64) <= cap
+        {
+            out.push(h);
+        }
+    };
+    // A header that starts in the last 16 bytes of a page ends on the next
+    // one (the last page's, on page 0): the page before's last bytes wait
+    // for the next page here.
+    let mut before: Option<(u64, Vec<u8>)> = None;
+    let mut first_page: Option<Vec<u8>> = None;
+    let across = RECORD_HEADER_BYTES - 8;
+    let join = |before: &Option<(u64, Vec<u8>)>, next: &[u8], look: &mut dyn FnMut(u64, &[u8])| {
+        if let Some((pos, tail)) = before {
+            for k in (0..across).step_by(8) {
+                let bytes: Vec<u8> = tail[k..].iter().chain(&next[..k + 8]).copied().collect();
+                look(pos + k as u64, &bytes);
+            }
+        }
+    };
+    read_pages(&mut qp.lock(), geo.start, geo.pages, |i, data| {
+        let pos = i * page as u64;
+        match data {
+            Ok(data) => {
+                join(&before, &data, &mut look);
+                // Records start at multiples of 8; most positions fail at
+                // the magic, compared as one word.
+                let magic = u32::from_le_bytes(MAGIC);
+                for (k, word) in data.chunks_exact(8).enumerate() {
+                    let p = k * 8;
+                    if u32::from_le_bytes(word[..4].try_into().expect("4 bytes")) == magic
+                        && p + RECORD_HEADER_BYTES <= page
+                    {
+                        look(pos + p as u64, &data[p..p + RECORD_HEADER_BYTES]);
+                    }
+                }
+                before = Some((pos + (page - across) as u64, data[page - across..].to_vec()));
+                if i == 0 {
+                    first_page = Some(data[..across].to_vec());
+                }
+                search.bytes_read += page as u64;
+            }
+            Err(why) => {
+                before = None;
+                search.unreadable.push(UnreadablePage { ppn: geo.start + i, why });
+            }
+        }
+    })?;
+    if let Some(first) = &first_page {
+        join(&before, first, &mut look);
+    }
+    out.sort_by_key(|h| h.lsn);
+    Ok(out)
+}
+
+/// Reads physical pages `first..first + n`, [`READ_AHEAD`] at a time, and
+/// hands each to `f` in order: its bytes, or why it cannot be read. A
+/// device that stopped is an error.
+fn read_pages(
+    qp: &mut QueuePair,
+    first: u64,
+    n: u64,
+    mut f: impl FnMut(u64, std::result::Result<Vec<u8>, String>),
+) -> Result<()> {
+    let mut in_flight = std::collections::VecDeque::with_capacity(READ_AHEAD);
+    let mut next = 0;
+    for i in 0..n {
+        while next < n && in_flight.len() < READ_AHEAD {
+            in_flight.push_back(qp.submit(Command::PageRead { ppn: first + next })?);
+            next += 1;
+        }
+        let id = in_flight.pop_front().expect("a read in flight");
+        match qp.wait(id)?.result {
+            Ok(reply) => f(i, Ok(reply.into_data())),
+            Err(e) if page_unreadable(&e) => f(i, Err(e.to_string())),
+            Err(e) => return Err(e.into()),
+        }
+    }
+    Ok(())
+}
+
+/// Overwrites the log from `from` (whose page holds `tail`, the bytes
+/// before it) up to `to` with zeros (the caller flushes): records there
+/// that recovery dropped can then never be read back as part of the log
+/// that continues at `from`, whose new records take the same LSNs.
+pub(crate) fn erase(geo: LogGeometry, (from, to): (u64, u64), tail: &[u8], qp: &Mutex<QueuePair>) -> Result<u64> {
+    let page = geo.page_bytes;
+    let mut qp = qp.lock();
+    let mut at = from - from % page;
+    let mut pages = 0;
+    while at < to && pages < geo.pages {
+        let mut data = if at < from { tail.to_vec() } else { Vec::new() };
+        data.resize(page as usize, 0);
+        qp.call(Command::PageWrite { ppn: geo.ppn(at), data })?;
+        at += page;
+        pages += 1;
+    }
+    Ok(pages)
 }

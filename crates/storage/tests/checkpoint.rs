@@ -5,60 +5,12 @@
 
 mod common;
 
-use common::{device, insert, kv_table, new_store, opts, reopen, row, snapshot, write};
+use common::{Rows, commit, device, insert, inserts, kv_table, new_store, opts, reopen, row, rows, write};
 use ndpdb_device::Command;
-use ndpdb_format::schema::Value;
-use ndpdb_storage::{
-    CommittedHeads, Freshness, Head, LogOp, NdpScan, OpKind, ROOT_PPN, Store, StoreError, Table, TxnMeta,
-};
-
-type Rows = Vec<(u64, Vec<Value>)>;
-
-/// Every row a snapshot after all of `txns` sees, on the host and by NDP
-/// (which must agree).
-fn rows(store: &Store, t: &Table, txns: u64) -> Rows {
-    let snap = snapshot(txns + 1, &[]);
-    let host = store.host_rows(t, &snap, &[0, 1], None, 2).unwrap().rows;
-    let ndp = store
-        .ndp_rows(&NdpScan { table: t, snapshot: &snap, predicate: None, pes: 4, freshness: Freshness::Ship }, &[0, 1])
-        .unwrap()
-        .rows;
-    assert_eq!(ndp, host, "NDP and host rows of {}", t.name);
-    host
-}
+use ndpdb_storage::{CommittedHeads, Head, ROOT_PPN, Store, StoreError, Table, TxnMeta};
 
 fn heads(t: &Table) -> Vec<Head> {
     (0..t.vids()).map(|v| t.head(v).unwrap()).collect()
-}
-
-/// Transaction `txn` writes `ops` ((VID or None to insert, values or None
-/// to delete)) as the transaction layer does, and commits them to the log.
-fn commit(store: &Store, t: &Table, txn: u64, ops: &[(Option<u64>, Option<Vec<Value>>)]) -> Vec<u64> {
-    let mut log = Vec::new();
-    let mut vids = Vec::new();
-    for (vid, values) in ops {
-        let (vid, kind) = match (vid, values) {
-            (None, Some(v)) => (insert(store, t, txn, v), OpKind::Insert),
-            (Some(vid), Some(v)) => {
-                write(store, t, *vid, txn, Some(v));
-                (*vid, OpKind::Update)
-            }
-            (Some(vid), None) => {
-                write(store, t, *vid, txn, None);
-                (*vid, OpKind::Delete)
-            }
-            (None, None) => unreachable!("a delete names its tuple"),
-        };
-        let data = values.as_ref().map_or(Vec::new(), |v| t.layout.encode(v).unwrap());
-        log.push(LogOp { kind, table: t.id, vid, data });
-        vids.push(vid);
-    }
-    store.log_commit(txn, &log).unwrap();
-    vids
-}
-
-fn inserts(range: std::ops::Range<u64>) -> Vec<(Option<u64>, Option<Vec<Value>>)> {
-    range.map(|k| (None, Some(row(k, Some(k as i64))))).collect()
 }
 
 #[test]

@@ -106,9 +106,10 @@ impl Database {
     }
 
     /// Checkpoints (after commits and GC) when [`CheckpointPressure::due`]
-    /// says so.
+    /// says so; never on a read-only store, which cannot write one.
     pub(crate) fn maybe_checkpoint(&self) -> Result<()> {
-        if CheckpointPressure::read(self.store()).due().is_some() { self.checkpoint() } else { Ok(()) }
+        let due = !self.store().read_only() && CheckpointPressure::read(self.store()).due().is_some();
+        if due { self.checkpoint() } else { Ok(()) }
     }
 
     /// Versions created by transactions below this id are visible to every

@@ -5,7 +5,7 @@ use ndpdb_device::{ClockKind, Command, Device, DeviceOptions, Profile};
 use ndpdb_format::checkpoint::Root;
 use ndpdb_format::ndp::Aggregate;
 use ndpdb_format::schema::{Column, ColumnType, Value};
-use ndpdb_storage::{Freshness, ROOT_PPN, Store, StoreOptions};
+use ndpdb_storage::{Freshness, ROOT_PPN, Store, StoreError, StoreOptions};
 use ndpdb_txn::{Database, Isolation, ReadMode};
 
 fn device(dir: &std::path::Path, create: bool) -> Device {
@@ -98,9 +98,9 @@ fn committed_transactions_survive_a_crash_and_open_ones_leave_nothing() {
     assert_eq!(sums(&db).0, Some(sum + 1));
 }
 
-/// Flips a byte `back` bytes before the end of the log (as the last open
-/// found it); returns the recovery report of opening the damaged image.
-fn damage_log_and_reopen(dir: &std::path::Path, back: u64) -> (Database, ndpdb_storage::Recovery) {
+/// The log's first physical page, the newest checkpoint's position in it,
+/// and how many bytes the log holds after that (as an open finds them).
+fn log_extent(dir: &std::path::Path) -> (u64, u64, u64) {
     let (store, _, rec) = Store::open_with_report(device(dir, false), opts()).unwrap();
     drop(store);
     let dev = device(dir, false);
@@ -109,15 +109,26 @@ fn damage_log_and_reopen(dir: &std::path::Path, back: u64) -> (Database, ndpdb_s
         .filter_map(|p| Root::decode(&qp.call(Command::PageRead { ppn: ROOT_PPN + p }).unwrap().into_data()).unwrap())
         .max_by_key(|r| r.generation)
         .unwrap();
-    let (start, lsn) = (root.log_start, root.log_lsn);
+    (root.log_start, root.log_lsn, rec.log_bytes)
+}
+
+/// Flips the log byte at LSN `target` of a log that starts at physical
+/// page `start` (and has not wrapped around its ring).
+fn flip_log_byte(dir: &std::path::Path, start: u64, target: u64) {
+    let dev = device(dir, false);
     let page = u64::from(dev.info().page_bytes);
-    let target = lsn + rec.log_bytes - back;
     let ppn = start + target / page;
+    let mut qp = dev.queue_pair();
     let mut data = qp.call(Command::PageRead { ppn }).unwrap().into_data();
     data[(target % page) as usize] ^= 0x5a;
     qp.call(Command::PageWrite { ppn, data }).unwrap();
-    drop(qp);
-    drop(dev);
+}
+
+/// Flips a byte `back` bytes before the end of the log; returns the
+/// recovery report of opening the damaged image.
+fn damage_log_and_reopen(dir: &std::path::Path, back: u64) -> (Database, ndpdb_storage::Recovery) {
+    let (start, lsn, bytes) = log_extent(dir);
+    flip_log_byte(dir, start, lsn + bytes - back);
     let (store, meta, rec) = Store::open_with_report(device(dir, false), opts()).unwrap();
     (Database::open(store, meta), rec)
 }
@@ -130,17 +141,51 @@ fn a_torn_log_tail_is_cut_off_and_reported() {
     let (sum, count) = crashed_database(dir.path());
     let (db, rec) = damage_log_and_reopen(dir.path(), 10);
     assert!(rec.truncated.as_deref().is_some_and(|w| w.contains("checksum")), "{rec:?}");
-    assert_eq!(rec.commits, 2);
+    assert_eq!((rec.commits, rec.lost.clone()), (2, None));
+    assert!(rec.ring_bytes_read > 0, "the ring was searched for records past the tail");
     assert_eq!(sums(&db), (Some(sum), Some(sum), count));
     assert!(db.pinned_snapshots().is_empty(), "the torn pin record was cut off");
-    drop(db);
+}
 
+/// Defect 2 of issue 15: a damaged record with valid records of the same
+/// log after it is not a torn tail. The open is refused, naming the commit
+/// that would be lost; `accept_loss` opens without it (and without the
+/// damaged one), says so, and erases both from the ring, so that later
+/// opens (and a commit made meanwhile) see one consistent log.
+#[test]
+fn damage_in_the_middle_of_the_log_is_refused_and_accept_loss_drops_what_follows() {
     let dir = tempfile::tempdir().unwrap();
-    crashed_database(dir.path());
-    let (db, rec) = damage_log_and_reopen(dir.path(), 40 + 100);
-    assert!(rec.truncated.is_some(), "{rec:?}");
-    assert_eq!(rec.commits, 1, "commit B and everything after it are cut off");
-    assert_eq!(sums(&db), (Some(sum - 700), Some(sum - 700), count - 100));
+    let (sum, count) = crashed_database(dir.path());
+    let (start, lsn, _) = log_extent(dir.path());
+    flip_log_byte(dir.path(), start, lsn + 40); // commit A's payload
+    let image = std::fs::read(dir.path().join("device.img")).unwrap();
+    let err = Store::open_with_report(device(dir.path(), false), opts()).err().expect("refused");
+    let StoreError::LogDamaged(loss) = &err else { panic!("{err}") };
+    assert_eq!(loss.stop_lsn, lsn, "{err}");
+    assert_eq!(loss.commits().len(), 1, "commit B follows the damaged commit A: {err}");
+    assert_eq!(loss.dropped.len(), 2, "commit B and the pin: {err}");
+    assert_eq!(loss.damaged.len(), 1, "{err}");
+    let text = err.to_string();
+    assert!(text.contains(&format!("stops at LSN {lsn}")) && text.contains("--accept-loss"), "{text}");
+    assert!(std::fs::read(dir.path().join("device.img")).unwrap() == image, "a refused open writes nothing");
+
+    let accept = StoreOptions { accept_loss: true, ..opts() };
+    let (store, meta, rec) = Store::open_with_report(device(dir.path(), false), accept.clone()).unwrap();
+    assert_eq!(rec.lost.as_ref().map(|l| l.commits()), Some(loss.commits()), "{rec:?}");
+    assert_eq!(rec.commits, 0);
+    let db = Database::open(store, meta);
+    assert_eq!(sums(&db), (Some(800), Some(800), 800), "the checkpoint's state: commits A and B are gone");
+    assert_ne!((sum, count), (800, 800));
+    // A commit after accepting the loss takes the dropped records' LSNs;
+    // after a crash, the log holds it and nothing of what was dropped.
+    let t = db.table("t").unwrap();
+    let mut w = db.begin(Isolation::ReadCommitted);
+    w.update(&t, 0, &[Value::Int(0), Value::Int(2)]).unwrap();
+    w.commit().unwrap();
+    drop(db);
+    let (store, meta, rec) = Store::open_with_report(device(dir.path(), false), opts()).unwrap();
+    assert_eq!((rec.commits, rec.lost, rec.truncated), (1, None, None));
+    assert_eq!(sums(&Database::open(store, meta)), (Some(801), Some(801), 800));
 }
 
 #[test]
@@ -533,6 +578,6 @@ fn an_older_checkpoint_that_cannot_reach_the_logs_commits_is_refused() {
     drop(dev);
     let image = std::fs::read(dir.path().join("device.img")).unwrap();
     let err = Store::open(device(dir.path(), false), opts()).err().expect("refused").to_string();
-    assert!(err.contains("root slot") && err.contains("cannot be recovered"), "{err}");
+    assert!(err.contains("root slot") && err.contains("1 of them commits"), "{err}");
     assert!(std::fs::read(dir.path().join("device.img")).unwrap() == image, "the image is left as it is");
 }

@@ -13,7 +13,7 @@ use ndpdb_txn::{Database, Isolation};
 use ndpdb_workload::{ORDER_LINE, order_line_columns};
 
 use super::Common;
-use super::open::{close, open, profile};
+use super::open::{close, open, open_for_reading, profile};
 use crate::device::capacity_bytes;
 
 /// A progress bar over `len` tuples, labelled `what`.
@@ -174,9 +174,10 @@ pub(super) fn gc(common: &Common) -> Result<()> {
 }
 
 /// Tables, pinned snapshots and the device's pages, as text or (`json`)
-/// one JSON object; a read-only command, so it writes no checkpoint.
+/// one JSON object; a read-only command: it opens the store read-only and
+/// writes nothing.
 pub(super) fn info(common: &Common, json: bool) -> Result<()> {
-    let db = open(common)?;
+    let db = open_for_reading(common)?;
     if json {
         outln!("{}", info_json(common, &db));
         return Ok(());

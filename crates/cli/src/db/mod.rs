@@ -2,11 +2,11 @@
 //! Each command opens the image, reopens the store from its checkpoint, does
 //! its work and writes a new checkpoint (a clean close). This module holds
 //! the commands' arguments and dispatch; `open` opens and closes a database
-//! (and holds `ndpdb check`), `admin` the commands that shape the data,
-//! `query` the ones that run NDP calls.
+//! (also read-only, for `ndpdb check`, `ndpdb dump` and `db info`), `admin`
+//! the commands that shape the data, `query` the ones that run NDP calls.
 
 mod admin;
-mod open;
+pub(crate) mod open;
 mod query;
 
 use std::path::PathBuf;
@@ -15,19 +15,22 @@ use anyhow::Result;
 use clap::{Args, Subcommand};
 use ndpdb_device::ClockKind;
 
-pub use open::check;
-
 #[derive(Args)]
 pub struct Common {
     /// Database directory
     #[arg(long, default_value = "ndpdb-data")]
-    db: PathBuf,
+    pub(crate) db: PathBuf,
     /// Profile name or .toml path (default: the profile the image was created with)
     #[arg(long)]
-    profile: Option<String>,
+    pub(crate) profile: Option<String>,
     /// `virtual` or `real`
     #[arg(long, default_value = "virtual")]
-    clock: ClockKind,
+    pub(crate) clock: ClockKind,
+    /// Open even if recovery finds committed log records it cannot replay (damage in the middle of
+    /// the log, an older checkpoint whose pages were reused): says exactly what is dropped, then
+    /// goes on without it. Without this flag such a database is refused and left as it is
+    #[arg(long)]
+    pub(crate) accept_loss: bool,
 }
 
 #[derive(Subcommand)]

@@ -12,7 +12,7 @@ use ndpdb_format::ndp::Snapshot;
 use ndpdb_format::page::RecordId;
 use ndpdb_format::record::VersionHeader;
 use ndpdb_format::schema::{Column, ColumnType, Value};
-use ndpdb_storage::{Head, Store, StoreOptions, Table};
+use ndpdb_storage::{Freshness, Head, LogOp, NdpScan, OpKind, Store, StoreOptions, Table};
 
 /// The device every test uses: coherent, with PEs (NDP calls and the lock
 /// table both work), 8 KiB pages, regions of 8 pages.
@@ -74,4 +74,49 @@ pub fn insert(store: &Store, table: &Table, txn: u64, values: &[Value]) -> u64 {
 /// Sees every transaction below `xmax` but those in `active`.
 pub fn snapshot(xmax: u64, active: &[u64]) -> Snapshot {
     Snapshot { xmax, active: active.to_vec(), own: 0 }
+}
+
+pub type Rows = Vec<(u64, Vec<Value>)>;
+
+/// Every row a snapshot after all of `txns` sees, on the host and by NDP
+/// (which must agree).
+pub fn rows(store: &Store, t: &Table, txns: u64) -> Rows {
+    let snap = snapshot(txns + 1, &[]);
+    let host = store.host_rows(t, &snap, &[0, 1], None, 2).unwrap().rows;
+    let ndp = store
+        .ndp_rows(&NdpScan { table: t, snapshot: &snap, predicate: None, pes: 4, freshness: Freshness::Ship }, &[0, 1])
+        .unwrap()
+        .rows;
+    assert_eq!(ndp, host, "NDP and host rows of {}", t.name);
+    host
+}
+
+/// Transaction `txn` writes `ops` ((VID or None to insert, values or None
+/// to delete)) as the transaction layer does, and commits them to the log.
+pub fn commit(store: &Store, t: &Table, txn: u64, ops: &[(Option<u64>, Option<Vec<Value>>)]) -> Vec<u64> {
+    let mut log = Vec::new();
+    let mut vids = Vec::new();
+    for (vid, values) in ops {
+        let (vid, kind) = match (vid, values) {
+            (None, Some(v)) => (insert(store, t, txn, v), OpKind::Insert),
+            (Some(vid), Some(v)) => {
+                write(store, t, *vid, txn, Some(v));
+                (*vid, OpKind::Update)
+            }
+            (Some(vid), None) => {
+                write(store, t, *vid, txn, None);
+                (*vid, OpKind::Delete)
+            }
+            (None, None) => unreachable!("a delete names its tuple"),
+        };
+        let data = values.as_ref().map_or(Vec::new(), |v| t.layout.encode(v).unwrap());
+        log.push(LogOp { kind, table: t.id, vid, data });
+        vids.push(vid);
+    }
+    store.log_commit(txn, &log).unwrap();
+    vids
+}
+
+pub fn inserts(range: std::ops::Range<u64>) -> Vec<(Option<u64>, Option<Vec<Value>>)> {
+    range.map(|k| (None, Some(row(k, Some(k as i64))))).collect()
 }
