@@ -286,7 +286,7 @@ mod tests {
         #[test]
         fn redo_of_logged_edits_rebuilds_the_page(keys in proptest::collection::vec((proptest::collection::vec(0u8..5, 0..5), 0usize..90), 1..40)) {
             let mut before = blank_page(1024, 1);
-            btree::write_node(&mut before, 1, &NodeSpec { kind: NodeKind::Leaf, level: 0, lower: btree::NONE, right: btree::NONE, high: None }, &[]).unwrap();
+            btree::write_node(&mut before, 1, &NodeSpec { kind: NodeKind::Leaf, level: 0, lower: btree::NONE, right: btree::NONE, high: None, low: None }, &[]).unwrap();
             for (k, n) in keys {
                 let mut t = Tracked(before.clone(), Vec::new());
                 let (i, found) = Node::parse(&t.0, 1).unwrap().lower_bound(&k).unwrap();

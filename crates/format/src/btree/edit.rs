@@ -8,7 +8,7 @@
 //! leave the `lsn` field to the caller, who sets it once the change is logged.
 
 use super::node::{Node, NodeKind};
-use super::{HEADER_BYTES, MAGIC, NONE, POOL_HEAD_BYTES, Pid, SLOT_BYTES, VERSION, at, corrupt};
+use super::{HEADER_BYTES, MAGIC, NONE, POOL_HEAD_BYTES, Pid, SLOT_BYTES, VERSION, at, corrupt, slot_at};
 use crate::{FormatError, u64_at};
 
 /// A page that can be changed in place.
@@ -60,12 +60,15 @@ pub struct NodeSpec<'a> {
     pub right: Pid,
     /// Present exactly when `right` is not [`NONE`].
     pub high: Option<&'a [u8]>,
+    /// The low fence (the left sibling's high key); None for the leftmost.
+    pub low: Option<&'a [u8]>,
 }
 
-/// Bytes a node with these entries and high key needs, header included.
-pub fn node_bytes<'e>(entries: impl IntoIterator<Item = (&'e [u8], &'e [u8])>, high: Option<&[u8]>) -> usize {
+/// Bytes a node with these entries and `fence_bytes` of fences (low and
+/// high together) needs, header included.
+pub fn node_bytes<'e>(entries: impl IntoIterator<Item = (&'e [u8], &'e [u8])>, fence_bytes: usize) -> usize {
     let payload: usize = entries.into_iter().map(|(k, v)| SLOT_BYTES + k.len() + v.len()).sum();
-    HEADER_BYTES + payload + high.map_or(0, <[u8]>::len) + super::POOL_TAIL_BYTES
+    HEADER_BYTES + payload + fence_bytes + super::POOL_TAIL_BYTES
 }
 
 /// Writes a whole node: the header (keeping the page's `lsn`) and slots in
@@ -78,7 +81,8 @@ pub fn write_node<P: PageMut + ?Sized>(
     entries: &[(&[u8], &[u8])],
 ) -> Result<(), FormatError> {
     let page_bytes = p.bytes().len();
-    let need = node_bytes(entries.iter().copied(), spec.high);
+    let fences = spec.high.map_or(0, <[u8]>::len) + spec.low.map_or(0, <[u8]>::len);
+    let need = node_bytes(entries.iter().copied(), fences);
     if need > page_bytes || entries.len() > usize::from(u16::MAX) || !super::page_size_ok(page_bytes) {
         return Err(corrupt(pid, "count", format!("{} entries need {need} bytes of {page_bytes}", entries.len())));
     }
@@ -87,16 +91,19 @@ pub fn write_node<P: PageMut + ?Sized>(
     let heap_start = end - (need - HEADER_BYTES - super::POOL_TAIL_BYTES - SLOT_BYTES * entries.len());
     let mut head = Vec::with_capacity(HEADER_BYTES - POOL_HEAD_BYTES + SLOT_BYTES * entries.len());
     let mut heap = Vec::with_capacity(end - heap_start);
-    // The payload is built top-down in reverse: the high key at the top, then
-    // entry 0, 1, ... below it.
+    // The payload is built top-down: the high key at the top, the low fence
+    // below it, then entry 0, 1, ... below that.
     let mut top = end;
-    let (high_off, high_len) = match spec.high {
-        Some(h) => {
-            top -= h.len();
-            (top, h.len())
+    let mut place = |fence: Option<&[u8]>| match fence {
+        Some(f) if !f.is_empty() => {
+            top -= f.len();
+            (top, f.len())
         }
-        None => (0, 0),
+        _ => (0, 0),
     };
+    let (high_off, high_len) = place(spec.high);
+    let (low_off, low_len) = place(spec.low);
+    let prefix = super::fence_prefix(spec.low, spec.high);
     head.extend_from_slice(&MAGIC);
     head.push(VERSION);
     head.push(spec.kind as u8);
@@ -107,22 +114,20 @@ pub fn write_node<P: PageMut + ?Sized>(
     head.extend_from_slice(&spec.lower.to_le_bytes());
     head.extend_from_slice(&(heap_start as u16).to_le_bytes());
     head.extend_from_slice(&0u16.to_le_bytes());
-    head.extend_from_slice(&(high_off as u16).to_le_bytes());
-    head.extend_from_slice(&(high_len as u16).to_le_bytes());
-    head.extend_from_slice(&[0; 8]);
+    for field in [high_off, high_len, low_off, low_len, prefix, 0] {
+        head.extend_from_slice(&(field as u16).to_le_bytes());
+    }
     for (k, v) in entries {
         top -= k.len() + v.len();
-        head.extend_from_slice(&(top as u16).to_le_bytes());
-        head.extend_from_slice(&(k.len() as u16).to_le_bytes());
-        head.extend_from_slice(&(v.len() as u16).to_le_bytes());
+        head.extend_from_slice(&slot_bytes(k, prefix, top, v.len()));
     }
     debug_assert_eq!(top, heap_start);
     for (k, v) in entries.iter().rev() {
         heap.extend_from_slice(k);
         heap.extend_from_slice(v);
     }
-    if let Some(h) = spec.high {
-        heap.extend_from_slice(h);
+    for fence in [spec.low, spec.high].into_iter().flatten() {
+        heap.extend_from_slice(fence);
     }
     p.write(POOL_HEAD_BYTES, &head);
     p.write(heap_start, &heap);
@@ -140,6 +145,7 @@ pub fn compact<P: PageMut + ?Sized>(p: &mut P, pid: Pid) -> Result<(), FormatErr
         lower: node.lower(),
         right: node.right(),
         high: node.high_key()?,
+        low: node.low_fence()?,
     };
     write_node(p, pid, &spec, &entries)
 }
@@ -166,18 +172,14 @@ pub fn insert<P: PageMut + ?Sized>(
         compact(p, pid)?;
     }
     let node = Node::parse(p.bytes(), pid)?;
-    let (count, off) = (node.count(), node.heap_start() - key.len() - value.len());
+    let (count, off, prefix) = (node.count(), node.heap_start() - key.len() - value.len(), node.prefix_len());
     p.write(off, key);
     p.write(off + key.len(), value);
     let slot = |j: usize| HEADER_BYTES + SLOT_BYTES * j;
     if i < count {
         p.copy_within(slot(i)..slot(count), slot(i + 1));
     }
-    let mut s = [0u8; SLOT_BYTES];
-    s[0..2].copy_from_slice(&(off as u16).to_le_bytes());
-    s[2..4].copy_from_slice(&(key.len() as u16).to_le_bytes());
-    s[4..6].copy_from_slice(&(value.len() as u16).to_le_bytes());
-    p.write(slot(i), &s);
+    p.write(slot(i), &slot_bytes(key, prefix, off, value.len()));
     p.write(at::COUNT, &(count as u16 + 1).to_le_bytes());
     p.write(at::HEAP_START, &(off as u16).to_le_bytes());
     Ok(true)
@@ -207,7 +209,7 @@ pub fn set_value<P: PageMut + ?Sized>(p: &mut P, pid: Pid, i: usize, value: &[u8
     if value.len() <= vlen {
         p.write(off + klen, value);
         if value.len() < vlen {
-            p.write(HEADER_BYTES + SLOT_BYTES * i + 4, &(value.len() as u16).to_le_bytes());
+            p.write(HEADER_BYTES + SLOT_BYTES * i + slot_at::VALUE_LEN, &(value.len() as u16).to_le_bytes());
             add_garbage(p, garbage + vlen - value.len());
         }
         return Ok(true);
@@ -220,6 +222,16 @@ pub fn set_value<P: PageMut + ?Sized>(p: &mut P, pid: Pid, i: usize, value: &[u8
     let fitted = insert(p, pid, i, &key, value)?;
     debug_assert!(fitted, "the removed entry's bytes make room");
     Ok(fitted)
+}
+
+/// A slot: the key's head after `prefix`, where the entry is and its lengths.
+fn slot_bytes(key: &[u8], prefix: usize, off: usize, value_len: usize) -> [u8; SLOT_BYTES] {
+    let mut s = [0u8; SLOT_BYTES];
+    s[slot_at::HEAD..slot_at::HEAD + 8].copy_from_slice(&super::key_head(key, prefix).to_be_bytes());
+    s[slot_at::OFFSET..slot_at::OFFSET + 2].copy_from_slice(&(off as u16).to_le_bytes());
+    s[slot_at::KEY_LEN..slot_at::KEY_LEN + 2].copy_from_slice(&(key.len() as u16).to_le_bytes());
+    s[slot_at::VALUE_LEN..slot_at::VALUE_LEN + 2].copy_from_slice(&(value_len as u16).to_le_bytes());
+    s
 }
 
 /// Sets the node's `lsn` (after the change is logged, and by redo).

@@ -28,8 +28,15 @@
 //!     50    2 garbage     heap bytes no slot and no high key references
 //!     52    2 high_off    the high key's offset in the heap (0 without one)
 //!     54    2 high_len    the high key's length
-//!     56    8 reserved    zero
-//!     64  6·n slots       per entry: offset u16, key_len u16, value_len u16
+//!     56    2 low_off     the low fence's offset in the heap (0 without one)
+//!     58    2 low_len     the low fence's length (0: none, the leftmost node)
+//!     60    2 prefix_len  bytes every key of the node shares: the common
+//!                         prefix of the low fence and the high key (0 if
+//!                         either is missing)
+//!     62    2 reserved    zero
+//!     64 16·n slots       per entry: head (the 8 key bytes after the prefix,
+//!                         zero-padded), offset u16, key_len u16, value_len
+//!                         u16, reserved u16
 //!         ... free ...
 //! heap_start   payload    key bytes then value bytes of each entry, and the
 //!                         high key, packed downwards from page_bytes-8
@@ -45,7 +52,12 @@
 //!
 //! **B-link.** Slots are in strictly increasing key order (bytewise, as
 //! `memcmp`). A node with a right sibling holds only keys below its high
-//! key; the sibling holds keys from the high key up. A leaf entry's value is
+//! key; the sibling holds keys from the high key up. A node's low fence is
+//! the high key of its left sibling (none for the leftmost): its keys are at
+//! or above it. A node's fences never change but by its split (which only
+//! lowers the high key), so every key it will ever hold shares their common
+//! prefix, and the slots' heads start after it: a binary search compares
+//! heads in the slot array and reads a key only where heads are equal. A leaf entry's value is
 //! the stored value; an inner entry's value is the 8-byte pid of the child
 //! for keys from its key up to the next entry's key. Pages never leave the
 //! tree (deletes leave empty leaves), and a split moves the upper half of a
@@ -82,8 +94,15 @@ pub const POOL_HEAD_BYTES: usize = 16;
 pub const POOL_TAIL_BYTES: usize = 8;
 /// Bytes before the first slot: pool words and the node header.
 pub const HEADER_BYTES: usize = 64;
-/// Bytes of one slot.
-pub const SLOT_BYTES: usize = 6;
+/// Bytes of one slot: the key's head, then offset, key and value lengths.
+pub const SLOT_BYTES: usize = 16;
+/// Offsets inside a slot.
+pub mod slot_at {
+    pub const HEAD: usize = 0;
+    pub const OFFSET: usize = 8;
+    pub const KEY_LEN: usize = 10;
+    pub const VALUE_LEN: usize = 12;
+}
 /// Bytes of an inner entry's value (the child's pid).
 pub const CHILD_BYTES: usize = 8;
 /// The deepest tree a reader follows (a level above this is corruption).
@@ -111,6 +130,9 @@ pub mod at {
     pub const GARBAGE: usize = 50;
     pub const HIGH_OFF: usize = 52;
     pub const HIGH_LEN: usize = 54;
+    pub const LOW_OFF: usize = 56;
+    pub const LOW_LEN: usize = 58;
+    pub const PREFIX_LEN: usize = 60;
 }
 
 const S: &str = "B+-tree node";
@@ -128,7 +150,7 @@ pub fn max_key_bytes(page_bytes: usize) -> usize {
 }
 
 /// The most bytes one leaf entry (slot, key and value) may take: a quarter of
-/// the usable bytes (4078 at 16 KiB: a 24-byte key takes values up to 4048
+/// the usable bytes (4078 at 16 KiB: a 24-byte key takes values up to 4038
 /// bytes). A quarter keeps a split always possible: the two halves of a full
 /// leaf plus one such entry each fit a page with their high keys.
 pub fn max_entry_bytes(page_bytes: usize) -> usize {
@@ -152,6 +174,26 @@ pub fn page_size_ok(page_bytes: usize) -> bool {
 
 pub(crate) fn corrupt(pid: Pid, field: &'static str, reason: impl std::fmt::Display) -> FormatError {
     FormatError::InvalidField { structure: S, field, reason: format!("page {pid}: {reason}") }
+}
+
+/// A key's head in a node whose keys share `prefix` bytes: the 8 bytes after
+/// the prefix, zero-padded, as a big-endian number. Of two keys that share
+/// the prefix, heads order like the keys where they differ; equal heads say
+/// nothing.
+pub fn key_head(key: &[u8], prefix: usize) -> u64 {
+    let rest = key.get(prefix..).unwrap_or(&[]);
+    let mut h = [0u8; 8];
+    let n = rest.len().min(8);
+    h[..n].copy_from_slice(&rest[..n]);
+    u64::from_be_bytes(h)
+}
+
+/// The bytes a node with fences `low` and `high` has in common for all keys.
+pub fn fence_prefix(low: Option<&[u8]>, high: Option<&[u8]>) -> usize {
+    match (low, high) {
+        (Some(l), Some(h)) => l.iter().zip(h).take_while(|(a, b)| a == b).count(),
+        _ => 0,
+    }
 }
 
 pub(crate) fn u16_at(b: &[u8], at: usize) -> u16 {

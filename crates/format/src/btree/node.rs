@@ -3,7 +3,8 @@
 //! [`FormatError`] naming the page and the field, never a panic.
 
 use super::{
-    CHILD_BYTES, HEADER_BYTES, MAGIC, MAX_LEVEL, NONE, POOL_TAIL_BYTES, Pid, SLOT_BYTES, VERSION, at, corrupt, u16_at,
+    CHILD_BYTES, HEADER_BYTES, MAGIC, MAX_LEVEL, NONE, POOL_TAIL_BYTES, Pid, SLOT_BYTES, VERSION, at, corrupt, slot_at,
+    u16_at,
 };
 use crate::{FormatError, u64_at};
 
@@ -23,6 +24,7 @@ pub struct Node<'a> {
     level: u16,
     count: usize,
     heap_start: usize,
+    prefix: usize,
 }
 
 impl<'a> Node<'a> {
@@ -60,11 +62,15 @@ impl<'a> Node<'a> {
         if slots_end > heap_start || heap_start > end {
             return Err(corrupt(pid, "heap_start", format!("{heap_start} with {count} slots in {} bytes", page.len())));
         }
-        let node = Node { page, pid, kind, level, count, heap_start };
+        let prefix = usize::from(u16_at(page, at::PREFIX_LEN));
+        let node = Node { page, pid, kind, level, count, heap_start, prefix };
         if kind == NodeKind::Inner && node.lower() == NONE {
             return Err(corrupt(pid, "lower", "an inner node without a lowest child"));
         }
-        node.high_key()?;
+        let (low, high) = (node.low_fence()?, node.high_key()?);
+        if prefix > low.map_or(0, <[u8]>::len).min(high.map_or(0, <[u8]>::len)) {
+            return Err(corrupt(pid, "prefix_len", format!("{prefix}, longer than a fence")));
+        }
         Ok(node)
     }
 
@@ -122,10 +128,31 @@ impl<'a> Node<'a> {
         if self.right() == NONE {
             return Ok(None);
         }
-        let off = usize::from(u16_at(self.page, at::HIGH_OFF));
-        let len = usize::from(u16_at(self.page, at::HIGH_LEN));
-        if off < self.heap_start || off + len > self.heap_end() || len == 0 {
-            return Err(corrupt(self.pid, "high key", format!("{len} bytes at {off} outside the heap")));
+        match self.fence(at::HIGH_OFF, at::HIGH_LEN, "high key")? {
+            Some(high) => Ok(Some(high)),
+            None => Err(corrupt(self.pid, "high key", "a node with a right sibling and no high key")),
+        }
+    }
+
+    /// The low fence: every key is at or above it. None for the leftmost
+    /// node at its level.
+    pub fn low_fence(&self) -> Result<Option<&'a [u8]>, FormatError> {
+        self.fence(at::LOW_OFF, at::LOW_LEN, "low fence").map(|f| f.filter(|f| !f.is_empty()))
+    }
+
+    /// Bytes every key of the node shares (the fences' common prefix).
+    pub fn prefix_len(&self) -> usize {
+        self.prefix
+    }
+
+    fn fence(&self, off_at: usize, len_at: usize, field: &'static str) -> Result<Option<&'a [u8]>, FormatError> {
+        let off = usize::from(u16_at(self.page, off_at));
+        let len = usize::from(u16_at(self.page, len_at));
+        if len == 0 {
+            return Ok(None);
+        }
+        if off < self.heap_start || off + len > self.heap_end() {
+            return Err(corrupt(self.pid, field, format!("{len} bytes at {off} outside the heap")));
         }
         Ok(Some(&self.page[off..off + len]))
     }
@@ -141,8 +168,9 @@ impl<'a> Node<'a> {
             return Err(corrupt(self.pid, "slot", format!("slot {i} of {}", self.count)));
         }
         let s = HEADER_BYTES + SLOT_BYTES * i;
-        let off = usize::from(u16_at(self.page, s));
-        let (klen, vlen) = (usize::from(u16_at(self.page, s + 2)), usize::from(u16_at(self.page, s + 4)));
+        let off = usize::from(u16_at(self.page, s + slot_at::OFFSET));
+        let klen = usize::from(u16_at(self.page, s + slot_at::KEY_LEN));
+        let vlen = usize::from(u16_at(self.page, s + slot_at::VALUE_LEN));
         if off < self.heap_start || off + klen + vlen > self.heap_end() {
             return Err(corrupt(self.pid, "slot", format!("slot {i}: {klen}+{vlen} bytes at {off} outside the heap")));
         }
@@ -175,13 +203,27 @@ impl<'a> Node<'a> {
         Ok(u64::from_le_bytes(v.try_into().map_err(|_| corrupt(self.pid, "child", "not 8 bytes"))?))
     }
 
+    /// Slot `i`'s key head (unchecked against the key; `check` does that).
+    pub fn head(&self, i: usize) -> Result<u64, FormatError> {
+        if i >= self.count {
+            return Err(corrupt(self.pid, "slot", format!("slot {i} of {}", self.count)));
+        }
+        let s = HEADER_BYTES + SLOT_BYTES * i + slot_at::HEAD;
+        Ok(u64::from_be_bytes(self.page[s..s + 8].try_into().expect("parse checked the slots")))
+    }
+
     /// The first slot whose key is at or above `key` (`count` if none), by
-    /// binary search, and whether that key equals `key`.
+    /// binary search over the heads (keys are read where heads are equal),
+    /// and whether that key equals `key`. `key` must be within the node's
+    /// fences (a reader moves right first), so it shares the node's prefix.
     pub fn lower_bound(&self, key: &[u8]) -> Result<(usize, bool), FormatError> {
+        let head = super::key_head(key, self.prefix);
         let (mut lo, mut hi) = (0, self.count);
         while lo < hi {
             let mid = lo + (hi - lo) / 2;
-            match self.key(mid)?.cmp(key) {
+            let by_head = self.head(mid)?.cmp(&head);
+            let order = if by_head.is_eq() { self.key(mid)?.cmp(key) } else { by_head };
+            match order {
                 std::cmp::Ordering::Less => lo = mid + 1,
                 std::cmp::Ordering::Equal => return Ok((mid, true)),
                 std::cmp::Ordering::Greater => hi = mid,
@@ -201,17 +243,26 @@ impl<'a> Node<'a> {
         Ok((child, pos))
     }
 
-    /// Checks the whole node: every slot, strictly increasing keys below the
-    /// high key, no two payloads overlapping, and the garbage count.
+    /// Checks the whole node: every slot and its head, strictly increasing
+    /// keys within the fences, the prefix, no two payloads overlapping, and
+    /// the garbage count.
     pub fn check(&self) -> Result<(), FormatError> {
-        let high = self.high_key()?;
-        let mut spans = Vec::with_capacity(self.count + 1);
-        let mut prev: Option<&[u8]> = None;
+        let (low, high) = (self.low_fence()?, self.high_key()?);
+        if self.prefix != super::fence_prefix(low, high) || low.zip(high).is_some_and(|(l, h)| l >= h) {
+            return Err(corrupt(self.pid, "fences", format!("prefix {} for fences {low:?}, {high:?}", self.prefix)));
+        }
+        let mut spans = Vec::with_capacity(self.count + 2);
+        let mut prev: Option<&[u8]> = low;
         for i in 0..self.count {
             let (off, klen, vlen) = self.slot(i)?;
             let key = self.key(i)?;
-            if prev.is_some_and(|p| p >= key) || high.is_some_and(|h| key >= h) {
-                return Err(corrupt(self.pid, "key order", format!("slot {i} is out of order")));
+            let below_low = i == 0 && low.is_some_and(|l| key < l);
+            if below_low || i > 0 && prev.is_some_and(|p| p >= key) || high.is_some_and(|h| key >= h) {
+                return Err(corrupt(self.pid, "key order", format!("slot {i} is out of order or outside the fences")));
+            }
+            let s = HEADER_BYTES + SLOT_BYTES * i;
+            if self.head(i)? != super::key_head(key, self.prefix) || u16_at(self.page, s + 14) != 0 {
+                return Err(corrupt(self.pid, "slot", format!("slot {i}: head or reserved bytes do not match")));
             }
             if self.kind == NodeKind::Inner && self.child(i)? == NONE {
                 return Err(corrupt(self.pid, "child", format!("slot {i} has no child")));
@@ -221,6 +272,12 @@ impl<'a> Node<'a> {
         }
         if let Some(h) = high {
             spans.push((usize::from(u16_at(self.page, at::HIGH_OFF)), h.len()));
+        }
+        if let Some(l) = low {
+            spans.push((usize::from(u16_at(self.page, at::LOW_OFF)), l.len()));
+        }
+        if u16_at(self.page, 62) != 0 {
+            return Err(corrupt(self.pid, "reserved", "not zero"));
         }
         spans.sort_unstable();
         let overlapping = spans.windows(2).any(|w| w[0].0 + w[0].1 > w[1].0);

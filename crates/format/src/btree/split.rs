@@ -3,9 +3,11 @@
 //!
 //! ```text
 //! leaf   [e0 … e(m-1)] | [em … e(n-1)]      separator: the shortest prefix of
-//!        left, high = sep   right, high = old high    key(m) above key(m-1)
+//!        left: old low,     right: low = sep,        key(m) above key(m-1)
+//!        high = sep         high = old high
 //! inner  [e0 … e(m-1)]   key(m) ↑   lower = child(m), [e(m+1) … e(n-1)]
-//!        left, high = key(m)        right, high = old high
+//!        left: old low,             right: low = key(m),
+//!        high = key(m)              high = old high
 //! ```
 
 use super::node::NodeKind;
@@ -23,12 +25,14 @@ pub struct Split {
 }
 
 /// The most balanced split (by bytes) where both halves fit `page_bytes`
-/// with their high keys; `None` if no split fits (the entry limits of
-/// [`super::max_entry_bytes`] and [`super::max_key_bytes`] rule that out).
+/// with their fences (the node's `low` and `high`, and the separator);
+/// `None` if no split fits (the entry limits of [`super::max_entry_bytes`]
+/// and [`super::max_key_bytes`] rule that out).
 pub fn choose_split(
     page_bytes: usize,
     kind: NodeKind,
     entries: &[(&[u8], &[u8])],
+    low: Option<&[u8]>,
     high: Option<&[u8]>,
 ) -> Option<Split> {
     let n = entries.len();
@@ -43,9 +47,9 @@ pub fn choose_split(
             NodeKind::Inner if m + 1 < n => (entries[m].0, total - left - size(&entries[m])),
             NodeKind::Inner => continue,
         };
-        let fixed = node_bytes(std::iter::empty(), None);
-        let left_fits = fixed + left + sep.len() <= page_bytes;
-        let right_fits = fixed + right + high.map_or(0, <[u8]>::len) <= page_bytes;
+        let fixed = node_bytes(std::iter::empty(), 0);
+        let left_fits = fixed + left + low.map_or(0, <[u8]>::len) + sep.len() <= page_bytes;
+        let right_fits = fixed + right + sep.len() + high.map_or(0, <[u8]>::len) <= page_bytes;
         if !left_fits || !right_fits {
             continue;
         }

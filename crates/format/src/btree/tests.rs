@@ -7,7 +7,7 @@ use super::*;
 const PAGE: usize = 4096;
 
 fn leaf_spec(right: Pid, high: Option<&[u8]>) -> NodeSpec<'_> {
-    NodeSpec { kind: NodeKind::Leaf, level: 0, lower: NONE, right, high }
+    NodeSpec { kind: NodeKind::Leaf, level: 0, lower: NONE, right, high, low: None }
 }
 
 fn leaf(pid: Pid, entries: &[(&[u8], &[u8])], right: Pid, high: Option<&[u8]>) -> Vec<u8> {
@@ -20,7 +20,7 @@ fn inner(pid: Pid, level: u16, lower: Pid, entries: &[(&[u8], Pid)], right: Pid,
     let kids: Vec<[u8; 8]> = entries.iter().map(|e| e.1.to_le_bytes()).collect();
     let entries: Vec<(&[u8], &[u8])> = entries.iter().zip(&kids).map(|(e, c)| (e.0, &c[..])).collect();
     let mut page = blank_page(PAGE, pid);
-    let spec = NodeSpec { kind: NodeKind::Inner, level, lower, right, high };
+    let spec = NodeSpec { kind: NodeKind::Inner, level, lower, right, high, low: None };
     write_node(&mut page, pid, &spec, &entries).unwrap();
     page
 }
@@ -28,7 +28,9 @@ fn inner(pid: Pid, level: u16, lower: Pid, entries: &[(&[u8], Pid)], right: Pid,
 /// The bytes of docs/format/btree.md's example, written out by hand.
 #[test]
 fn a_leaf_has_the_documented_bytes() {
-    let mut page = leaf(7, &[(b"ab", b"xyz"), (b"b", b"")], 9, Some(b"c"));
+    let mut page = blank_page(PAGE, 7);
+    let spec = NodeSpec { low: Some(b"k1"), ..leaf_spec(9, Some(b"k3")) };
+    write_node(&mut page, 7, &spec, &[(b"k1a", b"xyz"), (b"k2", b"")]).unwrap();
     set_lsn(&mut page, 0x1234);
     let h = |r: std::ops::Range<usize>| page[r].to_vec();
     assert_eq!(h(8..16), 7u64.to_le_bytes());
@@ -36,18 +38,25 @@ fn a_leaf_has_the_documented_bytes() {
     assert_eq!(h(24..32), 0x1234u64.to_le_bytes());
     assert_eq!(h(32..40), 9u64.to_le_bytes());
     assert_eq!(h(40..48), NONE.to_le_bytes());
-    // heap_start 4081 = 4088 - 1 (high key) - 5 (ab xyz) - 1 (b); garbage 0;
-    // the high key at 4087, 1 byte.
-    assert_eq!(h(48..56), [0xf1, 0x0f, 0, 0, 0xf7, 0x0f, 1, 0]);
-    assert_eq!(h(56..64), [0; 8]);
-    assert_eq!(h(64..76), [0xf2, 0x0f, 2, 0, 3, 0, 0xf1, 0x0f, 1, 0, 0, 0]);
-    assert_eq!(&page[4081..4088], b"babxyzc");
+    // heap_start 4076 = 4088 - 2 (high key) - 2 (low fence) - 6 - 2; no
+    // garbage; the high key at 4086, 2 bytes.
+    assert_eq!(h(48..56), [0xec, 0x0f, 0, 0, 0xf6, 0x0f, 2, 0]);
+    // The low fence at 4084, 2 bytes; prefix 1 ("k" starts "k1" and "k3").
+    assert_eq!(h(56..64), [0xf4, 0x0f, 2, 0, 1, 0, 0, 0]);
+    // slot 0: head "1a" (after the prefix), at 4078, 3 + 3 bytes; slot 1:
+    // head "2", at 4076, 2 + 0 bytes.
+    assert_eq!(h(64..80), [b'1', b'a', 0, 0, 0, 0, 0, 0, 0xee, 0x0f, 3, 0, 3, 0, 0, 0]);
+    assert_eq!(h(80..96), [b'2', 0, 0, 0, 0, 0, 0, 0, 0xec, 0x0f, 2, 0, 0, 0, 0, 0]);
+    assert_eq!(&page[4076..4088], b"k2k1axyzk1k3");
     assert_eq!(h(4088..4096), [0; 8]);
     let node = Node::parse(&page, 7).unwrap();
     node.check().unwrap();
-    assert_eq!((node.count(), node.lsn(), node.right(), node.high_key().unwrap()), (2, 0x1234, 9, Some(&b"c"[..])));
-    assert_eq!((node.key(0).unwrap(), node.value(0).unwrap()), (&b"ab"[..], &b"xyz"[..]));
-    assert_eq!(node.free_contiguous(), 4081 - 76);
+    assert_eq!((node.count(), node.lsn(), node.right(), node.high_key().unwrap()), (2, 0x1234, 9, Some(&b"k3"[..])));
+    assert_eq!((node.low_fence().unwrap(), node.prefix_len()), (Some(&b"k1"[..]), 1));
+    assert_eq!((node.key(0).unwrap(), node.value(0).unwrap()), (&b"k1a"[..], &b"xyz"[..]));
+    assert_eq!(node.lower_bound(b"k2").unwrap(), (1, true));
+    assert_eq!(node.lower_bound(b"k1b").unwrap(), (1, false));
+    assert_eq!(node.free_contiguous(), 4076 - 96);
 }
 
 #[test]
@@ -61,8 +70,8 @@ fn a_node_names_its_page_when_corrupt() {
     let err = Node::parse(&bad, 3).unwrap_err().to_string();
     assert!(err.contains("page 3") && err.contains("heap_start"), "{err}");
     let mut bad = page.clone();
-    bad[64] = 0xff;
-    bad[65] = 0xff;
+    bad[72] = 0xff;
+    bad[73] = 0xff;
     let err = Node::parse(&bad, 3).unwrap().key(0).unwrap_err().to_string();
     assert!(err.contains("page 3") && err.contains("slot 0"), "{err}");
 }
@@ -79,7 +88,7 @@ fn separators_are_short_and_between() {
 fn limits_at_16k_pages() {
     assert_eq!(max_entry_bytes(16384), 4078);
     assert_eq!(max_key_bytes(16384), 1019);
-    assert!(max_value_bytes(16384, 24) >= 2048);
+    assert_eq!(max_value_bytes(16384, 24), 4038);
 }
 
 /// A tree caught in the middle of a split: the parent does not know the new
@@ -169,19 +178,21 @@ proptest! {
         let mut vals = Vec::new();
         for &n in &sizes {
             vals.push(value(n));
-            let over = node_bytes(vals.iter().map(|v| (&[0u8; 8][..], &v[..])), Some(&high)) > PAGE;
+            let over = node_bytes(vals.iter().map(|v| (&[0u8; 8][..], &v[..])), 2 * high.len()) > PAGE;
             if over { break; }
         }
         let keys: Vec<Vec<u8>> = (0..vals.len() as u64).map(|i| (i * 7919).to_be_bytes().to_vec()).collect();
         let entries: Vec<(&[u8], &[u8])> = keys.iter().zip(&vals).map(|(k, v)| (&k[..], &v[..])).collect();
         let kind = if inner_node { NodeKind::Inner } else { NodeKind::Leaf };
-        match choose_split(PAGE, kind, &entries, Some(&high)) {
+        let low = vec![0u8; high.len()];
+        match choose_split(PAGE, kind, &entries, Some(&low), Some(&high)) {
             Some(s) => {
                 prop_assert!(s.at >= 1 && s.at < entries.len());
                 prop_assert!(entries[s.at - 1].0 < &s.separator[..] && &s.separator[..] <= entries[s.at].0);
                 let right = if inner_node { &entries[s.at + 1..] } else { &entries[s.at..] };
-                prop_assert!(node_bytes(entries[..s.at].iter().copied(), Some(&s.separator)) <= PAGE);
-                prop_assert!(node_bytes(right.iter().copied(), Some(&high)) <= PAGE);
+                let sep = s.separator.len();
+                prop_assert!(node_bytes(entries[..s.at].iter().copied(), low.len() + sep) <= PAGE);
+                prop_assert!(node_bytes(right.iter().copied(), sep + high.len()) <= PAGE);
             }
             None => prop_assert!(entries.len() < 3, "{} entries did not split", entries.len()),
         }
@@ -204,12 +215,13 @@ proptest! {
     fn damaged_nodes_never_panic(hits in proptest::collection::vec((16usize..1016, any::<u8>()), 1..6), key in key(), inner_node in any::<bool>()) {
         let mut page = if inner_node {
             let mut p = blank_page(1024, 0);
-            let spec = NodeSpec { kind: NodeKind::Inner, level: 1, lower: 1, right: 2, high: Some(b"\x03") };
+            let spec = NodeSpec { kind: NodeKind::Inner, level: 1, lower: 1, right: 2, high: Some(b"\x03"), low: Some(b"\x01") };
             write_node(&mut p, 0, &spec, &[(b"\x01", &3u64.to_le_bytes()), (b"\x02\x01", &0u64.to_le_bytes())]).unwrap();
             p
         } else {
             let mut p = blank_page(1024, 0);
-            write_node(&mut p, 0, &leaf_spec(2, Some(b"\x03")), &[(b"\x01", b"abc"), (b"\x02\x01", b"")]).unwrap();
+            let spec = NodeSpec { low: Some(b"\x01"), ..leaf_spec(2, Some(b"\x03")) };
+            write_node(&mut p, 0, &spec, &[(b"\x01", b"abc"), (b"\x02\x01", b"")]).unwrap();
             p
         };
         for (i, x) in hits { page[i] ^= x; }
