@@ -11,8 +11,13 @@ fn leaf_spec(right: Pid, high: Option<&[u8]>) -> NodeSpec<'_> {
 }
 
 fn leaf(pid: Pid, entries: &[(&[u8], &[u8])], right: Pid, high: Option<&[u8]>) -> Vec<u8> {
+    leaf_in(pid, entries, right, None, high)
+}
+
+fn leaf_in(pid: Pid, entries: &[(&[u8], &[u8])], right: Pid, low: Option<&[u8]>, high: Option<&[u8]>) -> Vec<u8> {
     let mut page = blank_page(PAGE, pid);
-    write_node(&mut page, pid, &leaf_spec(right, high), entries).unwrap();
+    write_node(&mut page, pid, &NodeSpec { low, ..leaf_spec(right, high) }, entries).unwrap();
+    Node::parse(&page, pid).unwrap().check().unwrap();
     page
 }
 
@@ -96,21 +101,24 @@ fn limits_at_16k_pages() {
 #[test]
 fn lookup_moves_right_past_a_split_the_parent_does_not_know() {
     let mut pages: HashMap<Pid, Vec<u8>> = HashMap::new();
-    pages.insert(1, inner(1, 1, 2, &[(b"m", 3)], NONE, None));
-    pages.insert(2, leaf(2, &[(b"a", b"1"), (b"c", b"2")], 4, Some(b"e")));
-    pages.insert(4, leaf(4, &[(b"e", b"3"), (b"g", b"4")], 3, Some(b"m")));
-    pages.insert(3, leaf(3, &[(b"m", b"5"), (b"z", b"6")], NONE, None));
+    pages.insert(1, inner(1, 1, 2, &[(b"pm", 3)], NONE, None));
+    pages.insert(2, leaf_in(2, &[(b"pa", b"1"), (b"pc", b"2")], 4, None, Some(b"pe")));
+    // The new right leaf: fences "pe" and "pm" share "p", so heads start after it.
+    pages.insert(4, leaf_in(4, &[(b"pe", b"3"), (b"pg", b"4"), (b"pgg", b"4g")], 3, Some(b"pe"), Some(b"pm")));
+    pages.insert(3, leaf_in(3, &[(b"pm", b"5"), (b"pz", b"6")], NONE, Some(b"pm"), None));
+    assert_eq!(Node::parse(&pages[&4], 4).unwrap().prefix_len(), 1);
     let get = |key: &[u8]| {
         let found = lookup(1, key, |pid| pages.get(&pid).map(|p| p.as_slice()).ok_or("no such page")).unwrap();
         found.map(|f| f.value().to_vec())
     };
-    for (k, v) in [("a", "1"), ("c", "2"), ("e", "3"), ("g", "4"), ("m", "5"), ("z", "6")] {
+    for (k, v) in [("pa", "1"), ("pc", "2"), ("pe", "3"), ("pg", "4"), ("pgg", "4g"), ("pm", "5"), ("pz", "6")] {
         assert_eq!(get(k.as_bytes()), Some(v.as_bytes().to_vec()), "{k}");
     }
-    assert_eq!(get(b"f"), None);
-    assert_eq!(get(b""), None);
-    pages.insert(2, leaf(2, &[(b"a", b"1")], 2, Some(b"e")));
-    let err = lookup(1, b"f", |pid| pages.get(&pid).map(|p| p.as_slice()).ok_or("no such page")).unwrap_err();
+    for absent in [&b"pf"[..], b"pgf", b"", b"p", b"q"] {
+        assert_eq!(get(absent), None);
+    }
+    pages.insert(2, leaf(2, &[(b"pa", b"1")], 2, Some(b"pe")));
+    let err = lookup(1, b"pf", |pid| pages.get(&pid).map(|p| p.as_slice()).ok_or("no such page")).unwrap_err();
     assert!(err.to_string().contains("cycle"), "{err}");
 }
 
@@ -136,12 +144,15 @@ proptest! {
     /// Inserts, replacements and removes on one leaf agree with a map; the
     /// node checks after every edit, and garbage is reclaimed by compaction.
     #[test]
-    fn leaf_edits_match_a_map(ops in edits()) {
-        let mut page = leaf(5, &[], NONE, None);
+    fn leaf_edits_match_a_map(ops in edits(), fenced in any::<bool>()) {
+        // Fenced: keys between [1] and [1, 3], so the heads start after a
+        // one-byte prefix.
+        let mut page = if fenced { leaf_in(5, &[], 9, Some(&[1]), Some(&[1, 3])) } else { leaf(5, &[], NONE, None) };
         let mut model = BTreeMap::new();
         for op in ops {
             match op {
                 Edit::Put(k, n) => {
+                    let k = if fenced { [&[1u8][..], &k.iter().map(|&b| b.min(2)).collect::<Vec<_>>()].concat() } else { k };
                     let v = vec![n as u8; n];
                     let node = Node::parse(&page, 5).unwrap();
                     let (i, found) = node.lower_bound(&k).unwrap();
@@ -202,7 +213,7 @@ proptest! {
     #[test]
     fn garbage_nodes_never_panic(mut page in proptest::collection::vec(any::<u8>(), 0..1100), pid in 0u64..3, key in key(), grow in any::<bool>()) {
         if grow { page.resize(1024, 0); }
-        if page.len() >= 16 {
+        if page.len() >= 18 {
             page[8..16].copy_from_slice(&pid.to_le_bytes());
             page[16] = b'B';
             page[17] = b'T';
