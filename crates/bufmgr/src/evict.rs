@@ -1,7 +1,9 @@
 //! # Making room and writing back
 //!
 //! **Claiming a frame** for a miss or an allocation: a frame from the free
-//! list if there is one, else the clock. The hand sweeps the frames from
+//! list if there is one, else the clock. The free list is a hint: the
+//! clock may have given one of its frames a page since, so a frame taken
+//! from it is claimed and evicted like any victim. The hand sweeps the frames from
 //! where it stopped: a pinned or claimed frame is passed by, a referenced
 //! one loses its bit (second chance), an unreferenced unpinned one is
 //! claimed (`state.rs`: only from "free, no waiters", so never a pinned
@@ -40,10 +42,12 @@ impl BufferPool {
         loop {
             let Some(frame) = self.free.lock().pop() else { break };
             if latch::claim(&self.meta[frame as usize]) {
-                debug_assert_eq!(self.meta[frame as usize].pid(), NO_PID);
+                // The clock may have taken it meanwhile for another page.
+                self.evict(frame)?;
                 return Ok(frame);
             }
-            // A waiter of a failed read still pins it: the clock finds it later.
+            // Pinned (it holds a page again, or a waiter of a failed read
+            // still pins it): the clock finds it when it is free.
         }
         self.sweep()
     }

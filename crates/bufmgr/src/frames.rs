@@ -48,7 +48,7 @@ impl HostFrames {
         words.try_reserve_exact(count).map_err(|_| PoolError::Config {
             what: format!(
                 "cannot allocate {frames} frames of {page_bytes} bytes ({} MiB) of host memory; configure fewer frames",
-                count * WORD >> 20
+                (count * WORD) >> 20
             ),
         })?;
         words.extend((0..count).map(|_| AtomicU64::new(0)));

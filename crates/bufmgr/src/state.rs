@@ -283,9 +283,9 @@ mod tests {
     fn a_release_is_one_add() {
         for s in [
             State(3),
-            State(9 << 32 | 2 * WAITER_ONE | 1),
+            State((9 << 32) | (2 * WAITER_ONE) | 1),
             State(EXCLUSIVE),
-            State(u64::MAX << 32 | WAITER_ONE | EXCLUSIVE),
+            State((u64::MAX << 32) | WAITER_ONE | EXCLUSIVE),
         ] {
             let mode = if s.exclusive() { Mode::Exclusive } else { Mode::Shared };
             assert_eq!(s.release(mode).0, s.0.wrapping_add(State::release_delta(mode)), "{s:?}");
@@ -294,7 +294,7 @@ mod tests {
 
     #[test]
     fn the_version_wraps_without_touching_the_latch() {
-        let top = State(u64::MAX << 32 | EXCLUSIVE);
+        let top = State((u64::MAX << 32) | EXCLUSIVE);
         let r = top.release(Mode::Exclusive);
         assert_eq!((r.version(), r.latch(), r.waiters()), (0, 0, 0));
     }
