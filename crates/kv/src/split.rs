@@ -88,8 +88,11 @@ impl KvStore {
                 let (sep, pid) = below.take().expect("just set");
                 let parent = &mut path[top - 1];
                 let ppid = parent.page.pid();
-                let fitted = btree::insert(&mut parent.page, ppid, parent.pos, &sep, &pid.to_le_bytes())?;
-                debug_assert!(fitted, "the plan checked the room");
+                if !btree::insert(&mut parent.page, ppid, parent.pos, &sep, &pid.to_le_bytes())? {
+                    return Err(KvError::Internal(format!(
+                        "page {ppid}: no room for a separator the plan made room for"
+                    )));
+                }
             }
         }
         Ok(done)
@@ -108,7 +111,15 @@ impl KvStore {
             let refs: Vec<(&[u8], &[u8])> = entries.iter().map(|(k, v)| (&k[..], &v[..])).collect();
             let split = btree::choose_split(self.page_bytes, node.kind(), &refs, low.as_deref(), high.as_deref());
             let split = split.ok_or_else(|| {
-                KvError::Internal(format!("page {}: no split of {} entries fits a page", node.pid(), entries.len()))
+                KvError::Corrupt(ndpdb_format::FormatError::InvalidField {
+                    structure: "B+-tree node",
+                    field: "entries",
+                    reason: format!(
+                        "page {}: no split of its {} entries fits a page (keys out of order?)",
+                        node.pid(),
+                        entries.len()
+                    ),
+                })
             })?;
             let root = node.pid() == self.root;
             let (kind, level, lower, right) = (node.kind(), node.level(), node.lower(), node.right());

@@ -86,7 +86,9 @@ pub fn write_node<P: PageMut + ?Sized>(
     if need > page_bytes || entries.len() > usize::from(u16::MAX) || !super::page_size_ok(page_bytes) {
         return Err(corrupt(pid, "count", format!("{} entries need {need} bytes of {page_bytes}", entries.len())));
     }
-    debug_assert_eq!(spec.high.is_some(), spec.right != NONE, "a node has a high key iff it has a right sibling");
+    if spec.high.is_some() != (spec.right != NONE) || spec.high.is_some_and(<[u8]>::is_empty) {
+        return Err(corrupt(pid, "high key", "a node has a (non-empty) high key exactly when it has a right sibling"));
+    }
     let end = page_bytes - super::POOL_TAIL_BYTES;
     let heap_start = end - (need - HEADER_BYTES - super::POOL_TAIL_BYTES - SLOT_BYTES * entries.len());
     let mut head = Vec::with_capacity(HEADER_BYTES - POOL_HEAD_BYTES + SLOT_BYTES * entries.len());
@@ -172,6 +174,9 @@ pub fn insert<P: PageMut + ?Sized>(
         compact(p, pid)?;
     }
     let node = Node::parse(p.bytes(), pid)?;
+    if node.free_contiguous() < need {
+        return Err(corrupt(pid, "garbage", "compaction freed less than the garbage count promised"));
+    }
     let (count, off, prefix) = (node.count(), node.heap_start() - key.len() - value.len(), node.prefix_len());
     p.write(off, key);
     p.write(off + key.len(), value);
@@ -219,9 +224,11 @@ pub fn set_value<P: PageMut + ?Sized>(p: &mut P, pid: Pid, i: usize, value: &[u8
     }
     let key = Node::parse(p.bytes(), pid)?.key(i)?.to_vec();
     remove(p, pid, i)?;
-    let fitted = insert(p, pid, i, &key, value)?;
-    debug_assert!(fitted, "the removed entry's bytes make room");
-    Ok(fitted)
+    if !insert(p, pid, i, &key, value)? {
+        // Only a node whose garbage count lies gets here.
+        return Err(corrupt(pid, "garbage", "the removed entry's bytes did not make room"));
+    }
+    Ok(true)
 }
 
 /// A slot: the key's head after `prefix`, where the entry is and its lengths.
@@ -239,7 +246,8 @@ pub fn set_lsn<P: PageMut + ?Sized>(p: &mut P, lsn: u64) {
     p.write(at::LSN, &lsn.to_le_bytes());
 }
 
+/// Stores the garbage count (a corrupt count may overflow: then it stays
+/// wrong, which `Node::check` reports).
 fn add_garbage<P: PageMut + ?Sized>(p: &mut P, garbage: usize) {
-    debug_assert!(garbage <= usize::from(u16::MAX));
-    p.write(at::GARBAGE, &(garbage as u16).to_le_bytes());
+    p.write(at::GARBAGE, &u16::try_from(garbage).unwrap_or(u16::MAX).to_le_bytes());
 }

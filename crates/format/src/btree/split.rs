@@ -27,7 +27,8 @@ pub struct Split {
 /// The most balanced split (by bytes) where both halves fit `page_bytes`
 /// with their fences (the node's `low` and `high`, and the separator);
 /// `None` if no split fits (the entry limits of [`super::max_entry_bytes`]
-/// and [`super::max_key_bytes`] rule that out).
+/// and [`super::max_key_bytes`] rule that out for a valid node) or the
+/// keys are not in ascending order (a corrupt node).
 pub fn choose_split(
     page_bytes: usize,
     kind: NodeKind,
@@ -36,6 +37,9 @@ pub fn choose_split(
     high: Option<&[u8]>,
 ) -> Option<Split> {
     let n = entries.len();
+    if entries.windows(2).any(|w| w[0].0 >= w[1].0) {
+        return None;
+    }
     let size = |(k, v): &(&[u8], &[u8])| super::SLOT_BYTES + k.len() + v.len();
     let total: usize = entries.iter().map(size).sum();
     let mut left = 0usize;
