@@ -9,6 +9,7 @@ use ndpdb_format::btree::Node;
 
 use crate::error::KvError;
 use crate::store::KvStore;
+use crate::write::expect_level;
 
 impl KvStore {
     /// The value of `key`, if present.
@@ -33,12 +34,15 @@ impl KvStore {
     /// The leaf whose range holds `key`, shared-latched.
     fn leaf_for(&self, key: &[u8]) -> Result<SharedGuard<'_>, KvError> {
         let mut g = self.pool.fix_shared(self.root)?;
+        let mut want = None;
         loop {
             let node = Node::parse(g.bytes(), g.pid())?;
+            expect_level(&node, want)?;
             if node.is_leaf() {
                 return Ok(g);
             }
             let (child, _) = node.child_for(key)?;
+            want = Some(node.level() - 1);
             g = self.pool.fix_shared(child)?;
         }
     }

@@ -123,8 +123,10 @@ impl KvStore {
     fn write_optimistic(&self, key: &[u8], change: Change<'_>) -> Result<Option<(bool, u64)>, KvError> {
         let redo = self.redo_start();
         let mut g = self.pool.fix_shared(self.root)?;
+        let mut want = None;
         let leaf = loop {
             let node = Node::parse(g.bytes(), g.pid())?;
+            expect_level(&node, want)?;
             if node.is_leaf() {
                 drop(g);
                 let x = self.pool.fix_exclusive(self.root)?;
@@ -139,6 +141,7 @@ impl KvStore {
                 drop(g);
                 break x;
             }
+            want = Some(node.level() - 1);
             g = self.pool.fix_shared(child)?;
         };
         let mut leaf = Tracked::new(leaf, redo);
@@ -164,6 +167,7 @@ impl KvStore {
             top.pos = pos;
             let below = Tracked::new(self.pool.fix_exclusive(child)?, redo);
             let n = below.node()?;
+            expect_level(&n, Some(node.level() - 1))?;
             let safe = if n.is_leaf() { leaf_fits(&n, key, change)? } else { n.free_total() >= safe_inner };
             if safe {
                 path.clear();
@@ -189,10 +193,25 @@ impl KvStore {
     }
 }
 
+/// A node reached by a link must be on the level the link promised (so a
+/// descent ends, whatever a corrupt page links to).
+pub(crate) fn expect_level(node: &Node<'_>, want: Option<u16>) -> Result<(), KvError> {
+    match want {
+        Some(level) if node.level() != level => Err(KvError::Corrupt(ndpdb_format::FormatError::InvalidField {
+            structure: "B+-tree node",
+            field: "level",
+            reason: format!("page {}: level {}, its parent's link expects {level}", node.pid(), node.level()),
+        })),
+        _ => Ok(()),
+    }
+}
+
 /// Applies `change` to the leaf if it fits.
 pub(crate) fn apply_leaf(leaf: &mut Tracked<'_>, key: &[u8], change: Change<'_>) -> Result<LeafResult, KvError> {
     let pid = leaf.pid();
-    let (i, found) = leaf.node()?.lower_bound(key)?;
+    let node = leaf.node()?;
+    expect_level(&node, Some(0))?;
+    let (i, found) = node.lower_bound(key)?;
     let fitted = match (change, found) {
         (Change::Put(v) | Change::Update(v), true) => btree::set_value(leaf, pid, i, v)?,
         (Change::Put(v), false) => btree::insert(leaf, pid, i, key, v)?,

@@ -124,3 +124,59 @@ fn the_uncoupled_lookup_finds_every_key_during_splits() {
     });
     assert_eq!(misses, 0);
 }
+
+/// The device's way of reading a node, without the mirror: copy the frame
+/// by DMA (atomic loads, no latch), retry while its versions differ or the
+/// frame holds another page; a page not in the pool comes from the medium.
+/// The shared lookup over such reads finds every key inserted before it
+/// started, while a writer splits nodes and moves pages in and out of a
+/// small pool.
+#[test]
+fn lookups_over_dma_reads_of_frames_find_every_key_during_splits() {
+    let h = Harness::new(1024, 40, MemoryKvLog::new(), KvOptions { sync: false, ..KvOptions::default() });
+    let inserted = AtomicU64::new(0);
+    let total = 12000u64;
+    let order: Vec<u64> = (0..total).map(|i| (i * 7919) % total).collect();
+    let (misses, retries) = std::thread::scope(|s| {
+        s.spawn(|| {
+            for (i, &n) in order.iter().enumerate() {
+                h.kv().put(&key(n), &value(n, 0, 60)).unwrap();
+                inserted.store(i as u64 + 1, Ordering::Release);
+            }
+        });
+        let looker = s.spawn(|| {
+            let pool = h.kv().pool().clone();
+            let frames = pool.host_memory();
+            let mut rng = Xoshiro256PlusPlus::seed_from_u64(8);
+            let (mut misses, mut retries) = (0u64, 0u64);
+            let mut read = |pid: u64| -> Result<Vec<u8>, String> {
+                let mut page = vec![0u8; 1024];
+                loop {
+                    let Some(addr) = pool.resident(pid) else {
+                        return h.io.page(pid).ok_or_else(|| format!("no page {pid}"));
+                    };
+                    frames.dma_read(addr, &mut page).map_err(|e| e.to_string())?;
+                    let holds = u64::from_le_bytes(page[8..16].try_into().unwrap());
+                    if ndpdb_bufmgr::seqlock::versions_match(&page) && holds == pid {
+                        return Ok(page);
+                    }
+                    retries += 1;
+                }
+            };
+            loop {
+                let done = inserted.load(Ordering::Acquire);
+                if done == 0 {
+                    continue;
+                }
+                let n = order[rng.random_range(0..done) as usize];
+                let found = ndpdb_format::btree::lookup(h.kv().root(), &key(n), &mut read).unwrap();
+                misses += u64::from(found.is_none_or(|f| f.value() != value(n, 0, 60)));
+                if done == total {
+                    return (misses, retries);
+                }
+            }
+        });
+        looker.join().unwrap()
+    });
+    assert_eq!(misses, 0, "{retries} retries");
+}
