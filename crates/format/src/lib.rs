@@ -16,6 +16,9 @@
 //! checkpoint  root slots, index pages, checkpoint blob   docs/format/checkpoint.md
 //! wal         write-ahead log records and payloads       docs/format/wal.md
 //! programs    outputs of the built-in benchmark programs docs/format/commands.md
+//! btree       B+-tree nodes on buffer-managed pages      docs/format/btree.md
+//! keys        memcomparable (order-preserving) keys      docs/format/btree.md
+//! kv_log      the key-value store's redo records         docs/format/btree.md
 //! text        the text forms of aggregates, predicates   docs/composer.md
 //!             and update expressions (CLI, composer)
 //! ```
@@ -24,9 +27,12 @@
 //! names the structure and the field that is wrong; none of them panics on any
 //! input (each has a property test that feeds it garbage).
 
+pub mod btree;
 mod bytes;
 pub mod checkpoint;
 pub mod image;
+pub mod keys;
+pub mod kv_log;
 pub mod lock;
 pub mod ndp;
 pub mod page;
