@@ -245,8 +245,8 @@ impl Store {
                 Ok(None) => {}
                 Err(ndpdb_format::FormatError::UnsupportedVersion { found, supported, .. }) => {
                     return Err(StoreError::InvalidInput(format!(
-                        "the database was written in format version {found}; this build reads version {supported}: \
-                         open it with a matching ndpdb build"
+                        "root slot {ppn}: the database was written in format version {found}; this build reads \
+                         version {supported}: open it with a matching ndpdb build"
                     )));
                 }
                 Err(e) => notes.push(format!("root slot {ppn} is unreadable ({e})")),
