@@ -126,7 +126,7 @@ fn device(dir: &Path, create: bool, read_only: bool) -> Device {
 
 /// The database every run damages: 3000 rows, two update rounds and a
 /// checkpoint after each (both root slots hold one), a snapshot pinned
-/// between them (older versions stay reachable), and a third round that
+/// between them (older versions stay reachable), and 30 small commits that
 /// only the log holds (the delta buffer recovery rebuilds). Small delta
 /// buffers and map deltas, so that heap, VID map and L2P pages are
 /// written between checkpoints too. Returns the pinned snapshot's id.
