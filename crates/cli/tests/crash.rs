@@ -51,8 +51,11 @@ fn check_passes_a_healthy_database_and_refuses_a_newer_format() {
     for slot in 0..2 {
         let at = 4096 + slot * page + 4;
         damaged[at..at + 4].copy_from_slice(&99u32.to_le_bytes());
-        // As if a newer build had written it: the sector's check code matches.
-        ndpdb_format::image::reseal(&mut damaged, (slot * page + 4) as u64, 4).unwrap();
+        // As if a newer build had written it: the root's CRC (its last 4
+        // bytes in every version) and the sectors' check codes match.
+        let crc = crc32fast::hash(&damaged[at - 4..at - 4 + page - 4]);
+        damaged[at - 4 + page - 4..at - 4 + page].copy_from_slice(&crc.to_le_bytes());
+        ndpdb_format::image::reseal(&mut damaged, (slot * page) as u64, page as u64).unwrap();
     }
     std::fs::write(&img, &damaged).unwrap();
     let (ok, text) = run(&["check", d]);

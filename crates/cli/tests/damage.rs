@@ -270,7 +270,15 @@ fn check_json_is_one_object_in_every_failure() {
     let (roots_db, newer_db) = (copy_db(&healthy, "roots"), copy_db(&healthy, "newer"));
     for slot in 0..2 {
         write_into_file(&roots_db, ROOT_PPN + slot, 100, &[0xee; 16]);
-        write_through_device(&newer_db, ROOT_PPN + slot, 4, &99u32.to_le_bytes());
+        // As a newer build would write it: version 99, and the root's CRC
+        // (its last 4 bytes in every version) over it.
+        let dev = device(&newer_db);
+        let mut qp = dev.queue_pair();
+        let mut page = qp.call(ndpdb_device::Command::PageRead { ppn: ROOT_PPN + slot }).unwrap().into_data();
+        page[4..8].copy_from_slice(&99u32.to_le_bytes());
+        let crc = crc32fast::hash(&page[..PAGE as usize - 4]);
+        page[PAGE as usize - 4..].copy_from_slice(&crc.to_le_bytes());
+        qp.call(ndpdb_device::Command::PageWrite { ppn: ROOT_PPN + slot, data: page }).unwrap();
     }
     let v = check_json(&roots_db, false);
     assert!(v["error"].as_str().unwrap().contains("both root slots are unreadable"), "{v}");

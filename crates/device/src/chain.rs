@@ -498,9 +498,9 @@ impl Scan<'_, '_> {
             if !page::slot_fits(off, len, w.rid.slot(), self.page as usize) {
                 let vid = first_vid + w.i as u64;
                 return Err(self.fail(format!(
-                    "VID {vid}: slot {} of page {} is corrupt ({off}, {len})",
+                    "VID {vid}: slot {} of {} is corrupt ({off}, {len})",
                     w.rid.slot(),
-                    w.rid.lpn()
+                    place(w.loc, w.rid)
                 )));
             }
             (w.off, w.len) = (off as u64, len);
@@ -533,8 +533,10 @@ impl Scan<'_, '_> {
             debug_assert!(w.len >= HEADER_BYTES, "read_slots checked the slot");
             let mut hw = [0u32; HEADER_WORDS];
             self.read_words(w.loc, w.rid.lpn(), w.off, &mut hw)?;
-            let h = VersionHeader::from_words(&hw, w.len)
-                .map_err(|e| self.fail(format!("VID {}: {e}", first_vid + w.i as u64)))?;
+            let h = VersionHeader::from_words(&hw, w.len).map_err(|e| {
+                let vid = first_vid + w.i as u64;
+                self.fail(format!("VID {vid}: the version in slot {} of {}: {e}", w.rid.slot(), place(w.loc, w.rid)))
+            })?;
             if self.call.snapshot.visible(h.create_ts) {
                 if !h.tombstone {
                     let (lpn, slot) = (w.rid.lpn(), w.rid.slot());
@@ -560,6 +562,15 @@ struct Walk {
     loc: Loc,
     off: u64,
     len: usize,
+}
+
+/// Where a version's page is, in words for an error: the logical page and
+/// the physical page or the delta buffer.
+fn place(loc: Loc, rid: RecordId) -> String {
+    match loc {
+        Loc::Medium(ppn) => format!("page {} (physical {ppn})", rid.lpn()),
+        Loc::Delta(_) => format!("page {} (in the delta buffer shipped with the call)", rid.lpn()),
+    }
 }
 
 /// Byte of `rid`'s slot entry in its page.

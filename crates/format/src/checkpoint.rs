@@ -100,14 +100,17 @@ impl Root {
         if b[0..4] != ROOT_MAGIC {
             return Err(FormatError::BadMagic { structure: S, found: b[0..4].to_vec() });
         }
-        let version = u32_at(b, 4);
-        if version != VERSION {
-            return Err(FormatError::UnsupportedVersion { structure: S, found: version, supported: VERSION });
-        }
+        // The CRC before the version: every version keeps it in the last 4
+        // bytes, so a damaged version field is damage (the other slot is
+        // used), never taken for a newer format.
         let stored = u32_at(b, b.len() - 4);
         let computed = crc32fast::hash(&b[..b.len() - 4]);
         if stored != computed {
             return Err(FormatError::Checksum { structure: S, stored, computed });
+        }
+        let version = u32_at(b, 4);
+        if version != VERSION {
+            return Err(FormatError::UnsupportedVersion { structure: S, found: version, supported: VERSION });
         }
         let n = u32_at(b, 20) as usize;
         if n > Root::capacity(b.len()) {

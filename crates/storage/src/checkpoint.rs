@@ -258,7 +258,7 @@ impl Store {
             next_region: m.alloc.next_region,
             cursors: m.alloc.cursors.iter().map(|(&o, &(n, e))| (o, n, e)).collect(),
             l2p: m.l2p.clone(),
-            l2p_pages: m.l2p_pages.clone(),
+            l2p_pages: blob_l2p_pages(&m.l2p_pages, &m.l2p_dirty, self.per_page),
             tables,
             snapshots: txn.snapshots.clone(),
         }
@@ -355,6 +355,7 @@ impl Store {
                 },
                 ..Maps::new(alloc)
             };
+            m.l2p_dirty = unwritten_entries(&m.l2p, &m.l2p_pages, self.per_page);
         }
         for t in cp.tables {
             let table = self.restore_table(t)?;
@@ -416,4 +417,45 @@ pub(crate) fn validate(cp: &Checkpoint, total_pages: u64) -> std::result::Result
         }
     }
     Ok(())
+}
+
+/// The L2P map pages a blob records. The checkpoint flushed the L2P map,
+/// but GC, writers and update-NDP may have remapped pages since (they do
+/// not wait for checkpoints): a page holding such an entry no longer says
+/// what the blob's map says, so it is recorded as not written, and an
+/// open ships its entries with NDP calls ([`unwritten_entries`]) until a
+/// flush writes it again.
+fn blob_l2p_pages(l2p_pages: &[u64], dirty: &BTreeSet<u64>, per_page: usize) -> Vec<u64> {
+    let mut pages = l2p_pages.to_vec();
+    for &lpn in dirty {
+        if let Some(p) = pages.get_mut(lpn as usize / per_page) {
+            *p = u64::MAX;
+        }
+    }
+    pages
+}
+
+/// The mapped entries of a restored L2P map whose page is not on the
+/// device ([`blob_l2p_pages`]): dirty, so that NDP calls get them shipped.
+fn unwritten_entries(l2p: &[u64], l2p_pages: &[u64], per_page: usize) -> BTreeSet<u64> {
+    let unwritten = |lpn: usize| l2p_pages.get(lpn / per_page).is_none_or(|&p| p == u64::MAX);
+    (0..l2p.len()).filter(|&l| l2p[l] != u64::MAX && unwritten(l)).map(|l| l as u64).collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A page with an entry remapped after the checkpoint's flush is
+    /// recorded as not written; on restore its mapped entries are dirty
+    /// (shipped), as are those of a page never written.
+    #[test]
+    fn pages_with_entries_remapped_after_the_flush_are_recorded_unwritten() {
+        let dirty = BTreeSet::from([5]);
+        assert_eq!(blob_l2p_pages(&[10, 11, 12], &dirty, 4), vec![10, u64::MAX, 12]);
+        assert_eq!(blob_l2p_pages(&[10, 11, 12], &BTreeSet::new(), 4), vec![10, 11, 12]);
+        let l2p = [1, 2, u64::MAX, 3, 4, u64::MAX, 6, 7, 8, 9];
+        let pages = [10, u64::MAX];
+        assert_eq!(unwritten_entries(&l2p, &pages, 4), BTreeSet::from([4, 6, 7, 8, 9]));
+    }
 }

@@ -17,7 +17,7 @@ use crate::error::{Result, StoreError};
 use crate::reserve::CheckpointSize;
 use crate::reuse::PageReuse;
 use crate::store::Store;
-use crate::table::{Head, Table};
+use crate::table::{Head, Table, TableState};
 
 /// The L2P map, the allocator and page reuse: everything that decides or
 /// records where a page is, under one lock (`Store::maps`).
@@ -124,10 +124,13 @@ impl Store {
     }
 
     /// Writes the VID map pages that hold dirty entries. A VID stays dirty if
-    /// its head changed after its page was written. With `committed` (a
+    /// its head changed after its page was copied. With `committed` (a
     /// fuzzy checkpoint), those VIDs' entries are written as the given
     /// committed heads, and the VIDs stay dirty: calls keep shipping their
-    /// real heads, which only their open transactions may see.
+    /// real heads, which only their open transactions may see. Each page is
+    /// copied and written under the table's state, so two flushes of one
+    /// page (a writer's and a checkpoint's) install their copies in the
+    /// order they made them.
     pub(crate) fn flush_vid_map_as(
         &self,
         table: &Table,
@@ -142,36 +145,29 @@ impl Store {
             s.vid_dirty.iter().copied().collect()
         };
         let per_page = self.per_page;
-        let mut written: Vec<(u64, u64)> = Vec::with_capacity(dirty.len());
         let mut at = 0;
         while at < dirty.len() {
             let p = dirty[at] as usize / per_page;
+            while at < dirty.len() && dirty[at] as usize / per_page == p {
+                at += 1;
+            }
             let lpn = self.vid_page_lpn(table, p)?;
-            let entries: Vec<u64> = {
-                let s = table.state.lock();
-                let (first, end) = (p * per_page, ((p + 1) * per_page).min(s.heads.len()));
-                let entry = |v: usize| committed.and_then(|c| c.get(&(v as u64))).unwrap_or(&s.heads[v]).rid.0;
-                while at < dirty.len() && dirty[at] as usize / per_page == p {
-                    let v = dirty[at] as usize;
-                    if v < end {
-                        written.push((v as u64, entry(v)));
-                    }
-                    at += 1;
-                }
-                (first..end).map(entry).collect()
-            };
+            let mut s = table.state.lock();
+            let (first, end) = (p * per_page, ((p + 1) * per_page).min(s.heads.len()));
+            let entry =
+                |s: &TableState, v: usize| committed.and_then(|c| c.get(&(v as u64))).unwrap_or(&s.heads[v]).rid.0;
+            let entries: Vec<u64> = (first..end).map(|v| entry(&s, v)).collect();
             let bytes = page::map_page(self.page_bytes, PageKind::VidMap, table.id, lpn, &entries);
             self.write_page(vid_object(table.id), lpn, bytes, class)?;
-        }
-        let mut s = table.state.lock();
-        if s.vid_pages.contains(&u64::MAX) {
-            return Err(StoreError::Corrupt("a VID map page was skipped".into()));
-        }
-        for (vid, rid) in written {
-            let overridden = committed.is_some_and(|c| c.contains_key(&vid));
-            if !overridden && s.heads.get(vid as usize).is_some_and(|h| h.rid.0 == rid) {
-                s.vid_dirty.remove(&vid);
+            for (v, &rid) in (first..end).zip(&entries) {
+                let overridden = committed.is_some_and(|c| c.contains_key(&(v as u64)));
+                if !overridden && s.heads[v].rid.0 == rid {
+                    s.vid_dirty.remove(&(v as u64));
+                }
             }
+        }
+        if table.state.lock().vid_pages.contains(&u64::MAX) {
+            return Err(StoreError::Corrupt("a VID map page was skipped".into()));
         }
         Ok(())
     }
@@ -191,27 +187,36 @@ impl Store {
         Ok(lpn)
     }
 
+    /// Writes the L2P map pages that hold dirty entries. An entry stays
+    /// dirty if it changed after its page was copied (GC and writers remap
+    /// pages while this runs). Each page is copied and written under the
+    /// queue pair, so two flushes of one page install their copies in the
+    /// order they made them: an older copy never replaces a newer one.
     pub(crate) fn flush_l2p(&self, class: AllocClass) -> Result<()> {
-        // Writing an L2P page maps nothing new (map pages are addressed by
-        // physical page), so one pass empties the dirty set.
         let dirty: BTreeSet<usize> = self.maps.lock().l2p_dirty.iter().map(|&l| l as usize / self.per_page).collect();
         for p in dirty {
-            let entries: Vec<u64> = {
+            let mut qp = self.qp.lock();
+            let (first, entries): (usize, Vec<u64>) = {
                 let m = self.maps.lock();
                 let end = ((p + 1) * self.per_page).min(m.l2p.len());
-                m.l2p[p * self.per_page..end].to_vec()
+                (p * self.per_page, m.l2p[p * self.per_page..end].to_vec())
             };
             let bytes = page::map_page(self.page_bytes, PageKind::L2pMap, 0, p as u64, &entries);
             let ppn = self.allocate(L2P_OBJECT, class)?;
-            self.qp.lock().call(Command::PageWrite { ppn, data: bytes })?;
+            qp.call(Command::PageWrite { ppn, data: bytes })?;
             let mut m = self.maps.lock();
             while m.l2p_pages.len() <= p {
                 m.l2p_pages.push(u64::MAX);
             }
             let old = std::mem::replace(&mut m.l2p_pages[p], ppn);
             m.reuse.supersede(L2P_OBJECT, old);
+            for (i, &written) in entries.iter().enumerate() {
+                let lpn = (first + i) as u64;
+                if m.l2p[first + i] == written {
+                    m.l2p_dirty.remove(&lpn);
+                }
+            }
         }
-        self.maps.lock().l2p_dirty.clear();
         Ok(())
     }
 }

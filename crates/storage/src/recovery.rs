@@ -147,11 +147,14 @@ impl std::fmt::Display for LogLoss {
     }
 }
 
-/// The readable root slots, newest first (slot, root), and a note for
-/// each unreadable one.
+/// The readable root slots, newest first (slot, root), a note for each
+/// one that does not decode (a torn root write after a crash looks the
+/// same), and the slots the device cannot read: damage, since sector
+/// writes are atomic and no crash leaves a media error.
 struct Roots {
     slots: Vec<(u64, Root)>,
     notes: Vec<String>,
+    unreadable: Vec<String>,
 }
 
 /// A checkpoint's blob and every page it and its index take.
@@ -180,8 +183,9 @@ impl Store {
     pub fn open_with_report(dev: Device, opts: StoreOptions) -> Result<(Store, TxnMeta, Recovery)> {
         let t0 = std::time::Instant::now();
         let store = Store::new(dev, opts)?;
-        let Roots { slots, notes } = store.read_roots()?;
-        let (start, damage) = store.choose_checkpoint(slots)?;
+        let Roots { slots, notes, unreadable } = store.read_roots()?;
+        let (start, mut damage) = store.choose_checkpoint(slots)?;
+        damage.splice(0..0, unreadable);
         let Start { slot, root, cp, pages } = start;
         let mut rec = Recovery {
             generation: root.generation,
@@ -231,11 +235,12 @@ impl Store {
     fn read_roots(&self) -> Result<Roots> {
         let mut slots = Vec::new();
         let mut notes = Vec::new();
+        let mut unreadable = Vec::new();
         for ppn in [ROOT_PPN, ROOT_PPN + 1] {
             let bytes = match self.qp.lock().call(Command::PageRead { ppn }) {
                 Ok(reply) => reply.into_data(),
                 Err(e) if page_unreadable(&e) => {
-                    notes.push(format!("root slot {ppn} cannot be read ({e})"));
+                    unreadable.push(format!("root slot {ppn} cannot be read ({e})"));
                     continue;
                 }
                 Err(e) => return Err(e.into()),
@@ -245,14 +250,15 @@ impl Store {
                 Ok(None) => {}
                 Err(ndpdb_format::FormatError::UnsupportedVersion { found, supported, .. }) => {
                     return Err(StoreError::InvalidInput(format!(
-                        "the database was written in format version {found}; this build reads version {supported}: \
-                         open it with a matching ndpdb build"
+                        "root slot {ppn}: the database was written in format version {found}; this build reads \
+                         version {supported}: open it with a matching ndpdb build"
                     )));
                 }
                 Err(e) => notes.push(format!("root slot {ppn} is unreadable ({e})")),
             }
         }
         if slots.is_empty() {
+            notes.extend(unreadable);
             return Err(if notes.is_empty() {
                 StoreError::InvalidInput(
                     "the image holds no database (no checkpoint in pages 0 and 1): create one with `ndpdb db create`"
@@ -263,10 +269,10 @@ impl Store {
             });
         }
         slots.sort_by_key(|(_, r)| std::cmp::Reverse(r.generation));
-        if slots.len() < 2 && !notes.is_empty() {
-            notes.iter_mut().for_each(|n| n.push_str("; the other slot was used"));
+        if slots.len() < 2 {
+            notes.iter_mut().chain(&mut unreadable).for_each(|n| n.push_str("; the other slot was used"));
         }
-        Ok(Roots { slots, notes })
+        Ok(Roots { slots, notes, unreadable })
     }
 
     /// The newest checkpoint whose pages read back whole and decode, and a

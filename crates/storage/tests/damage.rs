@@ -264,3 +264,95 @@ fn salvage_reads_every_readable_row_and_names_the_pages_it_cannot() {
     assert_eq!(some.len() as u64 + report.no_row + report.unreadable_count, 2000);
     assert!(some.iter().all(|r| all.contains(r)), "every row salvaged is right");
 }
+
+/// Two checkpoints of the same rows, the older one still covered by the
+/// log; returns the rows.
+fn two_checkpoints(dir: &Path) -> Rows {
+    let store = new_store(dir, 16);
+    let t = kv_table(&store, "t");
+    commit(&store, &t, 1, &inserts(0..300));
+    store.checkpoint(&meta(2), &CommittedHeads::new()).unwrap();
+    commit(&store, &t, 2, &inserts(300..400));
+    store.checkpoint(&meta(3), &CommittedHeads::new()).unwrap();
+    rows(&store, &t, 2)
+}
+
+/// Writes `bytes` at `offset` of physical page `ppn` straight into the
+/// image file, as a failing medium leaves them: the sectors' check codes
+/// no longer match.
+fn write_into_file(dir: &Path, ppn: u64, offset: u64, bytes: &[u8]) {
+    use std::os::unix::fs::FileExt;
+    let f = std::fs::OpenOptions::new().write(true).open(dir.join("device.img")).unwrap();
+    f.write_all_at(bytes, 4096 + ppn * 8192 + offset).unwrap();
+}
+
+/// A root slot the device cannot read is damage (sector writes are atomic,
+/// so no crash leaves one): the older slot is used, and the open says so
+/// in `Recovery::damage`, which `ndpdb check` fails on; a root that only
+/// fails its CRC may be a torn root write and stays a note.
+#[test]
+fn a_root_slot_with_a_media_error_is_damage() {
+    let dir = tempfile::tempdir().unwrap();
+    let expected = two_checkpoints(dir.path());
+    let (slot, newest) = roots(dir.path()).remove(0);
+    write_into_file(dir.path(), slot, 100, &[0x5a; 8]);
+    let (store, _, rec) = open(dir.path(), StoreOptions { read_only: true, ..opts() }).unwrap();
+    assert!(rec.generation < newest.generation && rec.root_note.is_none(), "{rec:?}");
+    let damage = rec.damage.join("; ");
+    assert!(damage.contains(&format!("root slot {slot} cannot be read")), "{damage}");
+    assert_eq!(rows(&store, &store.table("t").unwrap(), 2), expected);
+}
+
+/// Campaign finding: bytes damaged under valid check codes in a root's
+/// version field made the root look like a newer format, and the open was
+/// refused without trying the other slot or naming the page. The root's
+/// CRC is checked first, so it is damage and the older slot is used.
+#[test]
+fn a_root_whose_version_field_is_damaged_is_not_a_newer_format() {
+    let dir = tempfile::tempdir().unwrap();
+    let expected = two_checkpoints(dir.path());
+    let (slot, newest) = roots(dir.path()).remove(0);
+    overwrite(dir.path(), slot, 5, &[0x77; 3]);
+    let (store, _, rec) = open(dir.path(), opts()).unwrap();
+    let note = rec.root_note.clone().unwrap_or_default();
+    assert!(rec.generation < newest.generation && note.contains(&format!("root slot {slot}")), "{rec:?}");
+    assert!(note.contains("checksum"), "{note}");
+    assert_eq!(rows(&store, &store.table("t").unwrap(), 2), expected);
+}
+
+/// Campaign finding: an NDP call that met a damaged version header (bytes
+/// that pass the device's check codes) failed naming the VID only; it
+/// names the page, logical and physical, too.
+#[test]
+fn an_ndp_call_names_the_page_of_a_damaged_version_header() {
+    let dir = tempfile::tempdir().unwrap();
+    let (lpn, ppn) = {
+        let store = new_store(dir.path(), 16);
+        let t = kv_table(&store, "t");
+        commit(&store, &t, 1, &inserts(0..300));
+        store.checkpoint(&meta(2), &CommittedHeads::new()).unwrap();
+        let lpn = t.head(0).unwrap().rid.lpn();
+        (lpn, store.physical_page(lpn).unwrap())
+    };
+    // The flags of the record in slot 0 (byte 16 of its header).
+    let page = {
+        let dev = device(dir.path(), false, 0);
+        let mut qp = dev.queue_pair();
+        qp.call(Command::PageRead { ppn }).unwrap().into_data()
+    };
+    let at = ndpdb_format::page::slot_at(0);
+    let raw = u32::from_le_bytes(page[at..at + 4].try_into().unwrap());
+    let (off, _) = ndpdb_format::page::split_slot(raw);
+    overwrite(dir.path(), ppn, off + 16, &[0xee]);
+    let (store, _, _) = open(dir.path(), StoreOptions { read_only: true, ..opts() }).unwrap();
+    let t = store.table("t").unwrap();
+    let scan = ndpdb_storage::NdpScan {
+        table: &t,
+        snapshot: &common::snapshot(2, &[]),
+        predicate: None,
+        pes: 1,
+        freshness: ndpdb_storage::Freshness::Ship,
+    };
+    let err = store.ndp_rows(&scan, &[0, 1]).unwrap_err().to_string();
+    assert!(err.contains(&format!("page {lpn} (physical {ppn})")) && err.contains("flags"), "{err}");
+}
