@@ -48,9 +48,11 @@
 
 mod check;
 mod error;
+mod image;
 mod log;
 mod read;
 mod recovery;
+mod ring;
 mod split;
 mod store;
 mod tracked;
@@ -58,7 +60,9 @@ mod write;
 
 pub use check::TreeShape;
 pub use error::KvError;
+pub use image::{DeviceLayout, LOG_PAGES_MIN};
 pub use log::{KvLog, LogRecord, MemoryKvLog, PoolLog, record_at};
 pub use read::Scan;
 pub use recovery::{RecoveryStats, recover};
+pub use ring::{DeviceKvLog, RingStats};
 pub use store::{KvOptions, KvStats, KvStore};
