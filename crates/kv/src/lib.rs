@@ -13,11 +13,16 @@
 //!               │    ── one record per write ─► tracked.rs (ranges written)
 //!               ▼                                     │
 //!         BufferPool (frames in host memory)      KvLog (log.rs: the trait,
-//!               │ write-back after the log ◄──────────  in-memory log)
-//!               ▼                                     │
-//!            PageIo (the device)               recovery.rs (redo from the
+//!               │ write-back after the log ◄──────────  in-memory log;
+//!               ▼                                     │ ring.rs: the ring on
+//!            PageIo (the device)                      │ the device)
+//!                                               recovery.rs (redo from the
 //!                                                        checkpoint)
 //! ```
+//!
+//! **On a device** (`image.rs`): `KvStore::create_on` / `open_on` lay the
+//! store out as two root slots, the log ring and the file
+//! (`docs/format/kv-image.md`); `layout()` says where, for the device.
 //!
 //! **Nodes** are B-link nodes (`docs/format/btree.md`): sorted slots, a high
 //! key and a right link. The host needs neither for its own point lookups

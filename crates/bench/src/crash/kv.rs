@@ -235,7 +235,10 @@ pub(super) fn recover(
         match decode(&k, &v) {
             Some((k, v)) => drop(state.insert(k, v)),
             None => {
-                crate::errln!("crash point {point}: the pair under key {:?} does not match its key", String::from_utf8_lossy(&k));
+                crate::errln!(
+                    "crash point {point}: the pair under key {:?} does not match its key",
+                    String::from_utf8_lossy(&k)
+                );
                 integrity_errors += 1;
             }
         }
