@@ -67,6 +67,9 @@ pub struct CrashArgs {
     profile: String,
     #[arg(long, default_value_t = 1)]
     seed: u64,
+    /// The store crashed: mvcc (transactions on the MVCC store) or kv (writes on the B+-tree store)
+    #[arg(long, default_value = "mvcc", value_parser = ["mvcc", "kv"])]
+    store: String,
     #[command(flatten)]
     report: ReportArgs,
 }
@@ -107,6 +110,8 @@ pub struct CrashWorkerArgs {
     /// Sectors of the torn write that reach the medium
     #[arg(long, default_value_t = 1)]
     torn_sectors: u32,
+    #[arg(long, default_value = "mvcc", value_parser = ["mvcc", "kv"])]
+    store: String,
 }
 
 #[derive(Args)]
@@ -267,7 +272,11 @@ pub fn run(cmd: BenchCmd) -> Result<()> {
         BenchCmd::Locks(a) => locks(a),
         BenchCmd::Crash(a) => {
             let report = a.report.open()?;
-            crash::Config::new(a.points, a.rows, &a.profile, a.seed)?.run_and_report(&report).map(drop)
+            let cfg = crash::Config {
+                store: crash::StoreKind::parse(&a.store)?,
+                ..crash::Config::new(a.points, a.rows, &a.profile, a.seed)?
+            };
+            cfg.run_and_report(&report).map(drop)
         }
         BenchCmd::Recovery(a) => {
             let report = a.report.open()?;
@@ -283,7 +292,10 @@ pub fn run(cmd: BenchCmd) -> Result<()> {
         BenchCmd::CrashWorker(a) => {
             let faults =
                 ndpdb_device::Faults { fail_from: a.fail_from, torn_write: a.torn_at.map(|n| (n, a.torn_sectors)) };
-            crash::worker(&a.db, &a.profile, a.seed, faults)
+            match crash::StoreKind::parse(&a.store)? {
+                crash::StoreKind::Mvcc => crash::worker(&a.db, &a.profile, a.seed, faults),
+                crash::StoreKind::Kv => crash::kv_worker(&a.db, &a.profile, a.seed, faults),
+            }
         }
     }
 }

@@ -1,4 +1,5 @@
-//! The crash harness as CI runs it (a short `ndpdb bench crash`), and
+//! The crash harness as CI runs it (a short `ndpdb bench crash`, on the MVCC
+//! and on the B+-tree store), and
 //! `ndpdb check` on a healthy database and on one from a newer format.
 
 use std::process::Command;
@@ -20,6 +21,26 @@ fn a_short_crash_run_loses_no_commit() {
     let last = stdout.lines().last().expect("a summary line");
     let v: serde_json::Value = serde_json::from_str(last).unwrap();
     assert_eq!(v["crash_points"], 16);
+    assert_eq!(v["lost_commits"], 0, "{last}");
+    assert_eq!(v["integrity_errors"], 0, "{last}");
+    assert!(v["acknowledged_commits"].as_u64().unwrap() > 0, "{last}");
+}
+
+/// The same harness on the B+-tree store (`--store kv`): writes on the
+/// store on the device image, crashed and recovered from its log ring.
+#[test]
+fn a_short_kv_crash_run_loses_no_acknowledged_write() {
+    let out_dir = tempfile::tempdir().unwrap();
+    let out = ndpdb()
+        .args(["bench", "crash", "--store", "kv", "--points", "16", "--rows", "500", "--json", "--out"])
+        .arg(out_dir.path())
+        .output()
+        .unwrap();
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert!(out.status.success(), "{stdout}\n{}", String::from_utf8_lossy(&out.stderr));
+    let last = stdout.lines().last().expect("a summary line");
+    let v: serde_json::Value = serde_json::from_str(last).unwrap();
+    assert_eq!((v["crash_points"].as_u64(), v["store"].as_str()), (Some(16), Some("kv")), "{last}");
     assert_eq!(v["lost_commits"], 0, "{last}");
     assert_eq!(v["integrity_errors"], 0, "{last}");
     assert!(v["acknowledged_commits"].as_u64().unwrap() > 0, "{last}");

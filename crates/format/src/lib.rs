@@ -19,6 +19,7 @@
 //! btree       B+-tree nodes on buffer-managed pages      docs/format/btree.md
 //! keys        memcomparable (order-preserving) keys      docs/format/btree.md
 //! kv_log      the key-value store's redo records         docs/format/btree.md
+//! kv_image    the key-value store's root slots and ring  docs/format/kv-image.md
 //! text        the text forms of aggregates, predicates   docs/composer.md
 //!             and update expressions (CLI, composer)
 //! ```
@@ -32,6 +33,7 @@ mod bytes;
 pub mod checkpoint;
 pub mod image;
 pub mod keys;
+pub mod kv_image;
 pub mod kv_log;
 pub mod lock;
 pub mod ndp;

@@ -13,11 +13,16 @@
 //!               │    ── one record per write ─► tracked.rs (ranges written)
 //!               ▼                                     │
 //!         BufferPool (frames in host memory)      KvLog (log.rs: the trait,
-//!               │ write-back after the log ◄──────────  in-memory log)
-//!               ▼                                     │
-//!            PageIo (the device)               recovery.rs (redo from the
+//!               │ write-back after the log ◄──────────  in-memory log;
+//!               ▼                                     │ ring.rs: the ring on
+//!            PageIo (the device)                      │ the device)
+//!                                               recovery.rs (redo from the
 //!                                                        checkpoint)
 //! ```
+//!
+//! **On a device** (`image.rs`): `KvStore::create_on` / `open_on` lay the
+//! store out as two root slots, the log ring and the file
+//! (`docs/format/kv-image.md`); `layout()` says where, for the device.
 //!
 //! **Nodes** are B-link nodes (`docs/format/btree.md`): sorted slots, a high
 //! key and a right link. The host needs neither for its own point lookups
@@ -48,9 +53,11 @@
 
 mod check;
 mod error;
+mod image;
 mod log;
 mod read;
 mod recovery;
+mod ring;
 mod split;
 mod store;
 mod tracked;
@@ -58,7 +65,9 @@ mod write;
 
 pub use check::TreeShape;
 pub use error::KvError;
+pub use image::{DeviceLayout, LOG_PAGES_MIN};
 pub use log::{KvLog, LogRecord, MemoryKvLog, PoolLog, record_at};
 pub use read::Scan;
 pub use recovery::{RecoveryStats, recover};
+pub use ring::{DeviceKvLog, RingStats};
 pub use store::{KvOptions, KvStats, KvStore};

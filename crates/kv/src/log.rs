@@ -1,5 +1,5 @@
-//! The store's log, as a trait: the on-device ring is connected by its
-//! owner; [`MemoryKvLog`] is the in-memory implementation for tests.
+//! The store's log, as a trait: the on-device ring is `ring.rs`'s
+//! `DeviceKvLog`; [`MemoryKvLog`] is the in-memory implementation for tests.
 //!
 //! A log hands out LSNs (byte positions in an endless stream), frames each
 //! record as `format::kv_log::frame_into` does (a record starts at the LSN

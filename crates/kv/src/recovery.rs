@@ -34,6 +34,9 @@ pub struct RecoveryStats {
     pub pages_created: u64,
     /// Torn pages replaced from a full image.
     pub torn_pages_replaced: u64,
+    /// What opening passed over: a root slot it could not use, a log page
+    /// it could not read (stores on a device).
+    pub notes: Vec<String>,
 }
 
 /// Redoes `log` from its checkpoint into `pool` (whose file is `io`).

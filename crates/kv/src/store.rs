@@ -32,7 +32,8 @@ use crate::log::KvLog;
 use crate::recovery::{RecoveryStats, recover};
 use crate::tracked::Tracked;
 
-/// How the store behaves.
+/// How the store behaves, and (for a store on a device: `create_on`,
+/// `open_on`) where it lies and how large its pool is.
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub struct KvOptions {
     /// Each write returns only once its log record is durable.
@@ -40,11 +41,20 @@ pub struct KvOptions {
     /// Checkpoint when a write finds the log fuller than this fraction of
     /// its capacity (bounded logs only).
     pub checkpoint_fill: f64,
+    /// The pool's frames (stores on a device).
+    pub frames: usize,
+    /// The store's first physical page: its root slots (stores on a device).
+    pub first_ppn: u64,
+    /// Physical pages the store may use from `first_ppn` on; None: to the
+    /// end of the device (`create_on`; `open_on` reads it from the image).
+    pub pages: Option<u64>,
+    /// Pages of the log ring (`create_on`; at least `LOG_PAGES_MIN`).
+    pub log_pages: u64,
 }
 
 impl Default for KvOptions {
     fn default() -> KvOptions {
-        KvOptions { sync: true, checkpoint_fill: 0.5 }
+        KvOptions { sync: true, checkpoint_fill: 0.5, frames: 1024, first_ppn: 0, pages: None, log_pages: 256 }
     }
 }
 
@@ -98,6 +108,8 @@ pub struct KvStore {
     /// The tree's height (the root's level + 1), for the log reservation.
     pub(crate) levels: AtomicU64,
     pub(crate) counters: Counters,
+    /// The image and ring of a store on a device (`image.rs`).
+    pub(crate) on_device: Option<crate::image::OnDevice>,
 }
 
 /// Log space held for a write in progress; given back when dropped.
@@ -174,6 +186,7 @@ impl KvStore {
             reserved: Mutex::new(0),
             levels: AtomicU64::new(1),
             counters: Counters::default(),
+            on_device: None,
         }
     }
 
@@ -276,6 +289,14 @@ impl KvStore {
             }
         }
         Ok(())
+    }
+
+    /// Makes every write so far durable: one log write and one device
+    /// `Flush` for all writers waiting at the time (group commit). A write
+    /// is committed once its record is durable: when it returns in a
+    /// synchronous store, when a later `sync` returns in an asynchronous one.
+    pub fn sync(&self) -> Result<(), KvError> {
+        self.log.flush_to(self.log.end_lsn())
     }
 
     /// Writes back every dirty page and moves the log's checkpoint: recovery

@@ -27,7 +27,11 @@
 //! was under way (durable but not acknowledged is allowed; acknowledged but
 //! missing is a lost commit). It checkpoints and goes on to the next point,
 //! so later points also recover databases that earlier points recovered.
+//!
+//! With `--store kv` the same crash points hit the B+-tree store on the
+//! device image instead (`kv.rs`).
 
+mod kv;
 mod model;
 mod worker;
 
@@ -47,6 +51,7 @@ use crate::errln;
 use crate::report::{Report, progress_bar, scratch};
 use model::{State, Transcript};
 
+pub use kv::worker as kv_worker;
 pub use worker::worker;
 
 /// The harness's configuration.
@@ -59,6 +64,34 @@ pub struct Config {
     pub rows: u64,
     /// The `ndpdb` binary that runs the workers.
     pub exe: PathBuf,
+    /// The store the workload runs on.
+    pub store: StoreKind,
+}
+
+/// The store a crash run exercises.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum StoreKind {
+    /// The MVCC store and its transactions (`ndpdb-storage`, `ndpdb-txn`).
+    Mvcc,
+    /// The B+-tree key-value store on the buffer pool (`ndpdb-kv`).
+    Kv,
+}
+
+impl StoreKind {
+    pub fn name(self) -> &'static str {
+        match self {
+            StoreKind::Mvcc => "mvcc",
+            StoreKind::Kv => "kv",
+        }
+    }
+
+    pub fn parse(s: &str) -> Result<StoreKind> {
+        match s {
+            "mvcc" => Ok(StoreKind::Mvcc),
+            "kv" => Ok(StoreKind::Kv),
+            other => bail!("--store {other}: choose mvcc (the MVCC store) or kv (the B+-tree store)"),
+        }
+    }
 }
 
 impl Config {
@@ -66,7 +99,7 @@ impl Config {
     /// `ndpdb` (the workers are `<exe> bench crash-worker`).
     pub fn new(points: u32, rows: u64, profile: &str, seed: u64) -> Result<Config> {
         let exe = std::env::current_exe().context("finding the ndpdb binary for the workers")?;
-        Ok(Config { points, seed, profile: profile.to_string(), rows, exe })
+        Ok(Config { points, seed, profile: profile.to_string(), rows, exe, store: StoreKind::Mvcc })
     }
 
     /// The profile, which must have a coherent interconnect: the workload
@@ -76,7 +109,7 @@ impl Config {
             bail!("--points 0: a run with no crash point would verify nothing; choose at least 1");
         }
         let prof = profile(&self.profile)?;
-        if prof.coherent.is_none() {
+        if self.store == StoreKind::Mvcc && prof.coherent.is_none() {
             bail!(
                 "profile {} has no coherent interconnect, so the workload's update-NDP cannot run; use u280-nvm",
                 self.profile
@@ -161,6 +194,8 @@ pub struct Summary {
     pub profile: String,
     pub seed: u64,
     pub wall_s: f64,
+    /// `mvcc` or `kv`.
+    pub store: &'static str,
 }
 
 impl Summary {
@@ -186,9 +221,9 @@ impl Summary {
 /// what its times are.
 pub fn table(summary: &Summary) -> String {
     let head = format!(
-        "profile {}, {} clock: recovery s is the emulator's wall time on this machine ({} late of {} device \
+        "store {}, profile {}, {} clock: recovery s is the emulator's wall time on this machine ({} late of {} device \
          completions during recovery)\n",
-        summary.profile, summary.clock, summary.recovery_late_completions, summary.recovery_completions
+        summary.store, summary.profile, summary.clock, summary.recovery_late_completions, summary.recovery_completions
     );
     let rows: Vec<Vec<String>> = vec![vec![
         summary.crash_points.to_string(),
@@ -269,9 +304,13 @@ fn read_state(db: &Database) -> Result<State> {
 pub fn run(cfg: &Config, dir: &Path, mut on_point: impl FnMut(&Point)) -> Result<Summary> {
     let t0 = Instant::now();
     let prof = cfg.validate()?;
-    let mut model = create(cfg, dir, &prof)?;
+    let mut model = match cfg.store {
+        StoreKind::Mvcc => create(cfg, dir, &prof)?,
+        StoreKind::Kv => kv::create(dir, &prof, cfg.rows)?,
+    };
     let mut rng = XorShift::new(cfg.seed);
     let mut sum = Summary {
+        store: cfg.store.name(),
         profile: cfg.profile.clone(),
         clock: ClockKind::Virtual.name(),
         seed: cfg.seed,
@@ -285,6 +324,13 @@ pub fn run(cfg: &Config, dir: &Path, mut on_point: impl FnMut(&Point)) -> Result
             _ => ("torn", 40 + rng.next_u64() % 1500),
         };
         let lines = run_worker(cfg, dir, point, crash, at, &mut rng)?;
+        if cfg.store == StoreKind::Kv {
+            let p = kv::recover(dir, &prof, &mut model, &lines, point, crash, at)?;
+            on_point(&p);
+            sum.add(&p);
+            recovery_total += p.recovery_s;
+            continue;
+        }
         let transcript = Transcript::parse(&lines)?;
         let r = recover(dir, &prof, &mut model, &transcript, point)?;
         let p = Point {
@@ -334,6 +380,8 @@ fn run_worker(cfg: &Config, dir: &Path, point: u32, crash: &str, at: u64, rng: &
         &cfg.profile,
         "--seed",
         &(cfg.seed ^ u64::from(point) << 20).to_string(),
+        "--store",
+        cfg.store.name(),
     ]);
     match crash {
         "fail" => {
