@@ -16,9 +16,12 @@
 //!
 //! **Positions.** An LSN is a byte offset in the endless log stream; byte
 //! `lsn` lives in page `log_start + (lsn / page) % log_pages`, at offset
-//! `lsn % page`. The ring may not overwrite what recovery still needs: an
-//! append that would reach `checkpoint_lsn + capacity` fails with
-//! [`StoreError::LogFull`] (the transaction layer checkpoints before that).
+//! `lsn % page`. The ring may not overwrite what recovery still needs.
+//! Pages are written whole, so the page that holds `checkpoint_lsn` may not
+//! be written in the next lap at all (its rewrite would zero the records
+//! after the checkpoint): an append that would reach past the start of that
+//! page plus the capacity fails with [`StoreError::LogFull`] (the
+//! transaction layer checkpoints before that).
 //!
 //! **Records** are `ndpdb_format::wal`'s: a 24-byte header (magic, payload
 //! length, the record's own LSN, CRC, kind), the payload, zero padding to a
@@ -143,11 +146,18 @@ impl Wal {
         self.state.lock().checkpoint_lsn = lsn;
     }
 
+    /// The LSN appends may not pass: the start of the page holding
+    /// `checkpoint_lsn`, one lap on (that page is written whole, so no byte
+    /// of it may be written while it holds records recovery needs).
+    fn append_limit(&self, checkpoint_lsn: u64) -> u64 {
+        checkpoint_lsn - checkpoint_lsn % self.geo.page_bytes + self.geo.capacity()
+    }
+
     /// Appends a record and returns the LSN just past it (not yet durable).
     pub(crate) fn append(&self, kind: RecordKind, payload: &[u8]) -> Result<u64> {
         let padded = record_bytes(payload.len());
         let mut s = self.state.lock();
-        if s.end + padded as u64 > s.checkpoint_lsn + self.geo.capacity() {
+        if s.end + padded as u64 > self.append_limit(s.checkpoint_lsn) {
             return Err(StoreError::LogFull {
                 bytes: self.geo.capacity(),
                 needed: padded as u64,
@@ -551,4 +561,24 @@ pub(crate) fn erase(geo: LogGeometry, (from, to): (u64, u64), tail: &[u8], qp: &
         pages += 1;
     }
     Ok(pages)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// An append may not reach the checkpoint's page one lap on: that page is
+    /// rewritten whole, which would zero the records after the checkpoint.
+    #[test]
+    fn appends_stop_before_the_checkpoints_page_comes_round_again() {
+        let geo = LogGeometry { start: 10, pages: 4, page_bytes: 512 };
+        let checkpoint = 512 + 100;
+        let wal = Wal::new(geo, checkpoint, checkpoint, vec![0; 100]);
+        let mut end = checkpoint;
+        while let Ok(e) = wal.append(RecordKind::Commit, &[7; 40]) {
+            end = e;
+        }
+        assert!(end <= 512 + geo.capacity(), "the log reached LSN {end}, into the checkpoint's page");
+        assert!(end + 64 > 512 + geo.capacity(), "the log stopped early, at LSN {end}");
+    }
 }
