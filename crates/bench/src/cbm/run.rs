@@ -1,0 +1,223 @@
+//! One cell of the experiment: the OLTP thread and the OLAP thread over the
+//! loaded store, until the OLAP thread's lookups completed.
+//!
+//! The OLTP thread runs YCSB operations (`ndpdb_workload::ycsb`) through the
+//! store; each update is committed (the store is synchronous) before the
+//! checker hears of it. The OLAP thread draws keys from the same
+//! distribution and offloads one lookup per key: Flush writes back every
+//! dirty page first, Shadow serialises its memtable and ships it with the
+//! call, CBM asks for the mirror. Host times are wall times of the OLTP
+//! thread; lookup times are on the device's model clock, from just before
+//! the method's own preparation (the flush, the serialisation) to the
+//! lookup's last completion.
+
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::time::Instant;
+
+use anyhow::{Context, Result};
+use ndpdb_device::Counters;
+use ndpdb_workload::ycsb::{self, Distribution, KeyChooser, Mix, Op, Operations};
+use parking_lot::Mutex;
+
+use super::Method;
+use super::freshness::Checker;
+use super::latency::Latencies;
+use super::offload::{Call, Offload};
+use super::shadow::{CAPACITY_BYTES, Memtable};
+
+/// One point of the grid.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Cell {
+    pub method: Method,
+    pub mix: Mix,
+    pub distribution: Distribution,
+    /// The updates' value size.
+    pub value_bytes: usize,
+}
+
+/// What the cells share: each key's committed value (fingerprints) and the
+/// next write's sequence number.
+#[derive(Debug, Clone)]
+pub struct RunState {
+    pub base: Vec<u64>,
+    pub seq: u64,
+}
+
+/// The OLTP thread's measurements.
+#[derive(Debug, Default)]
+pub struct Host {
+    pub ops: u64,
+    pub wall_s: f64,
+    pub reads: Latencies,
+    pub updates: Latencies,
+}
+
+/// The OLAP thread's measurements.
+#[derive(Debug, Default)]
+pub struct Olap {
+    /// Model clock, from before the method's preparation to the answer.
+    pub latency: Latencies,
+    /// Wall time of the same span.
+    pub latency_wall: Latencies,
+    pub done: u64,
+    pub errors: u64,
+    pub first_error: Option<String>,
+    pub retries: u64,
+    pub host_reads: u64,
+    pub host_read_bytes: u64,
+    pub medium_reads: u64,
+    /// Device commands the OLAP thread issued (lookups, Flush's writes).
+    pub commands: u64,
+    pub flush_pages_written: u64,
+    pub shadow_bytes_shipped: u64,
+}
+
+/// What one cell measured.
+#[derive(Debug)]
+pub struct Measured {
+    pub cell: Cell,
+    pub host: Host,
+    pub olap: Olap,
+    pub violations: u64,
+    /// Device counters over the cell.
+    pub counters: Counters,
+    pub shadow_flushes: u64,
+}
+
+/// What a cell needs besides the store.
+pub struct CellSpec<'a> {
+    pub cell: Cell,
+    pub keys: u64,
+    pub lookups: u64,
+    pub seed: u64,
+    pub progress: &'a (dyn Fn(u64) + Sync),
+}
+
+/// Runs one cell on `off`'s store; `state` carries the committed values on.
+pub fn run_cell(off: &dyn Offload, spec: &CellSpec<'_>, state: &mut RunState) -> Result<Measured> {
+    let cell = spec.cell;
+    off.prepare(cell.method)?;
+    let checker = Checker::new(std::mem::take(&mut state.base));
+    let memtable = (cell.method == Method::Shadow).then(|| Mutex::new(Memtable::new(CAPACITY_BYTES)));
+    let stop = AtomicBool::new(false);
+    let before = off.device().counters();
+    let (host, olap) = std::thread::scope(|s| {
+        let oltp = s.spawn(|| {
+            let r = oltp(off, spec, &checker, memtable.as_ref(), &stop, state.seq);
+            stop.store(true, Ordering::SeqCst);
+            r
+        });
+        let olap = olap(off, spec, &checker, memtable.as_ref(), &stop);
+        stop.store(true, Ordering::SeqCst);
+        let host = oltp.join().unwrap_or_else(|p| std::panic::resume_unwind(p));
+        (host, olap)
+    });
+    let ((host, seq), olap) = (host?, olap?);
+    let counters = off.device().counters().since(&before);
+    state.seq = seq;
+    let violations = checker.violations();
+    state.base = checker.into_base();
+    let shadow_flushes = memtable.map_or(0, |m| m.into_inner().flushes);
+    Ok(Measured { cell, host, olap, violations, counters, shadow_flushes })
+}
+
+/// The OLTP thread: operations until `stop`; returns the next sequence number.
+fn oltp(
+    off: &dyn Offload,
+    spec: &CellSpec<'_>,
+    checker: &Checker,
+    memtable: Option<&Mutex<Memtable>>,
+    stop: &AtomicBool,
+    mut seq: u64,
+) -> Result<(Host, u64)> {
+    let c = spec.cell;
+    let store = off.store();
+    let mut ops = Operations::new(spec.keys, c.mix, c.distribution, spec.seed.wrapping_mul(2))?;
+    let mut host = Host::default();
+    let mut buf = Vec::new();
+    let t0 = Instant::now();
+    while !stop.load(Ordering::Relaxed) {
+        let t = Instant::now();
+        match ops.next_op() {
+            Op::Read(k) => {
+                let found = store.get_into(&ycsb::key(k), &mut buf)?;
+                anyhow::ensure!(found, "key number {k} is missing from the store");
+                host.reads.record_ns(t.elapsed().as_nanos() as u64);
+            }
+            Op::Update(k) => {
+                seq += 1;
+                let (key, value) = (ycsb::key(k), ycsb::value(k, seq, c.value_bytes));
+                let ticket = checker.announce(k, &value);
+                let found = store.update(&key, &value)?;
+                anyhow::ensure!(found, "key number {k} is missing from the store");
+                if let Some(m) = memtable {
+                    let write_back = || store.pool().flush_dirty().map(drop).map_err(anyhow::Error::from);
+                    m.lock().insert(&key, Some(value), write_back).context("the shadow memtable's write-back")?;
+                }
+                checker.commit(ticket);
+                host.updates.record_ns(t.elapsed().as_nanos() as u64);
+            }
+        }
+        host.ops += 1;
+    }
+    host.wall_s = t0.elapsed().as_secs_f64();
+    Ok((host, seq))
+}
+
+/// The OLAP thread: `spec.lookups` lookups (fewer if the OLTP thread failed).
+fn olap(
+    off: &dyn Offload,
+    spec: &CellSpec<'_>,
+    checker: &Checker,
+    memtable: Option<&Mutex<Memtable>>,
+    stop: &AtomicBool,
+) -> Result<Olap> {
+    let method = spec.cell.method;
+    let mut keys = KeyChooser::new(spec.keys, spec.cell.distribution, spec.seed.wrapping_mul(2) + 1)?;
+    let mut o = Olap::default();
+    let device = off.device();
+    while o.done + o.errors < spec.lookups && !stop.load(Ordering::Relaxed) {
+        let k = keys.next_key();
+        let dispatched = checker.now();
+        let (t, start_ps) = (Instant::now(), device.now_ps());
+        let mut table = None;
+        match method {
+            Method::Flush => {
+                let f = off.store().pool().flush_dirty()?;
+                o.flush_pages_written += f.pages_written;
+                o.commands += f.pages_written;
+            }
+            Method::Shadow => {
+                let pairs = memtable.map(|m| m.lock().pairs()).unwrap_or_default();
+                let t = off.encode_shadow(&pairs)?;
+                o.shadow_bytes_shipped += t.len() as u64;
+                table = Some(t);
+            }
+            Method::Baseline | Method::Cbm => {}
+        }
+        let call = Call { mirror: method == Method::Cbm, shadow: table.as_deref() };
+        match off.lookup(&ycsb::key(k), call) {
+            Ok(l) => {
+                let completed = checker.now();
+                checker.check(k, l.value.as_deref(), dispatched, completed);
+                o.latency.record_ns(l.end_ps.saturating_sub(start_ps) / 1000);
+                o.latency_wall.record_ns(t.elapsed().as_nanos() as u64);
+                o.retries += l.retries;
+                o.host_reads += l.host_reads;
+                o.host_read_bytes += l.host_read_bytes;
+                o.medium_reads += l.medium_reads;
+                o.commands += l.commands;
+                o.done += 1;
+            }
+            Err(e) => {
+                if e.downcast_ref::<super::NotBuilt>().is_some() {
+                    return Err(e);
+                }
+                o.errors += 1;
+                o.first_error.get_or_insert_with(|| format!("{e:#}"));
+            }
+        }
+        (spec.progress)(o.done + o.errors);
+    }
+    Ok(o)
+}
