@@ -88,11 +88,14 @@ pub struct CbmArgs {
     /// Lookups the OLAP thread completes per cell
     #[arg(long, default_value_t = 1_000)]
     lookups: u64,
+    /// OLTP operations per cell before the lookups start (the pool reaches its steady state of dirty pages)
+    #[arg(long, default_value_t = 5_000)]
+    warmup_ops: u64,
     /// Frames of the host buffer pool (16 KiB each); keep it below the store's pages
     #[arg(long, default_value_t = 256)]
     frames: usize,
-    /// A small grid for CI: baseline and flush, read-only and update-only, uniform, 1024 B, 3,000 keys,
-    /// 200 lookups, 32 frames (other grid and size flags are ignored)
+    /// A small grid for CI: baseline and flush, read-only and update-only, zipfian, 1024 B, 3,000 keys,
+    /// 300 lookups after 2,000 warm-up operations, 32 frames (other grid and size flags are ignored)
     #[arg(long)]
     quick: bool,
     /// Profile name or path to a .toml file (its page size is set to 16 KiB)
@@ -428,6 +431,7 @@ fn cbm_bench(a: CbmArgs) -> Result<()> {
         value_bytes: a.value_bytes,
         keys: a.keys,
         lookups: a.lookups,
+        warmup_ops: a.warmup_ops,
         frames: a.frames,
         seed: a.seed,
     };

@@ -180,8 +180,14 @@ pub fn run(cfg: &Config, dir: &Path) -> Result<(Vec<Row>, Vec<CdfRow>, Vec<Strin
         ));
         let done = i as u64 * cfg.lookups;
         let progress = |n: u64| bar.set_position(done + n);
-        let spec =
-            CellSpec { cell, keys: cfg.keys, lookups: cfg.lookups, seed: cfg.seed + i as u64, progress: &progress };
+        let spec = CellSpec {
+            cell,
+            keys: cfg.keys,
+            lookups: cfg.lookups,
+            warmup_ops: cfg.warmup_ops,
+            seed: cfg.seed + i as u64,
+            progress: &progress,
+        };
         let m = run_cell(&off, &spec, &mut state)?;
         // Each cell starts from a medium that holds every committed change.
         off.store().checkpoint()?;
@@ -332,7 +338,8 @@ pub fn plots(dir: &Path, rows: &[Row], cdfs: &[CdfRow]) -> Result<Vec<PathBuf>> 
             .filter(|c| c.distribution == dist && c.value_bytes == vb && !c.points.is_empty())
             .map(|c| Series {
                 name: format!("{} {}", c.method.label(), c.mix),
-                points: c.points.clone(),
+                // To p99: the tail would squeeze the rest (cdf.jsonl has it).
+                points: c.points.iter().copied().filter(|p| p.1 <= 0.99).collect(),
                 reference: false,
             })
             .collect();

@@ -89,6 +89,9 @@ pub struct CellSpec<'a> {
     pub cell: Cell,
     pub keys: u64,
     pub lookups: u64,
+    /// OLTP operations before the OLAP thread starts and measuring begins
+    /// (the pool reaches its steady state of dirty pages).
+    pub warmup_ops: u64,
     pub seed: u64,
     pub progress: &'a (dyn Fn(u64) + Sync),
 }
@@ -100,19 +103,26 @@ pub fn run_cell(off: &dyn Offload, spec: &CellSpec<'_>, state: &mut RunState) ->
     let checker = Checker::new(std::mem::take(&mut state.base));
     let memtable = (cell.method == Method::Shadow).then(|| Mutex::new(Memtable::new(CAPACITY_BYTES)));
     let stop = AtomicBool::new(false);
-    let before = off.device().counters();
+    let warm = AtomicBool::new(false);
+    let before = std::sync::Mutex::new(None);
     let (host, olap) = std::thread::scope(|s| {
         let oltp = s.spawn(|| {
-            let r = oltp(off, spec, &checker, memtable.as_ref(), &stop, state.seq);
+            let flags = Flags { stop: &stop, warm: &warm };
+            let r = oltp(off, spec, &checker, memtable.as_ref(), flags, state.seq);
             stop.store(true, Ordering::SeqCst);
             r
         });
+        while !warm.load(Ordering::SeqCst) && !stop.load(Ordering::SeqCst) {
+            std::thread::sleep(std::time::Duration::from_micros(200));
+        }
+        *before.lock().unwrap_or_else(|p| p.into_inner()) = Some(off.device().counters());
         let olap = olap(off, spec, &checker, memtable.as_ref(), &stop);
         stop.store(true, Ordering::SeqCst);
         let host = oltp.join().unwrap_or_else(|p| std::panic::resume_unwind(p));
         (host, olap)
     });
     let ((host, seq), olap) = (host?, olap?);
+    let before = before.into_inner().unwrap_or_else(|p| p.into_inner()).unwrap_or_default();
     let counters = off.device().counters().since(&before);
     state.seq = seq;
     let violations = checker.violations();
@@ -121,13 +131,22 @@ pub fn run_cell(off: &dyn Offload, spec: &CellSpec<'_>, state: &mut RunState) ->
     Ok(Measured { cell, host, olap, violations, counters, shadow_flushes })
 }
 
-/// The OLTP thread: operations until `stop`; returns the next sequence number.
+/// The OLTP thread's signals: `warm` it sets after its warm-up, `stop`
+/// the OLAP thread sets when its lookups are done.
+#[derive(Clone, Copy)]
+struct Flags<'a> {
+    stop: &'a AtomicBool,
+    warm: &'a AtomicBool,
+}
+
+/// The OLTP thread: `spec.warmup_ops` operations unmeasured, then measured
+/// ones until `stop`; returns the next sequence number.
 fn oltp(
     off: &dyn Offload,
     spec: &CellSpec<'_>,
     checker: &Checker,
     memtable: Option<&Mutex<Memtable>>,
-    stop: &AtomicBool,
+    flags: Flags<'_>,
     mut seq: u64,
 ) -> Result<(Host, u64)> {
     let c = spec.cell;
@@ -135,8 +154,19 @@ fn oltp(
     let mut ops = Operations::new(spec.keys, c.mix, c.distribution, spec.seed.wrapping_mul(2))?;
     let mut host = Host::default();
     let mut buf = Vec::new();
-    let t0 = Instant::now();
-    while !stop.load(Ordering::Relaxed) {
+    let mut t0 = Instant::now();
+    let mut warmup = spec.warmup_ops;
+    while !flags.stop.load(Ordering::Relaxed) {
+        if warmup > 0 {
+            warmup -= 1;
+            if warmup == 0 {
+                host = Host::default();
+                t0 = Instant::now();
+            }
+        }
+        if warmup == 0 && !flags.warm.load(Ordering::Relaxed) {
+            flags.warm.store(true, Ordering::SeqCst);
+        }
         let t = Instant::now();
         match ops.next_op() {
             Op::Read(k) => {
