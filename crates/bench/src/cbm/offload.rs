@@ -51,6 +51,11 @@ pub struct StoreSpec {
 /// for the image's own use and, with `create_on`, the root slots and log).
 pub const FIRST_PPN: u64 = 16;
 
+/// The interim store's log (in memory; bounded like `create_on`'s ring, so
+/// the store checkpoints when it is half full and memory stays bounded at
+/// the paper's size).
+pub const LOG_BYTES: u64 = 256 << 20;
+
 /// A method this build cannot run yet, and what it waits for.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct NotBuilt {
@@ -99,6 +104,8 @@ pub struct Lookup {
 pub trait Offload: Send + Sync {
     fn store(&self) -> &KvStore;
     fn device(&self) -> &Arc<Device>;
+    /// How lookups are answered, for every row (`lookup_path`).
+    fn lookup_path(&self) -> &'static str;
     /// Whether `method` runs on this implementation.
     fn built(&self, method: Method) -> Result<(), NotBuilt>;
     /// Once before a cell of `method` (CBM: configure the mirror).
@@ -129,7 +136,7 @@ impl StoreSpec {
         let opts = DeviceOptions::with_clock(self.clock);
         let device = Arc::new(Device::create(dir, self.profile.clone(), Some(capacity), opts)?);
         let io = Arc::new(DevicePageIo::new(device.clone(), FIRST_PPN, 0, self.file_pages)?);
-        let log: Arc<dyn KvLog> = Arc::new(MemoryKvLog::new());
+        let log: Arc<dyn KvLog> = Arc::new(MemoryKvLog::with_capacity(LOG_BYTES));
         let config = PoolConfig { frames: self.frames, page_bytes: io.page_bytes() };
         let pool = Arc::new(BufferPool::new(config, io.clone(), Arc::new(PoolLog(log.clone())))?);
         let store = KvStore::create(pool, log, KvOptions { sync: true, ..KvOptions::default() })
@@ -146,6 +153,10 @@ impl Offload for InterimOffload {
 
     fn device(&self) -> &Arc<Device> {
         &self.device
+    }
+
+    fn lookup_path(&self) -> &'static str {
+        "interim: host walks the tree from the medium with PageRead"
     }
 
     fn built(&self, method: Method) -> Result<(), NotBuilt> {

@@ -16,9 +16,6 @@ use crate::late::{Lateness, warnings};
 use crate::output::{Plot, Series, table};
 use crate::report::{Report, progress_bar, scratch};
 
-/// How the lookups were answered, in every row.
-pub const LOOKUP_PATH_INTERIM: &str = "interim: host walks the tree from the medium with PageRead";
-
 /// One cell's row (one JSON line).
 #[derive(Debug, Clone, Serialize)]
 pub struct Row {
@@ -58,6 +55,8 @@ pub struct Row {
     pub flush_pages_written: u64,
     pub shadow_bytes_shipped: u64,
     pub shadow_flushes: u64,
+    /// Checkpoints the store took during the cell (its log half full).
+    pub checkpoints: u64,
     pub lookup_path: &'static str,
     pub profile: String,
     pub clock: &'static str,
@@ -78,7 +77,7 @@ pub struct CdfRow {
     pub clock: &'static str,
 }
 
-fn row(cfg: &Config, m: &Measured, profile: &str) -> Row {
+fn row(cfg: &Config, m: &Measured, profile: &str, lookup_path: &'static str) -> Row {
     let (r, u, l) = (m.host.reads.summary(), m.host.updates.summary(), m.olap.latency.summary());
     let commands: u64 = m.counters.commands.values().sum();
     let host_commands = commands.saturating_sub(m.olap.commands);
@@ -116,7 +115,8 @@ fn row(cfg: &Config, m: &Measured, profile: &str) -> Row {
         flush_pages_written: m.olap.flush_pages_written,
         shadow_bytes_shipped: m.olap.shadow_bytes_shipped,
         shadow_flushes: m.shadow_flushes,
-        lookup_path: LOOKUP_PATH_INTERIM,
+        checkpoints: m.checkpoints,
+        lookup_path,
         profile: profile.to_string(),
         clock: cfg.clock.name(),
         completions: m.counters.completions,
@@ -191,7 +191,7 @@ pub fn run(cfg: &Config, dir: &Path) -> Result<(Vec<Row>, Vec<CdfRow>, Vec<Strin
         let m = run_cell(&off, &spec, &mut state)?;
         // Each cell starts from a medium that holds every committed change.
         off.store().checkpoint()?;
-        rows.push(row(cfg, &m, &profile_name));
+        rows.push(row(cfg, &m, &profile_name, off.lookup_path()));
         let (mix, distribution) = (cell.mix.name(), cell.distribution.name());
         let points = m.olap.latency.cdf(50);
         let (profile, clock) = (profile_name.clone(), cfg.clock.name());
@@ -207,12 +207,13 @@ pub fn run(cfg: &Config, dir: &Path) -> Result<(Vec<Row>, Vec<CdfRow>, Vec<Strin
     }
     bar.finish_and_clear();
     notes.push(format!(
-        "{} pairs, {} pages, {} frames; {} cells in {:.1} s; lookups: {LOOKUP_PATH_INTERIM}",
+        "{} pairs, {} pages, {} frames; {} cells in {:.1} s; lookups: {}",
         cfg.keys,
         pages,
         cfg.frames,
         cells.len(),
-        t0.elapsed().as_secs_f64()
+        t0.elapsed().as_secs_f64(),
+        off.lookup_path()
     ));
     Ok((rows, cdfs, notes))
 }

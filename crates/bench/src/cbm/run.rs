@@ -82,6 +82,8 @@ pub struct Measured {
     /// Device counters over the cell.
     pub counters: Counters,
     pub shadow_flushes: u64,
+    /// Checkpoints the store took (its log half full).
+    pub checkpoints: u64,
 }
 
 /// What a cell needs besides the store.
@@ -105,6 +107,7 @@ pub fn run_cell(off: &dyn Offload, spec: &CellSpec<'_>, state: &mut RunState) ->
     let stop = AtomicBool::new(false);
     let warm = AtomicBool::new(false);
     let before = std::sync::Mutex::new(None);
+    let checkpoints_before = off.store().stats().checkpoints;
     let (host, olap) = std::thread::scope(|s| {
         let oltp = s.spawn(|| {
             let flags = Flags { stop: &stop, warm: &warm };
@@ -128,7 +131,8 @@ pub fn run_cell(off: &dyn Offload, spec: &CellSpec<'_>, state: &mut RunState) ->
     let violations = checker.violations();
     state.base = checker.into_base();
     let shadow_flushes = memtable.map_or(0, |m| m.into_inner().flushes);
-    Ok(Measured { cell, host, olap, violations, counters, shadow_flushes })
+    let checkpoints = off.store().stats().checkpoints - checkpoints_before;
+    Ok(Measured { cell, host, olap, violations, counters, shadow_flushes, checkpoints })
 }
 
 /// The OLTP thread's signals: `warm` it sets after its warm-up, `stop`
