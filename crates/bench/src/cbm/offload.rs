@@ -108,7 +108,8 @@ pub trait Offload: Send + Sync {
     fn lookup_path(&self) -> &'static str;
     /// Whether `method` runs on this implementation.
     fn built(&self, method: Method) -> Result<(), NotBuilt>;
-    /// Once before a cell of `method` (CBM: configure the mirror).
+    /// Before each cell of `method`; idempotent (CBM: configure the mirror
+    /// the first time).
     fn prepare(&self, method: Method) -> Result<()>;
     /// The shadow memtable's pairs (sorted, `None` a delete) as the table
     /// shipped with each Shadow call.
@@ -213,5 +214,41 @@ impl Offload for InterimOffload {
             end_ps,
             ..Lookup::default()
         })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use ndpdb_workload::ycsb::{key, value};
+
+    use super::*;
+
+    /// Baseline's staleness, deterministically: an update the pool holds
+    /// dirty is not on the medium; after `flush_dirty` it is.
+    #[test]
+    fn the_interim_lookup_reads_the_medium_stale_until_a_flush() {
+        let dir = tempfile::tempdir().unwrap();
+        let (profile, _) = super::super::Config::quick().profile_16k();
+        let spec = StoreSpec { profile, clock: ClockKind::Virtual, frames: 32, file_pages: 512 };
+        let off = spec.create(dir.path()).unwrap();
+        for i in 0..500 {
+            off.store().put(&key(i), &value(i, 0, 1024)).unwrap();
+        }
+        off.store().checkpoint().unwrap();
+        let k = key(7);
+        assert_eq!(off.lookup(&k, Call::default()).unwrap().value, Some(value(7, 0, 1024)));
+        assert!(off.store().update(&k, &value(7, 1, 1024)).unwrap());
+        let l = off.lookup(&k, Call::default()).unwrap();
+        assert_eq!(l.value, Some(value(7, 0, 1024)), "stale: the new value is in a dirty frame only");
+        assert!(l.medium_reads >= 2 && l.commands == l.medium_reads && l.end_ps > l.start_ps, "{l:?}");
+        off.store().pool().flush_dirty().unwrap();
+        assert_eq!(off.lookup(&k, Call::default()).unwrap().value, Some(value(7, 1, 1024)));
+        assert_eq!(off.lookup(&key(10_000), Call::default()).unwrap().value, None);
+        for call in [Call { mirror: true, shadow: None }, Call { mirror: false, shadow: Some(b"t") }] {
+            let e = off.lookup(&k, call).unwrap_err();
+            assert!(e.downcast_ref::<NotBuilt>().is_some(), "{e}");
+        }
+        assert!(off.built(Method::Baseline).is_ok() && off.built(Method::Flush).is_ok());
+        assert!(off.encode_shadow(&[]).is_err());
     }
 }
