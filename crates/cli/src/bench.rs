@@ -86,7 +86,7 @@ pub struct CbmArgs {
     #[arg(long, default_value_t = 100_000)]
     keys: u64,
     /// Lookups the OLAP thread completes per cell
-    #[arg(long, default_value_t = 10_000)]
+    #[arg(long, default_value_t = 8_000)]
     lookups: u64,
     /// OLTP operations per cell before the lookups start (the pool reaches its steady state of dirty pages)
     #[arg(long, default_value_t = 10_000)]
