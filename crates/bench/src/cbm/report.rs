@@ -308,6 +308,7 @@ pub fn plots(dir: &Path, rows: &[Row], cdfs: &[CdfRow]) -> Result<Vec<PathBuf>> 
     for (dist, vb) in groups {
         let in_group = |r: &&Row| r.distribution == dist && r.value_bytes == vb;
         let mut methods: Vec<Method> = rows.iter().filter(in_group).map(|r| r.method).collect();
+        methods.sort();
         methods.dedup();
         let series = |f: &dyn Fn(&Row) -> Option<f64>, suffix: &str| -> Vec<Series> {
             methods
