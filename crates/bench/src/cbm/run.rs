@@ -255,3 +255,112 @@ fn olap(
     }
     Ok(o)
 }
+
+#[cfg(test)]
+mod tests {
+    use ndpdb_device::{ClockKind, Device};
+    use ndpdb_workload::ycsb::{key, value};
+
+    use super::super::offload::{InterimOffload, Lookup, NotBuilt, StoreSpec};
+    use super::super::{Config, LOAD_VALUE_BYTES, fingerprint};
+    use super::*;
+
+    /// A test double of the device's Shadow search (until `format::shadow`
+    /// and the device program land): the shipped table is searched on the
+    /// host, then the interim walk of the medium. It checks the host side
+    /// of Shadow: the memtable insert before the acknowledgement, and the
+    /// write-back before a full memtable is emptied.
+    struct ShadowDouble(InterimOffload);
+
+    fn encode(pairs: &[(Vec<u8>, Option<Vec<u8>>)]) -> Vec<u8> {
+        let mut out = Vec::new();
+        for (k, v) in pairs {
+            out.extend_from_slice(&(k.len() as u32).to_le_bytes());
+            out.extend_from_slice(k);
+            let v = v.as_deref().expect("no deletes in the experiment");
+            out.extend_from_slice(&(v.len() as u32).to_le_bytes());
+            out.extend_from_slice(v);
+        }
+        out
+    }
+
+    fn search(mut t: &[u8], key: &[u8]) -> Option<Vec<u8>> {
+        let mut take = |t: &mut &[u8]| {
+            let n = u32::from_le_bytes(t[..4].try_into().unwrap()) as usize;
+            let (x, rest) = t[4..].split_at(n);
+            *t = rest;
+            x.to_vec()
+        };
+        while !t.is_empty() {
+            let (k, v) = (take(&mut t), take(&mut t));
+            if k == key {
+                return Some(v);
+            }
+        }
+        None
+    }
+
+    impl Offload for ShadowDouble {
+        fn store(&self) -> &ndpdb_kv::KvStore {
+            self.0.store()
+        }
+        fn device(&self) -> &std::sync::Arc<Device> {
+            self.0.device()
+        }
+        fn lookup_path(&self) -> &'static str {
+            "test double"
+        }
+        fn built(&self, method: Method) -> Result<(), NotBuilt> {
+            if method == Method::Shadow { Ok(()) } else { self.0.built(method) }
+        }
+        fn prepare(&self, method: Method) -> Result<()> {
+            self.built(method).map_err(Into::into)
+        }
+        fn encode_shadow(&self, pairs: &[(Vec<u8>, Option<Vec<u8>>)]) -> Result<Vec<u8>> {
+            Ok(encode(pairs))
+        }
+        fn lookup(&self, key: &[u8], call: Call<'_>) -> Result<Lookup> {
+            let now = self.device().now_ps();
+            if let Some(v) = call.shadow.and_then(|t| search(t, key)) {
+                return Ok(Lookup { value: Some(v), start_ps: now, end_ps: now, ..Lookup::default() });
+            }
+            self.0.lookup(key, Call { shadow: None, ..call })
+        }
+    }
+
+    fn loaded(keys: u64) -> (tempfile::TempDir, ShadowDouble, RunState) {
+        let dir = tempfile::tempdir().unwrap();
+        let (profile, _) = Config::quick().profile_16k();
+        // A pool of half the store's pages: most dirty pages stay in it.
+        let spec = StoreSpec { profile, clock: ClockKind::Virtual, frames: 160, file_pages: 1024 };
+        let off = ShadowDouble(spec.create(dir.path()).unwrap());
+        let mut base = Vec::new();
+        for i in 0..keys {
+            let v = value(i, 0, LOAD_VALUE_BYTES);
+            off.store().put(&key(i), &v).unwrap();
+            base.push(fingerprint(&v));
+        }
+        off.store().checkpoint().unwrap();
+        (dir, off, RunState { base, seq: 0 })
+    }
+
+    #[test]
+    fn shadow_answers_fresh_and_empties_a_full_memtable_only_after_a_write_back() {
+        let (_dir, off, mut state) = loaded(3000);
+        let progress = |_| {};
+        let mut run = |method| {
+            let cell = Cell { method, mix: Mix::UpdateOnly, distribution: Distribution::Zipfian, value_bytes: 1024 };
+            let spec = CellSpec { cell, keys: 3000, lookups: 1000, warmup_ops: 3000, seed: 7, progress: &progress };
+            let m = run_cell(&off, &spec, &mut state).unwrap();
+            off.store().checkpoint().unwrap();
+            m
+        };
+        let shadow = run(Method::Shadow);
+        assert_eq!(shadow.olap.done, 1000);
+        assert_eq!(shadow.violations, 0, "Shadow answers fresh");
+        assert!(shadow.shadow_flushes > 0, "the memtable filled up at least once");
+        assert!(shadow.olap.shadow_bytes_shipped > 0);
+        let baseline = run(Method::Baseline);
+        assert!(baseline.violations > 0, "the same workload without the memtable is stale");
+    }
+}
