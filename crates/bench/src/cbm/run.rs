@@ -285,7 +285,7 @@ mod tests {
     }
 
     fn search(mut t: &[u8], key: &[u8]) -> Option<Vec<u8>> {
-        let mut take = |t: &mut &[u8]| {
+        let take = |t: &mut &[u8]| {
             let n = u32::from_le_bytes(t[..4].try_into().unwrap()) as usize;
             let (x, rest) = t[4..].split_at(n);
             *t = rest;
