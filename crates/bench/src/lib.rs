@@ -11,6 +11,7 @@
 //! modelled device or the emulator. The `ndpdb` binary only parses arguments into these
 //! configurations.
 
+pub mod cbm;
 pub mod compose;
 pub mod console;
 pub mod crash;

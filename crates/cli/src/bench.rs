@@ -7,7 +7,7 @@ use std::path::PathBuf;
 use anyhow::Result;
 use clap::{Args, Subcommand};
 use ndpdb_bench::report::Report;
-use ndpdb_bench::{crash, device_scaling, locks, locks_report, orderline, recovery, snapshot};
+use ndpdb_bench::{cbm, crash, device_scaling, locks, locks_report, orderline, recovery, snapshot};
 use ndpdb_device::profile::DEFAULT_PROFILE;
 use ndpdb_device::{ClockKind, Profile};
 
@@ -49,9 +49,66 @@ pub enum BenchCmd {
     /// Log volume per transaction and recovery time: load ORDER_LINE, run one-tuple update
     /// transactions, crash without a checkpoint, and time the recovery
     Recovery(RecoveryArgs),
+    /// The cooperative buffer manager's YCSB experiment (CBM paper, Figs. 5-7): a B+-tree store on a
+    /// `softssd` device with 16 KiB pages, an OLTP thread (reads and committed updates) beside an OLAP
+    /// thread offloading point lookups, under Baseline, Flush, Shadow and CBM; freshness checked
+    Cbm(CbmArgs),
     /// The crash harness's worker (run by `ndpdb bench crash`)
     #[command(hide = true)]
     CrashWorker(CrashWorkerArgs),
+}
+
+#[derive(Args)]
+#[command(
+    after_help = "Load --keys pairs (24-byte YCSB keys, 1 KiB values), then for every method x mix x distribution x \
+update value size run an OLTP thread (YCSB reads and updates through the store, each update committed) beside an \
+OLAP thread that offloads one-key lookups until --lookups completed. Each lookup's answer is checked against the \
+values committed between its dispatch and its completion (freshness violations). Host times are wall times; \
+lookup times are on the device's model clock. Methods: baseline (no synchronisation), flush (write back every \
+dirty page before each lookup, holding the pool), shadow (ship a 128 KiB memtable of updated pairs), cbm (the \
+device's mirror of the pool). Methods whose device parts are not built yet are skipped with a note. \
+--keys 2000000 --lookups 200000 is the paper's size. See docs/cbm-bench.md."
+)]
+pub struct CbmArgs {
+    /// Methods, comma separated: baseline, flush, shadow, cbm
+    #[arg(long, value_delimiter = ',', default_value = "baseline,flush,shadow,cbm")]
+    methods: Vec<String>,
+    /// OLTP mixes, comma separated: read-only, read-heavy (70/30), update-heavy (30/70), update-only
+    #[arg(long, value_delimiter = ',', default_value = "read-only,read-heavy,update-heavy,update-only")]
+    mixes: Vec<String>,
+    /// Key distributions, comma separated: uniform, zipfian (YCSB's scrambled, theta 0.99)
+    #[arg(long, value_delimiter = ',', default_value = "uniform,zipfian")]
+    distributions: Vec<String>,
+    /// Update value sizes in bytes, comma separated
+    #[arg(long, value_delimiter = ',', default_value = "500,1024,2048")]
+    value_bytes: Vec<usize>,
+    /// Pairs loaded before the runs
+    #[arg(long, default_value_t = 100_000)]
+    keys: u64,
+    /// Lookups the OLAP thread completes per cell
+    #[arg(long, default_value_t = 8_000)]
+    lookups: u64,
+    /// OLTP operations per cell before the lookups start (the pool reaches its steady state of dirty pages)
+    #[arg(long, default_value_t = 10_000)]
+    warmup_ops: u64,
+    /// Frames of the host buffer pool (16 KiB each); keep it below the store's pages
+    #[arg(long, default_value_t = 1024)]
+    frames: usize,
+    /// A small grid for CI: baseline and flush, read-only and update-only, zipfian, 1024 B, 3,000 keys,
+    /// 300 lookups after 2,000 warm-up operations, 32 frames (other grid and size flags are ignored)
+    #[arg(long)]
+    quick: bool,
+    /// Profile name or path to a .toml file (its page size is set to 16 KiB)
+    #[arg(long, default_value = "softssd")]
+    profile: String,
+    /// `virtual` or `real`
+    #[arg(long, default_value = "virtual")]
+    clock: ClockKind,
+    /// Seed of the key choices
+    #[arg(long, default_value_t = 1)]
+    seed: u64,
+    #[command(flatten)]
+    report: ReportArgs,
 }
 
 #[derive(Args)]
@@ -289,6 +346,7 @@ pub fn run(cmd: BenchCmd) -> Result<()> {
             };
             cfg.run_and_report(&report).map(drop)
         }
+        BenchCmd::Cbm(a) => cbm_bench(a),
         BenchCmd::CrashWorker(a) => {
             let faults =
                 ndpdb_device::Faults { fail_from: a.fail_from, torn_write: a.torn_at.map(|n| (n, a.torn_sectors)) };
@@ -368,4 +426,29 @@ fn locks(a: LocksArgs) -> Result<()> {
         seed: a.seed,
     };
     locks_report::run_and_report(&cfg, &report).map(drop)
+}
+
+fn cbm_bench(a: CbmArgs) -> Result<()> {
+    use ndpdb_workload::ycsb::{Distribution, Mix};
+    let report = a.report.open()?;
+    fn parse<T>(flag: &str, names: &[String], f: fn(&str) -> Option<T>, valid: &str) -> Result<Vec<T>> {
+        names.iter().map(|n| f(n.trim()).ok_or_else(|| anyhow::anyhow!("{flag}: unknown `{n}`; use {valid}"))).collect()
+    }
+    let mut cfg = cbm::Config {
+        profile: Profile::load(&a.profile)?,
+        clock: a.clock,
+        methods: parse("--methods", &a.methods, cbm::Method::parse, "baseline, flush, shadow, cbm")?,
+        mixes: parse("--mixes", &a.mixes, Mix::parse, "read-only, read-heavy, update-heavy, update-only")?,
+        distributions: parse("--distributions", &a.distributions, Distribution::parse, "uniform, zipfian")?,
+        value_bytes: a.value_bytes,
+        keys: a.keys,
+        lookups: a.lookups,
+        warmup_ops: a.warmup_ops,
+        frames: a.frames,
+        seed: a.seed,
+    };
+    if a.quick {
+        cfg = cbm::Config { profile: cfg.profile, clock: cfg.clock, seed: cfg.seed, ..cbm::Config::quick() };
+    }
+    cfg.run_and_report(&report).map(drop)
 }

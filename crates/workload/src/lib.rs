@@ -74,6 +74,7 @@ mod keys;
 mod order_line;
 mod schema;
 mod values;
+pub mod ycsb;
 
 pub use keys::{DEFAULT_THETA, KeyChoice, KeyPicker};
 pub use order_line::{

@@ -1,0 +1,373 @@
+//! The run end to end: the load, the cells, and their rows as a table, JSON
+//! lines and plots in the style of the paper's Figs. 5-7.
+
+use std::path::{Path, PathBuf};
+use std::time::Instant;
+
+use anyhow::{Result, bail};
+use ndpdb_workload::ycsb::{self, Mix};
+use serde::Serialize;
+
+use super::freshness::fingerprint;
+use super::offload::{Offload, StoreSpec};
+use super::run::{CellSpec, Measured, RunState, run_cell};
+use super::{Config, LOAD_VALUE_BYTES, Method};
+use crate::late::{Lateness, warnings};
+use crate::output::{Plot, Series, table};
+use crate::report::{Report, progress_bar, scratch};
+
+/// One cell's row (one JSON line).
+#[derive(Debug, Clone, Serialize)]
+pub struct Row {
+    pub method: Method,
+    pub mix: &'static str,
+    pub distribution: &'static str,
+    pub value_bytes: usize,
+    pub keys: u64,
+    pub frames: usize,
+    pub host_ops: u64,
+    pub host_ops_per_s: f64,
+    pub host_read_us_mean: f64,
+    pub host_read_us_p50: f64,
+    pub host_read_us_p99: f64,
+    pub host_update_us_mean: f64,
+    pub host_update_us_p50: f64,
+    pub host_update_us_p99: f64,
+    pub lookups: u64,
+    /// Lookups that could not finish (a node that did not parse: a torn
+    /// view of the tree on the medium); not in `lookups`.
+    pub lookup_errors: u64,
+    pub lookup_us_mean: f64,
+    pub lookup_us_p50: f64,
+    pub lookup_us_p90: f64,
+    pub lookup_us_p99: f64,
+    pub lookup_us_p999: f64,
+    pub lookup_wall_us_p50: f64,
+    pub retries: u64,
+    pub freshness_violations: u64,
+    pub commands: u64,
+    /// Commands of the OLTP thread per host operation.
+    pub host_commands_per_op: f64,
+    pub link_bytes_to_host: u64,
+    pub link_bytes_to_device: u64,
+    pub lookup_host_reads: u64,
+    pub lookup_medium_reads: u64,
+    pub flush_pages_written: u64,
+    pub shadow_bytes_shipped: u64,
+    pub shadow_flushes: u64,
+    /// Checkpoints the store took during the cell (its log half full).
+    pub checkpoints: u64,
+    pub lookup_path: &'static str,
+    pub profile: String,
+    pub clock: &'static str,
+    pub completions: u64,
+    pub late_completions: u64,
+}
+
+/// One cell's lookup-latency CDF (`cdf.jsonl`).
+#[derive(Debug, Clone, Serialize)]
+pub struct CdfRow {
+    pub method: Method,
+    pub mix: &'static str,
+    pub distribution: &'static str,
+    pub value_bytes: usize,
+    /// (latency µs on the model clock, cumulative probability)
+    pub points: Vec<(f64, f64)>,
+    pub profile: String,
+    pub clock: &'static str,
+}
+
+fn row(cfg: &Config, m: &Measured, profile: &str, lookup_path: &'static str) -> Row {
+    let (r, u, l) = (m.host.reads.summary(), m.host.updates.summary(), m.olap.latency.summary());
+    let commands: u64 = m.counters.commands.values().sum();
+    let host_commands = commands.saturating_sub(m.olap.commands);
+    Row {
+        method: m.cell.method,
+        mix: m.cell.mix.name(),
+        distribution: m.cell.distribution.name(),
+        value_bytes: m.cell.value_bytes,
+        keys: cfg.keys,
+        frames: cfg.frames,
+        host_ops: m.host.ops,
+        host_ops_per_s: if m.host.wall_s > 0.0 { m.host.ops as f64 / m.host.wall_s } else { 0.0 },
+        host_read_us_mean: r.mean_us,
+        host_read_us_p50: r.p50_us,
+        host_read_us_p99: r.p99_us,
+        host_update_us_mean: u.mean_us,
+        host_update_us_p50: u.p50_us,
+        host_update_us_p99: u.p99_us,
+        lookups: m.olap.done,
+        lookup_errors: m.olap.errors,
+        lookup_us_mean: l.mean_us,
+        lookup_us_p50: l.p50_us,
+        lookup_us_p90: l.p90_us,
+        lookup_us_p99: l.p99_us,
+        lookup_us_p999: l.p999_us,
+        lookup_wall_us_p50: m.olap.latency_wall.summary().p50_us,
+        retries: m.olap.retries,
+        freshness_violations: m.violations,
+        commands,
+        host_commands_per_op: if m.host.ops > 0 { host_commands as f64 / m.host.ops as f64 } else { 0.0 },
+        link_bytes_to_host: m.counters.link_bytes_to_host,
+        link_bytes_to_device: m.counters.link_bytes_to_device,
+        lookup_host_reads: m.olap.host_reads,
+        lookup_medium_reads: m.olap.medium_reads,
+        flush_pages_written: m.olap.flush_pages_written,
+        shadow_bytes_shipped: m.olap.shadow_bytes_shipped,
+        shadow_flushes: m.shadow_flushes,
+        checkpoints: m.checkpoints,
+        lookup_path,
+        profile: profile.to_string(),
+        clock: cfg.clock.name(),
+        completions: m.counters.completions,
+        late_completions: m.counters.late_completions,
+    }
+}
+
+/// Loads `cfg.keys` pairs; the fingerprints of their values.
+fn load(off: &dyn Offload, cfg: &Config) -> Result<Vec<u64>> {
+    let bar = progress_bar(cfg.keys, "    load [{bar:30}] {pos}/{len} pairs, {rate}/s");
+    let mut base = Vec::with_capacity(cfg.keys as usize);
+    for i in 0..cfg.keys {
+        let value = ycsb::value(i, 0, LOAD_VALUE_BYTES);
+        off.store().put(&ycsb::key(i), &value)?;
+        base.push(fingerprint(&value));
+        if i % 1024 == 0 {
+            bar.set_position(i);
+        }
+    }
+    off.store().checkpoint()?;
+    bar.finish_and_clear();
+    Ok(base)
+}
+
+/// The whole run: returns the rows, the CDFs and the notes for the table.
+pub fn run(cfg: &Config, dir: &Path) -> Result<(Vec<Row>, Vec<CdfRow>, Vec<String>)> {
+    cfg.validate()?;
+    let (profile, profile_name) = cfg.profile_16k();
+    let spec = StoreSpec { profile, clock: cfg.clock, frames: cfg.frames, file_pages: cfg.file_pages() };
+    let off = spec.create(dir)?;
+    let mut notes = Vec::new();
+    let mut methods = Vec::new();
+    for &m in &cfg.methods {
+        match off.built(m) {
+            Ok(()) => methods.push(m),
+            Err(e) => notes.push(format!("{e}: its cells are skipped, no figures shown")),
+        }
+    }
+    if methods.is_empty() {
+        bail!("{}", notes.join("; "));
+    }
+    let mut state = RunState { base: load(&off, cfg)?, seq: 0 };
+    let pages = off.store().pool().pages();
+    if pages <= cfg.frames as u64 {
+        notes.push(format!(
+            "the pool ({} frames) holds all {pages} pages of the store: nothing is evicted; use more --keys or fewer --frames",
+            cfg.frames
+        ));
+    }
+    let cells: Vec<_> = cfg.cells().into_iter().filter(|c| methods.contains(&c.method)).collect();
+    let bar = progress_bar(cells.len() as u64 * cfg.lookups, "{msg:>40} [{bar:30}] {pos}/{len} lookups, {rate}/s");
+    let (mut rows, mut cdfs) = (Vec::new(), Vec::new());
+    let t0 = Instant::now();
+    for (i, &cell) in cells.iter().enumerate() {
+        bar.set_message(format!(
+            "{} {} {} {} B",
+            cell.method.name(),
+            cell.mix.name(),
+            cell.distribution.name(),
+            cell.value_bytes
+        ));
+        let done = i as u64 * cfg.lookups;
+        let progress = |n: u64| bar.set_position(done + n);
+        let spec = CellSpec {
+            cell,
+            keys: cfg.keys,
+            lookups: cfg.lookups,
+            warmup_ops: cfg.warmup_ops,
+            seed: cfg.seed + i as u64,
+            progress: &progress,
+        };
+        let m = run_cell(&off, &spec, &mut state)?;
+        // Each cell starts from a medium that holds every committed change.
+        off.store().checkpoint()?;
+        rows.push(row(cfg, &m, &profile_name, off.lookup_path()));
+        let (mix, distribution) = (cell.mix.name(), cell.distribution.name());
+        let points = m.olap.latency.cdf(50);
+        let (profile, clock) = (profile_name.clone(), cfg.clock.name());
+        cdfs.push(CdfRow {
+            method: cell.method,
+            mix,
+            distribution,
+            value_bytes: cell.value_bytes,
+            points,
+            profile,
+            clock,
+        });
+    }
+    bar.finish_and_clear();
+    notes.push(format!(
+        "{} pairs, {} pages, {} frames; {} cells in {:.1} s; lookups: {}",
+        cfg.keys,
+        pages,
+        cfg.frames,
+        cells.len(),
+        t0.elapsed().as_secs_f64(),
+        off.lookup_path()
+    ));
+    Ok((rows, cdfs, notes))
+}
+
+/// The table: one line per cell, each time beside its profile, clock and
+/// late completions; the notes and lateness warnings under it.
+pub fn render(rows: &[Row], notes: &[String]) -> String {
+    let headers = [
+        "method",
+        "mix",
+        "dist",
+        "value B",
+        "host ops/s",
+        "read p50 µs",
+        "upd p50 µs",
+        "lookup p50 µs",
+        "p99 µs",
+        "lookups",
+        "errors",
+        "retries",
+        "violations",
+        "cmds/op",
+        "MB to host",
+        "MB to dev",
+        "profile",
+        "clock",
+        "late",
+    ];
+    let cells: Vec<Vec<String>> = rows
+        .iter()
+        .map(|r| {
+            vec![
+                r.method.name().to_string(),
+                r.mix.to_string(),
+                r.distribution.to_string(),
+                r.value_bytes.to_string(),
+                format!("{:.0}", r.host_ops_per_s),
+                format!("{:.1}", r.host_read_us_p50),
+                format!("{:.1}", r.host_update_us_p50),
+                format!("{:.1}", r.lookup_us_p50),
+                format!("{:.1}", r.lookup_us_p99),
+                r.lookups.to_string(),
+                r.lookup_errors.to_string(),
+                r.retries.to_string(),
+                r.freshness_violations.to_string(),
+                format!("{:.3}", r.host_commands_per_op),
+                format!("{:.1}", r.link_bytes_to_host as f64 / 1e6),
+                format!("{:.1}", r.link_bytes_to_device as f64 / 1e6),
+                r.profile.clone(),
+                r.clock.to_string(),
+                Lateness { late: r.late_completions, completions: r.completions }.cell(),
+            ]
+        })
+        .collect();
+    let mut out = String::from(
+        "host: wall time of the OLTP thread; lookup: device model clock, dispatch (before Flush's write-back or \
+         Shadow's serialisation) to answer\n",
+    );
+    out.push_str(&table(&headers, &cells));
+    for n in notes {
+        out.push_str(&format!("note: {n}\n"));
+    }
+    out.push_str(&warnings(rows.iter().map(|r| {
+        (
+            format!("{} {} {} {} B", r.method.name(), r.mix, r.distribution, r.value_bytes),
+            Lateness { late: r.late_completions, completions: r.completions },
+        )
+    })));
+    out
+}
+
+impl Method {
+    fn label(self) -> &'static str {
+        match self {
+            Method::Baseline => "Baseline",
+            Method::Flush => "Flush",
+            Method::Shadow => "Shadow",
+            Method::Cbm => "CBM",
+        }
+    }
+}
+
+/// Figs. 5-7: per distribution and value size, host throughput and mean
+/// latencies over the mixes, and the lookup latency CDFs.
+pub fn plots(dir: &Path, rows: &[Row], cdfs: &[CdfRow]) -> Result<Vec<PathBuf>> {
+    let mut groups: Vec<(&str, usize)> = rows.iter().map(|r| (r.distribution, r.value_bytes)).collect();
+    groups.sort();
+    groups.dedup();
+    let mix_x = |mix: &str| Mix::ALL.iter().position(|m| m.name() == mix).unwrap_or(0) as f64;
+    let x_label = "mix: 0 read-only, 1 read-heavy (70/30), 2 update-heavy (30/70), 3 update-only";
+    let mut paths = Vec::new();
+    for (dist, vb) in groups {
+        let in_group = |r: &&Row| r.distribution == dist && r.value_bytes == vb;
+        let mut methods: Vec<Method> = rows.iter().filter(in_group).map(|r| r.method).collect();
+        methods.sort();
+        methods.dedup();
+        let series = |f: &dyn Fn(&Row) -> Option<f64>, suffix: &str| -> Vec<Series> {
+            methods
+                .iter()
+                .map(|&m| Series {
+                    name: format!("{}{suffix}", m.label()),
+                    points: rows
+                        .iter()
+                        .filter(in_group)
+                        .filter(|r| r.method == m)
+                        .filter_map(|r| f(r).map(|y| (mix_x(r.mix), y)))
+                        .collect(),
+                    reference: false,
+                })
+                .filter(|s| !s.points.is_empty())
+                .collect()
+        };
+        let title5 = format!("Host throughput, {dist}, {vb} B updates (Fig. 5)");
+        let thr = series(&|r| Some(r.host_ops_per_s / 1e3), "");
+        let fig5 = Plot { title: &title5, x_label, y_label: "host kops/s (wall)", series: thr };
+        paths.extend(fig5.write(dir, &format!("fig5-throughput-{dist}-{vb}"))?);
+        let title6 = format!("Host operation latency, {dist}, {vb} B updates (Fig. 6)");
+        let mut lat = series(&|r| (r.host_read_us_mean > 0.0).then_some(r.host_read_us_mean), " read");
+        lat.extend(series(&|r| (r.host_update_us_mean > 0.0).then_some(r.host_update_us_mean), " update"));
+        let fig6 = Plot { title: &title6, x_label, y_label: "mean latency µs (wall)", series: lat };
+        paths.extend(fig6.write(dir, &format!("fig6-latency-{dist}-{vb}"))?);
+        let cdf: Vec<Series> = cdfs
+            .iter()
+            .filter(|c| c.distribution == dist && c.value_bytes == vb && !c.points.is_empty())
+            .map(|c| Series {
+                name: format!("{} {}", c.method.label(), c.mix),
+                // To p99: the tail would squeeze the rest (cdf.jsonl has it).
+                points: c.points.iter().copied().filter(|p| p.1 <= 0.99).collect(),
+                reference: false,
+            })
+            .collect();
+        let title7 = format!("In-storage lookup latency CDF, {dist}, {vb} B updates (Fig. 7)");
+        let fig7 = Plot {
+            title: &title7,
+            x_label: "lookup latency µs (model clock)",
+            y_label: "cumulative probability",
+            series: cdf,
+        };
+        paths.extend(fig7.write(dir, &format!("fig7-lookup-cdf-{dist}-{vb}"))?);
+    }
+    Ok(paths)
+}
+
+/// Runs on a scratch image and reports: table (and JSON lines), results
+/// directory with `cbm.jsonl`, `cdf.jsonl`, `table.txt` and the plots.
+pub fn run_and_report(cfg: &Config, report: &Report) -> Result<PathBuf> {
+    let scratch = scratch()?;
+    let (rows, cdfs, notes) = run(cfg, &scratch.path().join("db"))?;
+    let text = render(&rows, &notes);
+    report.print(&rows, &text)?;
+    let results = report.results("cbm")?;
+    results.jsonl("cbm.jsonl", &rows)?;
+    results.jsonl("cdf.jsonl", &cdfs)?;
+    results.text("table.txt", &text)?;
+    let plots = results.plot(|d| plots(d, &rows, &cdfs));
+    Ok(results.announce(&plots))
+}

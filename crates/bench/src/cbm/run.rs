@@ -1,0 +1,366 @@
+//! One cell of the experiment: the OLTP thread and the OLAP thread over the
+//! loaded store, until the OLAP thread's lookups completed.
+//!
+//! The OLTP thread runs YCSB operations (`ndpdb_workload::ycsb`) through the
+//! store; each update is committed (the store is synchronous) before the
+//! checker hears of it. The OLAP thread draws keys from the same
+//! distribution and offloads one lookup per key: Flush writes back every
+//! dirty page first, Shadow serialises its memtable and ships it with the
+//! call, CBM asks for the mirror. Host times are wall times of the OLTP
+//! thread; lookup times are on the device's model clock, from just before
+//! the method's own preparation (the flush, the serialisation) to the
+//! lookup's last completion.
+
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::time::Instant;
+
+use anyhow::{Context, Result};
+use ndpdb_device::Counters;
+use ndpdb_workload::ycsb::{self, Distribution, KeyChooser, Mix, Op, Operations};
+use parking_lot::Mutex;
+
+use super::Method;
+use super::freshness::Checker;
+use super::latency::Latencies;
+use super::offload::{Call, Offload};
+use super::shadow::{CAPACITY_BYTES, Memtable};
+
+/// One point of the grid.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Cell {
+    pub method: Method,
+    pub mix: Mix,
+    pub distribution: Distribution,
+    /// The updates' value size.
+    pub value_bytes: usize,
+}
+
+/// What the cells share: each key's committed value (fingerprints) and the
+/// next write's sequence number.
+#[derive(Debug, Clone)]
+pub struct RunState {
+    pub base: Vec<u64>,
+    pub seq: u64,
+}
+
+/// The OLTP thread's measurements.
+#[derive(Debug, Default)]
+pub struct Host {
+    pub ops: u64,
+    pub wall_s: f64,
+    pub reads: Latencies,
+    pub updates: Latencies,
+}
+
+/// The OLAP thread's measurements.
+#[derive(Debug, Default)]
+pub struct Olap {
+    /// Model clock, from before the method's preparation to the answer.
+    pub latency: Latencies,
+    /// Wall time of the same span.
+    pub latency_wall: Latencies,
+    pub done: u64,
+    pub errors: u64,
+    pub first_error: Option<String>,
+    pub retries: u64,
+    pub host_reads: u64,
+    pub host_read_bytes: u64,
+    pub medium_reads: u64,
+    /// Device commands the OLAP thread issued (lookups, Flush's writes).
+    pub commands: u64,
+    pub flush_pages_written: u64,
+    pub shadow_bytes_shipped: u64,
+}
+
+/// What one cell measured.
+#[derive(Debug)]
+pub struct Measured {
+    pub cell: Cell,
+    pub host: Host,
+    pub olap: Olap,
+    pub violations: u64,
+    /// Device counters over the cell.
+    pub counters: Counters,
+    pub shadow_flushes: u64,
+    /// Checkpoints the store took (its log half full).
+    pub checkpoints: u64,
+}
+
+/// What a cell needs besides the store.
+pub struct CellSpec<'a> {
+    pub cell: Cell,
+    pub keys: u64,
+    pub lookups: u64,
+    /// OLTP operations before the OLAP thread starts and measuring begins
+    /// (the pool reaches its steady state of dirty pages).
+    pub warmup_ops: u64,
+    pub seed: u64,
+    pub progress: &'a (dyn Fn(u64) + Sync),
+}
+
+/// Runs one cell on `off`'s store; `state` carries the committed values on.
+pub fn run_cell(off: &dyn Offload, spec: &CellSpec<'_>, state: &mut RunState) -> Result<Measured> {
+    let cell = spec.cell;
+    off.prepare(cell.method)?;
+    let checker = Checker::new(std::mem::take(&mut state.base));
+    let memtable = (cell.method == Method::Shadow).then(|| Mutex::new(Memtable::new(CAPACITY_BYTES)));
+    let stop = AtomicBool::new(false);
+    let warm = AtomicBool::new(false);
+    let before = std::sync::Mutex::new(None);
+    let checkpoints_before = off.store().stats().checkpoints;
+    let (host, olap) = std::thread::scope(|s| {
+        let oltp = s.spawn(|| {
+            let flags = Flags { stop: &stop, warm: &warm };
+            let r = oltp(off, spec, &checker, memtable.as_ref(), flags, state.seq);
+            stop.store(true, Ordering::SeqCst);
+            r
+        });
+        while !warm.load(Ordering::SeqCst) && !stop.load(Ordering::SeqCst) {
+            std::thread::sleep(std::time::Duration::from_micros(200));
+        }
+        *before.lock().unwrap_or_else(|p| p.into_inner()) = Some(off.device().counters());
+        let olap = olap(off, spec, &checker, memtable.as_ref(), &stop);
+        stop.store(true, Ordering::SeqCst);
+        let host = oltp.join().unwrap_or_else(|p| std::panic::resume_unwind(p));
+        (host, olap)
+    });
+    let ((host, seq), olap) = (host?, olap?);
+    let before = before.into_inner().unwrap_or_else(|p| p.into_inner()).unwrap_or_default();
+    let counters = off.device().counters().since(&before);
+    state.seq = seq;
+    let violations = checker.violations();
+    state.base = checker.into_base();
+    let shadow_flushes = memtable.map_or(0, |m| m.into_inner().flushes);
+    let checkpoints = off.store().stats().checkpoints - checkpoints_before;
+    Ok(Measured { cell, host, olap, violations, counters, shadow_flushes, checkpoints })
+}
+
+/// The OLTP thread's signals: `warm` it sets after its warm-up, `stop`
+/// the OLAP thread sets when its lookups are done.
+#[derive(Clone, Copy)]
+struct Flags<'a> {
+    stop: &'a AtomicBool,
+    warm: &'a AtomicBool,
+}
+
+/// The OLTP thread: `spec.warmup_ops` operations unmeasured, then measured
+/// ones until `stop`; returns the next sequence number.
+fn oltp(
+    off: &dyn Offload,
+    spec: &CellSpec<'_>,
+    checker: &Checker,
+    memtable: Option<&Mutex<Memtable>>,
+    flags: Flags<'_>,
+    mut seq: u64,
+) -> Result<(Host, u64)> {
+    let c = spec.cell;
+    let store = off.store();
+    let mut ops = Operations::new(spec.keys, c.mix, c.distribution, spec.seed.wrapping_mul(2))?;
+    let mut host = Host::default();
+    let mut buf = Vec::new();
+    let mut t0 = Instant::now();
+    let mut warmup = spec.warmup_ops;
+    while !flags.stop.load(Ordering::Relaxed) {
+        if warmup > 0 {
+            warmup -= 1;
+            if warmup == 0 {
+                host = Host::default();
+                t0 = Instant::now();
+            }
+        }
+        if warmup == 0 && !flags.warm.load(Ordering::Relaxed) {
+            flags.warm.store(true, Ordering::SeqCst);
+        }
+        let t = Instant::now();
+        match ops.next_op() {
+            Op::Read(k) => {
+                let found = store.get_into(&ycsb::key(k), &mut buf)?;
+                anyhow::ensure!(found, "key number {k} is missing from the store");
+                host.reads.record_ns(t.elapsed().as_nanos() as u64);
+            }
+            Op::Update(k) => {
+                seq += 1;
+                let (key, value) = (ycsb::key(k), ycsb::value(k, seq, c.value_bytes));
+                let ticket = checker.announce(k, &value);
+                let found = store.update(&key, &value)?;
+                anyhow::ensure!(found, "key number {k} is missing from the store");
+                if let Some(m) = memtable {
+                    let write_back = || store.pool().flush_dirty().map(drop).map_err(anyhow::Error::from);
+                    m.lock().insert(&key, Some(value), write_back).context("the shadow memtable's write-back")?;
+                }
+                checker.commit(ticket);
+                host.updates.record_ns(t.elapsed().as_nanos() as u64);
+            }
+        }
+        host.ops += 1;
+    }
+    host.wall_s = t0.elapsed().as_secs_f64();
+    Ok((host, seq))
+}
+
+/// The OLAP thread: `spec.lookups` lookups (fewer if the OLTP thread failed).
+fn olap(
+    off: &dyn Offload,
+    spec: &CellSpec<'_>,
+    checker: &Checker,
+    memtable: Option<&Mutex<Memtable>>,
+    stop: &AtomicBool,
+) -> Result<Olap> {
+    let method = spec.cell.method;
+    let mut keys = KeyChooser::new(spec.keys, spec.cell.distribution, spec.seed.wrapping_mul(2) + 1)?;
+    let mut o = Olap::default();
+    let device = off.device();
+    while o.done + o.errors < spec.lookups && !stop.load(Ordering::Relaxed) {
+        let k = keys.next_key();
+        let dispatched = checker.now();
+        let (t, start_ps) = (Instant::now(), device.now_ps());
+        let mut table = None;
+        match method {
+            Method::Flush => {
+                let f = off.store().pool().flush_dirty()?;
+                o.flush_pages_written += f.pages_written;
+                o.commands += f.pages_written;
+            }
+            Method::Shadow => {
+                let pairs = memtable.map(|m| m.lock().pairs()).unwrap_or_default();
+                let t = off.encode_shadow(&pairs)?;
+                o.shadow_bytes_shipped += t.len() as u64;
+                table = Some(t);
+            }
+            Method::Baseline | Method::Cbm => {}
+        }
+        let call = Call { mirror: method == Method::Cbm, shadow: table.as_deref() };
+        match off.lookup(&ycsb::key(k), call) {
+            Ok(l) => {
+                let completed = checker.now();
+                checker.check(k, l.value.as_deref(), dispatched, completed);
+                o.latency.record_ns(l.end_ps.saturating_sub(start_ps) / 1000);
+                o.latency_wall.record_ns(t.elapsed().as_nanos() as u64);
+                o.retries += l.retries;
+                o.host_reads += l.host_reads;
+                o.host_read_bytes += l.host_read_bytes;
+                o.medium_reads += l.medium_reads;
+                o.commands += l.commands;
+                o.done += 1;
+            }
+            Err(e) => {
+                if e.downcast_ref::<super::NotBuilt>().is_some() {
+                    return Err(e);
+                }
+                o.errors += 1;
+                o.first_error.get_or_insert_with(|| format!("{e:#}"));
+            }
+        }
+        (spec.progress)(o.done + o.errors);
+    }
+    Ok(o)
+}
+
+#[cfg(test)]
+mod tests {
+    use ndpdb_device::{ClockKind, Device};
+    use ndpdb_workload::ycsb::{key, value};
+
+    use super::super::offload::{InterimOffload, Lookup, NotBuilt, StoreSpec};
+    use super::super::{Config, LOAD_VALUE_BYTES, fingerprint};
+    use super::*;
+
+    /// A test double of the device's Shadow search (until `format::shadow`
+    /// and the device program land): the shipped table is searched on the
+    /// host, then the interim walk of the medium. It checks the host side
+    /// of Shadow: the memtable insert before the acknowledgement, and the
+    /// write-back before a full memtable is emptied.
+    struct ShadowDouble(InterimOffload);
+
+    fn encode(pairs: &[(Vec<u8>, Option<Vec<u8>>)]) -> Vec<u8> {
+        let mut out = Vec::new();
+        for (k, v) in pairs {
+            out.extend_from_slice(&(k.len() as u32).to_le_bytes());
+            out.extend_from_slice(k);
+            let v = v.as_deref().expect("no deletes in the experiment");
+            out.extend_from_slice(&(v.len() as u32).to_le_bytes());
+            out.extend_from_slice(v);
+        }
+        out
+    }
+
+    fn search(mut t: &[u8], key: &[u8]) -> Option<Vec<u8>> {
+        let take = |t: &mut &[u8]| {
+            let n = u32::from_le_bytes(t[..4].try_into().unwrap()) as usize;
+            let (x, rest) = t[4..].split_at(n);
+            *t = rest;
+            x.to_vec()
+        };
+        while !t.is_empty() {
+            let (k, v) = (take(&mut t), take(&mut t));
+            if k == key {
+                return Some(v);
+            }
+        }
+        None
+    }
+
+    impl Offload for ShadowDouble {
+        fn store(&self) -> &ndpdb_kv::KvStore {
+            self.0.store()
+        }
+        fn device(&self) -> &std::sync::Arc<Device> {
+            self.0.device()
+        }
+        fn lookup_path(&self) -> &'static str {
+            "test double"
+        }
+        fn built(&self, method: Method) -> Result<(), NotBuilt> {
+            if method == Method::Shadow { Ok(()) } else { self.0.built(method) }
+        }
+        fn prepare(&self, method: Method) -> Result<()> {
+            self.built(method).map_err(Into::into)
+        }
+        fn encode_shadow(&self, pairs: &[(Vec<u8>, Option<Vec<u8>>)]) -> Result<Vec<u8>> {
+            Ok(encode(pairs))
+        }
+        fn lookup(&self, key: &[u8], call: Call<'_>) -> Result<Lookup> {
+            let now = self.device().now_ps();
+            if let Some(v) = call.shadow.and_then(|t| search(t, key)) {
+                return Ok(Lookup { value: Some(v), start_ps: now, end_ps: now, ..Lookup::default() });
+            }
+            self.0.lookup(key, Call { shadow: None, ..call })
+        }
+    }
+
+    fn loaded(keys: u64) -> (tempfile::TempDir, ShadowDouble, RunState) {
+        let dir = tempfile::tempdir().unwrap();
+        let (profile, _) = Config::quick().profile_16k();
+        // A pool of half the store's pages: most dirty pages stay in it.
+        let spec = StoreSpec { profile, clock: ClockKind::Virtual, frames: 160, file_pages: 1024 };
+        let off = ShadowDouble(spec.create(dir.path()).unwrap());
+        let mut base = Vec::new();
+        for i in 0..keys {
+            let v = value(i, 0, LOAD_VALUE_BYTES);
+            off.store().put(&key(i), &v).unwrap();
+            base.push(fingerprint(&v));
+        }
+        off.store().checkpoint().unwrap();
+        (dir, off, RunState { base, seq: 0 })
+    }
+
+    #[test]
+    fn shadow_answers_fresh_and_empties_a_full_memtable_only_after_a_write_back() {
+        let (_dir, off, mut state) = loaded(3000);
+        let progress = |_| {};
+        let mut run = |method| {
+            let cell = Cell { method, mix: Mix::UpdateOnly, distribution: Distribution::Zipfian, value_bytes: 1024 };
+            let spec = CellSpec { cell, keys: 3000, lookups: 1000, warmup_ops: 3000, seed: 7, progress: &progress };
+            let m = run_cell(&off, &spec, &mut state).unwrap();
+            off.store().checkpoint().unwrap();
+            m
+        };
+        let shadow = run(Method::Shadow);
+        assert_eq!(shadow.olap.done, 1000);
+        assert_eq!(shadow.violations, 0, "Shadow answers fresh");
+        assert!(shadow.shadow_flushes > 0, "the memtable filled up at least once");
+        assert!(shadow.olap.shadow_bytes_shipped > 0);
+        let baseline = run(Method::Baseline);
+        assert!(baseline.violations > 0, "the same workload without the memtable is stale");
+    }
+}

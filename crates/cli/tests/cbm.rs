@@ -1,0 +1,94 @@
+//! `ndpdb bench cbm`: the CI subset end to end (its JSON lines, Flush fresh,
+//! Baseline stale under updates), methods not built yet refused by name,
+//! and bad grid names refused.
+
+use std::path::Path;
+use std::process::{Command, Output};
+
+fn ndpdb(args: &[&str], cwd: &Path) -> Output {
+    Command::new(env!("CARGO_BIN_EXE_ndpdb")).args(args).current_dir(cwd).output().expect("run ndpdb")
+}
+
+const FIELDS: [&str; 17] = [
+    "method",
+    "mix",
+    "distribution",
+    "value_bytes",
+    "host_ops_per_s",
+    "host_read_us_p50",
+    "host_update_us_p50",
+    "lookup_us_p50",
+    "lookup_us_p99",
+    "lookups",
+    "retries",
+    "freshness_violations",
+    "commands",
+    "link_bytes_to_host",
+    "link_bytes_to_device",
+    "profile",
+    "clock",
+];
+
+#[test]
+fn quick_run_flush_is_fresh_and_baseline_is_stale_under_updates() {
+    let dir = tempfile::tempdir().unwrap();
+    let out = ndpdb(&["bench", "cbm", "--quick", "--json", "--out", "results"], dir.path());
+    let (stdout, stderr) = (String::from_utf8_lossy(&out.stdout), String::from_utf8_lossy(&out.stderr));
+    assert!(out.status.success(), "{stderr}");
+    let rows: Vec<serde_json::Value> = stdout.lines().map(|l| serde_json::from_str(l).unwrap()).collect();
+    assert_eq!(rows.len(), 4, "baseline and flush x read-only and update-only: {stdout}");
+    for r in &rows {
+        for f in FIELDS {
+            assert!(r.get(f).is_some(), "no `{f}` in {r}");
+        }
+        assert_eq!(r["profile"], "softssd (16 KiB pages)");
+        assert_eq!(r["clock"], "virtual");
+        assert_eq!(r["lookups"], 300, "{r}");
+        assert!(r["host_ops_per_s"].as_f64().unwrap() > 0.0 && r["lookup_us_p50"].as_f64().unwrap() > 0.0, "{r}");
+        assert!(r["commands"].as_u64().unwrap() > 0 && r["link_bytes_to_host"].as_u64().unwrap() > 0, "{r}");
+    }
+    let cell = |method: &str, mix: &str| {
+        rows.iter().find(|r| r["method"] == method && r["mix"] == mix).unwrap_or_else(|| panic!("{method} {mix}"))
+    };
+    let violations = |method, mix| cell(method, mix)["freshness_violations"].as_u64().unwrap();
+    assert_eq!(violations("flush", "read-only"), 0);
+    assert_eq!(violations("flush", "update-only"), 0, "Flush must never answer stale");
+    assert_eq!(violations("baseline", "read-only"), 0, "nothing to be stale about");
+    assert!(
+        violations("baseline", "update-only") > 0,
+        "Baseline reads stale pages: {}",
+        cell("baseline", "update-only")
+    );
+    assert!(cell("flush", "update-only")["host_update_us_p50"].as_f64().unwrap() > 0.0);
+    assert!(stderr.contains("results: "), "{stderr}");
+    let results = dir.path().join("results");
+    let run = std::fs::read_dir(&results).unwrap().next().unwrap().unwrap().path();
+    for f in ["cbm.jsonl", "cdf.jsonl", "table.txt"] {
+        assert!(run.join(f).exists(), "{f} in {}", run.display());
+    }
+}
+
+#[test]
+fn methods_not_built_yet_are_refused_by_name_and_bad_names_are_errors() {
+    let dir = tempfile::tempdir().unwrap();
+    for (args, says) in [
+        (vec!["--methods", "cbm"], "cbm: not built yet"),
+        (vec!["--methods", "shadow"], "shadow: not built yet"),
+        (vec!["--mixes", "write-only"], "--mixes: unknown `write-only`"),
+        (vec!["--methods", "baseline", "--value-bytes", "9000"], "--value-bytes 9000"),
+        (vec!["--methods", "baseline", "--keys", "10"], "--keys 10"),
+    ] {
+        let mut all = vec!["bench", "cbm", "--out", "results"];
+        all.extend(args);
+        let out = ndpdb(&all, dir.path());
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(out.status.code(), Some(1), "{all:?}: {err}");
+        assert!(err.starts_with("error: ") && err.contains(says) && !err.contains("panicked"), "{all:?}: {err}");
+    }
+    let help = ndpdb(&["bench", "cbm", "--help"], dir.path());
+    let help = String::from_utf8_lossy(&help.stdout);
+    for flag in ["--methods", "--mixes", "--distributions", "--value-bytes", "--keys", "--lookups", "--quick", "--json"]
+    {
+        assert!(help.contains(flag), "{flag} in {help}");
+    }
+}
