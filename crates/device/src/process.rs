@@ -75,9 +75,39 @@ impl Inner {
                 let end = self.to_host(t0, IDENTIFY_BYTES);
                 Ok((Reply::Identify(Box::new(self.info())), end))
             }
-            Command::PageRead { ppn } => self.page_read(t0, ppn),
+            Command::PageRead { ppn, host_addr } => {
+                let done = self.page_read(t0, ppn)?;
+                if let Some(m) = self.mirror.lock().as_mut() {
+                    m.on_page_read(ppn, host_addr);
+                }
+                Ok(done)
+            }
             Command::Read { addr, len } => self.read(t0, addr, u64::from(len)),
             Command::PageWrite { ppn, data } => self.page_write(t0, ppn, data),
+            Command::MirrorConfigure { file_first_ppn, file_pages, log_first_ppn, log_pages, frames, log_lsn } => {
+                let page_bytes = self.page_bytes();
+                let pages = self.medium.capacity_bytes() / page_bytes;
+                for (what, first, n) in [("file", file_first_ppn, file_pages), ("log", log_first_ppn, log_pages)] {
+                    if first.checked_add(n).is_none_or(|end| end > pages) {
+                        return Err(DeviceError::OutOfRange {
+                            what: format!(
+                                "mirror_configure: the {what}'s pages {first}+{n}; the device has pages 0..{pages}"
+                            ),
+                        });
+                    }
+                }
+                let config = crate::mirror::MirrorConfig {
+                    file_first_ppn,
+                    file_pages,
+                    log_first_ppn,
+                    log_pages,
+                    frames,
+                    log_lsn,
+                    page_bytes,
+                };
+                *self.mirror.lock() = Some(crate::mirror::Mirror::new(config)?);
+                Ok((Reply::Done, t0))
+            }
             Command::Flush => {
                 self.medium.flush()?;
                 Ok((Reply::Done, t0))
@@ -168,6 +198,9 @@ impl Inner {
         }
         let arrived = self.to_device(t0, page);
         self.medium.write(addr, &data)?;
+        if let Some(m) = self.mirror.lock().as_mut() {
+            m.on_page_write(ppn, &data);
+        }
         let end = self.medium_bulk(arrived, addr, page, true);
         self.count_medium(true, 1, page);
         Ok((Reply::Done, end))

@@ -1,0 +1,3 @@
+pub fn run(_ctx: &mut crate::PeCtx<'_>) -> Result<(), crate::DeviceError> {
+    Ok(())
+}
