@@ -292,7 +292,7 @@ impl<'a> PeCtx<'a> {
         self.pes
     }
 
-    pub fn params(&self) -> &[u8] {
+    pub fn params(&self) -> &'a [u8] {
         self.params
     }
 

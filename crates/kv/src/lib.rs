@@ -49,6 +49,7 @@
 mod check;
 mod error;
 mod log;
+mod offload;
 mod read;
 mod recovery;
 mod split;
@@ -59,6 +60,7 @@ mod write;
 pub use check::TreeShape;
 pub use error::KvError;
 pub use log::{KvLog, LogRecord, MemoryKvLog, PoolLog, record_at};
+pub use offload::{DeviceLayout, KvOffload, LOOKUP_SLOT, LookupCall, LookupResult};
 pub use read::Scan;
 pub use recovery::{RecoveryStats, recover};
 pub use store::{KvOptions, KvStats, KvStore};
