@@ -55,7 +55,6 @@ pub fn run(ctx: &mut PeCtx<'_>) -> Result<(), DeviceError> {
         return Err(ctx.fail("the call reads through the mirror, but none is configured (MirrorConfigure)"));
     }
     let mut stats = PeStats::default();
-    let mut page = vec![0u8; ctx.page_bytes() as usize];
     for i in (pe..call.keys.len()).step_by(pes) {
         let key = call.keys[i];
         let shadowed = match call.shadow {
@@ -67,7 +66,7 @@ pub fn run(ctx: &mut PeCtx<'_>) -> Result<(), DeviceError> {
         };
         let value = match shadowed {
             Some(v) => v.map(<[u8]>::to_vec),
-            None => lookup(ctx, &call, key, &mut page, &mut stats)?,
+            None => lookup(ctx, &call, key, &mut stats)?,
         };
         let max = call.slot_bytes as usize - SLOT_HEADER_BYTES;
         if value.as_ref().is_some_and(|v| v.len() > max) {
@@ -84,20 +83,24 @@ fn lookup(
     ctx: &mut PeCtx<'_>,
     call: &Call<'_>,
     key: &[u8],
-    page: &mut Vec<u8>,
     stats: &mut PeStats,
 ) -> Result<Option<Vec<u8>>, DeviceError> {
     let mut failure: Option<DeviceError> = None;
-    let found = btree::lookup(call.root_pid, key, |pid| match fetch(ctx, call, pid, page, stats) {
-        Ok(()) => Ok(page.clone()),
-        Err(e) => {
-            failure = Some(e);
-            Err(())
+    let found = btree::lookup(call.root_pid, key, |pid| {
+        let mut page = vec![0u8; ctx.page_bytes() as usize];
+        match fetch(ctx, call, pid, &mut page, stats) {
+            Ok(()) => Ok(page),
+            Err(e) => {
+                failure = Some(e);
+                Err(())
+            }
         }
     });
     match found {
         Ok(found) => Ok(found.map(|f| f.value().to_vec())),
-        Err(btree::LookupError::Fetch { .. }) => Err(failure.expect("fetch failed with an error")),
+        Err(btree::LookupError::Fetch { pid, .. }) => {
+            Err(failure.unwrap_or_else(|| ctx.fail(format!("reading page {pid} failed"))))
+        }
         Err(btree::LookupError::Corrupt(e)) => Err(ctx.fail(format!("the B+-tree is corrupt: {e}"))),
     }
 }

@@ -51,7 +51,7 @@ impl<'a> Call<'a> {
     pub fn encode(&self) -> Vec<u8> {
         let mut w = Writer(Vec::new());
         w.bytes(&MAGIC);
-        w.u32(u32::from(self.mirror) * FLAG_MIRROR | u32::from(self.shadow.is_some()) * FLAG_SHADOW);
+        w.u32((u32::from(self.mirror) * FLAG_MIRROR) | (u32::from(self.shadow.is_some()) * FLAG_SHADOW));
         w.u64(self.root_pid);
         w.u64(self.file_first_ppn);
         w.u64(self.file_pages);
