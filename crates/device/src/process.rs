@@ -11,6 +11,7 @@ use crate::counters::{CQE_BYTES, Cells};
 use crate::device::{Faults, Inner, Slot};
 use crate::error::DeviceError;
 use crate::memory::check_span;
+use crate::mirror::{Mirror, MirrorConfig};
 use crate::pe::flash_place;
 use crate::timing::{MediumTiming, Timeline, bytes_ps};
 
@@ -86,27 +87,9 @@ impl Inner {
             Command::PageWrite { ppn, data } => self.page_write(t0, ppn, data),
             Command::MirrorConfigure { file_first_ppn, file_pages, log_first_ppn, log_pages, frames, log_lsn } => {
                 let page_bytes = self.page_bytes();
-                let pages = self.medium.capacity_bytes() / page_bytes;
-                for (what, first, n) in [("file", file_first_ppn, file_pages), ("log", log_first_ppn, log_pages)] {
-                    if first.checked_add(n).is_none_or(|end| end > pages) {
-                        return Err(DeviceError::OutOfRange {
-                            what: format!(
-                                "mirror_configure: the {what}'s pages {first}+{n}; the device has pages 0..{pages}"
-                            ),
-                        });
-                    }
-                }
-                let config = crate::mirror::MirrorConfig {
-                    file_first_ppn,
-                    file_pages,
-                    log_first_ppn,
-                    log_pages,
-                    frames,
-                    log_lsn,
-                    page_bytes,
-                };
-                *self.mirror.lock() = Some(crate::mirror::Mirror::new(config)?);
-                Ok((Reply::Done, t0))
+                let config =
+                    MirrorConfig { file_first_ppn, file_pages, log_first_ppn, log_pages, frames, log_lsn, page_bytes };
+                self.mirror_configure(t0, config)
             }
             Command::Flush => {
                 self.medium.flush()?;
@@ -204,6 +187,20 @@ impl Inner {
         let end = self.medium_bulk(arrived, addr, page, true);
         self.count_medium(true, 1, page);
         Ok((Reply::Done, end))
+    }
+
+    /// `MirrorConfigure`: a new mirror of the host pool (`mirror.rs`).
+    fn mirror_configure(&self, t0: u64, c: MirrorConfig) -> Result<(Reply, u64), DeviceError> {
+        let pages = self.medium.capacity_bytes() / c.page_bytes;
+        for (what, first, n) in [("file", c.file_first_ppn, c.file_pages), ("log", c.log_first_ppn, c.log_pages)] {
+            if first.checked_add(n).is_none_or(|end| end > pages) {
+                return Err(DeviceError::OutOfRange {
+                    what: format!("mirror_configure: the {what}'s pages {first}+{n}; the device has pages 0..{pages}"),
+                });
+            }
+        }
+        *self.mirror.lock() = Some(Mirror::new(c)?);
+        Ok((Reply::Done, t0))
     }
 
     fn program_load(&self, t0: u64, slot: u32, name: String) -> Result<(Reply, u64), DeviceError> {

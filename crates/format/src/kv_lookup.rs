@@ -174,6 +174,24 @@ mod tests {
         assert_eq!(decode_slot(&encode_slot(Some(b"v"))).unwrap(), Some(&b"v"[..]));
     }
 
+    /// The example in docs/format/kv_lookup.md.
+    #[test]
+    fn the_documented_example() {
+        let call = Call {
+            mirror: true,
+            root_pid: 0,
+            file_first_ppn: 64,
+            file_pages: 1024,
+            slot_bytes: 64,
+            keys: vec![b"ab"],
+            shadow: None,
+        };
+        let hex: Vec<String> = call.encode().iter().map(|b| format!("{b:02x}")).collect();
+        let want = "4b 56 4c 4b 01 00 00 00 00 00 00 00 00 00 00 00 40 00 00 00 00 00 00 00 \
+                    00 04 00 00 00 00 00 00 01 00 00 00 40 00 00 00 00 00 00 00 00 00 00 00 02 00 61 62";
+        assert_eq!(hex.join(" "), want.split_whitespace().collect::<Vec<_>>().join(" "));
+    }
+
     proptest! {
         #[test]
         fn decode_never_panics(b in proptest::collection::vec(any::<u8>(), 0..120), at in 0usize..120, x in any::<u8>()) {

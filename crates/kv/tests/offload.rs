@@ -105,9 +105,13 @@ impl KvLog for DeviceRing {
 }
 
 fn device(profile: &str) -> (tempfile::TempDir, Arc<Device>) {
+    device_with(Profile::load(profile).unwrap())
+}
+
+fn device_with(p: Profile) -> (tempfile::TempDir, Arc<Device>) {
     let dir = tempfile::tempdir().unwrap();
-    let p = Profile::load(profile).unwrap();
-    let dev = Device::create(dir.path(), p, Some(16 << 20), DeviceOptions::with_clock(ClockKind::Virtual)).unwrap();
+    let capacity = (FILE_FIRST + FILE_PAGES) * u64::from(p.page_bytes());
+    let dev = Device::create(dir.path(), p, Some(capacity), DeviceOptions::with_clock(ClockKind::Virtual)).unwrap();
     (dir, Arc::new(dev))
 }
 
@@ -292,6 +296,50 @@ fn lookups_under_a_concurrent_writer_see_whole_fresh_values() {
     });
     assert!(host_reads > 0, "dirty nodes were read from host memory");
     eprintln!("{host_reads} DMA reads of frames, {retries} retries");
+}
+
+/// The figures for the report (printed, never asserted on time): a
+/// one-key lookup's modelled latency on `softssd` with 16 KiB pages when
+/// every node comes from flash, and when the leaf comes from host memory.
+#[test]
+fn modelled_lookup_latency_flash_vs_host_memory_on_softssd() {
+    let mut p = Profile::load("softssd").unwrap();
+    if let ndpdb_device::profile::MediumProfile::Flash(f) = &mut p.medium {
+        f.page_bytes = 16384;
+    }
+    let (_dir, dev) = device_with(p);
+    let (kv, layout) = store(&dev);
+    for n in 0..3000 {
+        kv.put(&key(n), &value(n, 0)).unwrap();
+    }
+    let off = KvOffload::new(dev.clone(), layout).unwrap();
+    off.configure_mirror(&kv).unwrap();
+    for n in (0..3000).step_by(11) {
+        kv.put(&key(n), &value(n, 1)).unwrap();
+    }
+    let (mut flash, mut host) = (Vec::new(), Vec::new());
+    for n in (0..3000).step_by(11) {
+        let r = lookup1(&off, n);
+        assert_eq!(version_of(n, r.values[0].as_deref().unwrap()), 1);
+        let ps = (r.end_ps - r.start_ps, r.exec_end_ps - r.exec_start_ps);
+        if r.host_reads == 0 { flash.push(ps) } else { host.push(ps) }
+    }
+    assert!(!flash.is_empty() && !host.is_empty());
+    let mean = |v: &[(u64, u64)], f: fn(&(u64, u64)) -> u64| v.iter().map(f).sum::<u64>() as f64 / v.len() as f64 / 1e6;
+    eprintln!(
+        "softssd (16 KiB pages), one key, 1 PE: all nodes from flash: {} lookups, end to end {:.2} us (PEs {:.2} us); \
+         leaf from host memory: {} lookups, end to end {:.2} us (PEs {:.2} us)",
+        flash.len(),
+        mean(&flash, |p| p.0),
+        mean(&flash, |p| p.1),
+        host.len(),
+        mean(&host, |p| p.0),
+        mean(&host, |p| p.1)
+    );
+}
+
+fn lookup1(off: &KvOffload, n: u64) -> ndpdb_kv::LookupResult {
+    off.lookup(&LookupCall { keys: &[key(n)], pes: 1, mirror: true, shadow: None }).unwrap()
 }
 
 fn raw_execute(dev: &Device, params: Vec<u8>) -> Result<(), String> {
