@@ -210,6 +210,23 @@ fn lookups_agree_with_get_under_cbm_and_go_stale_without_the_mirror() {
     assert!(dev.counters().dma_bytes_read >= host_reads * layout_page(&dev));
 }
 
+/// The Shadow method: the shipped table answers first (a value, or a
+/// delete), the tree the rest.
+#[test]
+fn a_shadow_table_is_searched_first() {
+    let (_dir, dev) = device("u280-nvm");
+    let (kv, layout) = store(&dev);
+    for n in 0..300 {
+        kv.put(&key(n), &value(n, 0)).unwrap();
+    }
+    kv.pool().write_back_all().unwrap();
+    let off = KvOffload::new(dev.clone(), layout).unwrap();
+    let table = ndpdb_format::shadow::encode(&[(key(5), Some(value(5, 9))), (key(6), None)]);
+    let keys = vec![key(5), key(6), key(7), b"absent".to_vec()];
+    let r = off.lookup(&LookupCall { keys: &keys, pes: 2, mirror: false, shadow: Some(&table) }).unwrap();
+    assert_eq!(r.values, vec![Some(value(5, 9)), None, Some(value(7, 0)), None]);
+}
+
 fn layout_page(dev: &Device) -> u64 {
     u64::from(dev.info().page_bytes)
 }
