@@ -22,6 +22,17 @@
 //! a valid record further on is a hole only if the page holding `start` was
 //! written at the same time or after the page holding that record; if it
 //! was written before, its newer write may still come.
+//!
+//! **Starting.** The host names the log's end when it configures the
+//! mirror, but records from there on may reach the device before the
+//! configuration does (a flush racing it), and the page holding that LSN
+//! may then never be written again. Until a write of the page holding
+//! `start` arrives, the stream is *unsynced*: a page ahead of it moves
+//! `start` to the first record of this lap in that page (magic, and its own
+//! LSN equal to its position). What it skips was appended before the
+//! configuration took effect, and the host writes back every page dirty
+//! then after configuring (`KvOffload::configure_mirror`), so skipping it
+//! loses nothing.
 
 use std::collections::{BTreeMap, HashMap};
 
@@ -43,6 +54,8 @@ pub(crate) struct LogStream {
     /// Per ring index, the number of the absorb that last wrote it.
     written: HashMap<u64, u64>,
     writes: u64,
+    /// A write of the page holding `start` has arrived since the start.
+    synced: bool,
 }
 
 impl LogStream {
@@ -55,6 +68,7 @@ impl LogStream {
             log_pages,
             written: HashMap::new(),
             writes: 0,
+            synced: false,
         }
     }
 
@@ -83,7 +97,12 @@ impl LogStream {
                 None => Ok(()),
             };
         }
-        self.ahead.insert(cur + delta * p, data.to_vec());
+        let base = cur + delta * p;
+        if !self.synced && delta > 0 {
+            self.resync(base, data);
+        }
+        self.synced |= base <= self.start;
+        self.ahead.insert(base, data.to_vec());
         while let Some((&base, _)) = self.ahead.first_key_value() {
             if base > self.end() {
                 break;
@@ -95,6 +114,20 @@ impl LogStream {
             return Err(format!("{} log pages arrived ahead of a hole at LSN {}", self.ahead.len(), self.end()));
         }
         self.parse(dirty)
+    }
+
+    /// Moves an unsynced stream to the first record of this lap in the page
+    /// at `base`, if it has one (see "Starting" above).
+    fn resync(&mut self, base: u64, page: &[u8]) {
+        let first = (0..page.len())
+            .step_by(8)
+            .find(|&off| RecordHeader::decode(&page[off..]).is_ok_and(|h| h.lsn == base + off as u64));
+        if let Some(off) = first {
+            self.start = base + off as u64;
+            self.buf.clear();
+            self.ahead.clear();
+            self.synced = true;
+        }
     }
 
     /// The first stream position not known.

@@ -299,3 +299,31 @@ fn records_before_the_configured_lsn_are_not_read_and_bad_configs_are_refused() 
         assert!(Mirror::new(bad).is_err(), "{bad:?}");
     }
 }
+
+/// A flush racing the configuration: records from the configured LSN on
+/// reach the device before the mirror exists, and the page holding that LSN
+/// is never written again. The mirror starts at the first record of a later
+/// page instead of waiting for it (which would miss every later record).
+#[test]
+fn a_flush_racing_the_configuration_does_not_stall_the_mirror() {
+    let mut h = host(3);
+    let mut before = Mirror::new(config(0)).unwrap();
+    let f = h.claim(&mut before);
+    before.on_page_read(FILE_FIRST + 2, Some(Host::addr(f)));
+    h.frames[f] = Some(Frame { pid: 2, lsn: 0 });
+    h.log(&[(2, f)], &mut before);
+    h.flush_log(&mut before);
+    let e = h.stream.len() as u64;
+    assert!(!e.is_multiple_of(P), "the configured LSN is inside a page");
+    // Records after `e` fill the rest of its page and are flushed before
+    // the configuration takes effect.
+    while h.stream.len() as u64 / P == e / P {
+        h.log(&[(2, f)], &mut before);
+    }
+    h.flush_log(&mut before);
+    let mut m = Mirror::new(config(e)).unwrap();
+    let end = h.log(&[(2, f)], &mut m);
+    h.flush_log(&mut m);
+    assert_eq!(m.view(2).unwrap(), View::Host(Host::addr(f)), "a record after the configuration is read");
+    assert_eq!(m.descriptor(2).unwrap().dirty_lsn, end);
+}
