@@ -11,9 +11,9 @@
 //!
 //! Reads and writes are the device's `PageRead` and `PageWrite` commands,
 //! on a small pool of queue pairs (a queue pair serves one thread at a
-//! time). A page read names the frame's host address: [`page_read`] is the
-//! one place that builds the command, so giving `PageRead` its host address
-//! is a change to that function alone. The file's length is the caller's
+//! time). A page read names the frame's host address ([`page_read`] is the
+//! one place that builds the command): the device's mirror of the pool
+//! learns from it which frame holds which page. The file's length is the caller's
 //! to keep (the store's root page); `extend` only counts.
 
 use std::sync::Arc;
@@ -32,8 +32,7 @@ const QUEUE_PAIRS_KEPT: usize = 8;
 /// The command that reads page `ppn` into the frame at host address
 /// `host_addr`.
 pub fn page_read(ppn: u64, host_addr: u64) -> Command {
-    let _ = host_addr; // PageRead does not carry the host address yet.
-    Command::PageRead { ppn }
+    Command::PageRead { ppn, host_addr: Some(host_addr) }
 }
 
 /// A buffer-managed file on a run of the device's physical pages.

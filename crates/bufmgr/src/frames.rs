@@ -214,6 +214,13 @@ impl HostFrames {
     }
 }
 
+/// The device reads the frames through this (`Device::attach_host_memory`).
+impl ndpdb_device::HostMemory for HostFrames {
+    fn dma_read(&self, addr: u64, out: &mut [u8]) -> Result<(), String> {
+        HostFrames::dma_read(self, addr, out).map_err(|e| e.to_string())
+    }
+}
+
 impl std::fmt::Debug for HostFrames {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.debug_struct("HostFrames").field("frames", &self.frames).field("page_bytes", &self.page_bytes).finish()

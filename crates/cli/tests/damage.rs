@@ -76,7 +76,8 @@ fn roots(db: &str) -> Vec<(u64, Root)> {
     let mut qp = dev.queue_pair();
     let mut out: Vec<(u64, Root)> = (0..2)
         .filter_map(|s| {
-            let b = qp.call(ndpdb_device::Command::PageRead { ppn: ROOT_PPN + s }).unwrap().into_data();
+            let b =
+                qp.call(ndpdb_device::Command::PageRead { ppn: ROOT_PPN + s, host_addr: None }).unwrap().into_data();
             Root::decode(&b).ok().flatten().map(|r| (ROOT_PPN + s, r))
         })
         .collect();
@@ -88,7 +89,7 @@ fn roots(db: &str) -> Vec<(u64, Root)> {
 fn write_through_device(db: &str, ppn: u64, offset: usize, data: &[u8]) {
     let dev = device(db);
     let mut qp = dev.queue_pair();
-    let mut page = qp.call(ndpdb_device::Command::PageRead { ppn }).unwrap().into_data();
+    let mut page = qp.call(ndpdb_device::Command::PageRead { ppn, host_addr: None }).unwrap().into_data();
     page[offset..offset + data.len()].copy_from_slice(data);
     qp.call(ndpdb_device::Command::PageWrite { ppn, data: page }).unwrap();
 }
@@ -213,7 +214,8 @@ fn a_damaged_newest_checkpoint_falls_back_to_the_older_one() {
     let healthy = copy_db(&db, "healthy");
     let (_, newest) = roots(&db).remove(0);
     let dev = device(&db);
-    let index = dev.queue_pair().call(ndpdb_device::Command::PageRead { ppn: newest.index_pages[0] }).unwrap();
+    let index =
+        dev.queue_pair().call(ndpdb_device::Command::PageRead { ppn: newest.index_pages[0], host_addr: None }).unwrap();
     drop(dev);
     let pages: Vec<u64> = index_entries(&index.into_data()).take(newest.blob_bytes.div_ceil(PAGE) as usize).collect();
     write_into_file(&db, pages[pages.len() / 2], 2048, &[0xaa; 4096]);
@@ -274,7 +276,8 @@ fn check_json_is_one_object_in_every_failure() {
         // (its last 4 bytes in every version) over it.
         let dev = device(&newer_db);
         let mut qp = dev.queue_pair();
-        let mut page = qp.call(ndpdb_device::Command::PageRead { ppn: ROOT_PPN + slot }).unwrap().into_data();
+        let mut page =
+            qp.call(ndpdb_device::Command::PageRead { ppn: ROOT_PPN + slot, host_addr: None }).unwrap().into_data();
         page[4..8].copy_from_slice(&99u32.to_le_bytes());
         let crc = crc32fast::hash(&page[..PAGE as usize - 4]);
         page[PAGE as usize - 4..].copy_from_slice(&crc.to_le_bytes());

@@ -25,9 +25,12 @@ pub const SECTOR_BYTES: u64 = ndpdb_format::image::SECTOR_BYTES as u64;
 pub enum Command {
     /// The device's geometry and profile (a 4096-byte identify structure).
     Identify,
-    /// Read one native page to the host.
+    /// Read one native page to the host, into the host memory at
+    /// `host_addr` if the host names it (a buffer pool's frame: the
+    /// device's mirror learns from it which frame holds which page).
     PageRead {
         ppn: u64,
+        host_addr: Option<u64>,
     },
     /// Read `len` bytes at byte address `addr` to the host, in whole
     /// 512-byte sectors within one page (NVMe Read with LBA and block count).
@@ -42,6 +45,19 @@ pub enum Command {
     },
     /// Make all completed writes durable.
     Flush,
+    /// Start (or restart) the mirror of a host buffer pool (`mirror.rs`):
+    /// the pool's file is pages `file_first_ppn..+file_pages` (pid `p` is
+    /// page `file_first_ppn + p`), its log ring pages
+    /// `log_first_ppn..+log_pages`, whose records the mirror reads from LSN
+    /// `log_lsn` on; the pool has `frames` frames. Once per store.
+    MirrorConfigure {
+        file_first_ppn: u64,
+        file_pages: u64,
+        log_first_ppn: u64,
+        log_pages: u64,
+        frames: u64,
+        log_lsn: u64,
+    },
     /// Allocate a range of device DRAM.
     MemoryRangeCreate {
         bytes: u64,
@@ -89,6 +105,7 @@ impl Command {
             Command::Read { .. } => "read",
             Command::PageWrite { .. } => "page_write",
             Command::Flush => "flush",
+            Command::MirrorConfigure { .. } => "mirror_configure",
             Command::MemoryRangeCreate { .. } => "memory_range_create",
             Command::MemoryRangeDelete { .. } => "memory_range_delete",
             Command::MemoryWrite { .. } => "memory_write",
@@ -153,6 +170,9 @@ pub struct ExecuteReport {
     pub medium_bytes_read: u64,
     pub medium_writes: u64,
     pub medium_bytes_written: u64,
+    /// DMA reads of host memory this execution made, and their bytes.
+    pub dma_reads: u64,
+    pub dma_bytes_read: u64,
 }
 
 impl ExecuteReport {

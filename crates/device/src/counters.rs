@@ -25,6 +25,8 @@ pub(crate) struct Cells {
     pub late_completions: AtomicU64,
     pub coherent_local_hits: AtomicU64,
     pub coherent_remote: AtomicU64,
+    pub dma_reads: AtomicU64,
+    pub dma_bytes_read: AtomicU64,
     pub commands: Mutex<BTreeMap<&'static str, u64>>,
     pub pe_busy_ps: Mutex<Vec<u64>>,
 }
@@ -58,6 +60,11 @@ pub struct Counters {
     /// PE loads of a changed or unseen bucket, stores and compare-and-swaps
     /// (`remote_atomic_ns` each).
     pub coherent_remote: u64,
+    /// DMA reads of host memory by PEs (`host_memory.rs`), and their bytes
+    /// (also counted in `link_bytes_to_device`: the data crosses the link
+    /// host -> device).
+    pub dma_reads: u64,
+    pub dma_bytes_read: u64,
     pub commands: BTreeMap<String, u64>,
     /// Modelled busy time per PE, in picoseconds.
     pub pe_busy_ps: Vec<u64>,
@@ -77,6 +84,8 @@ impl Counters {
             late_completions: get(&c.late_completions),
             coherent_local_hits: get(&c.coherent_local_hits),
             coherent_remote: get(&c.coherent_remote),
+            dma_reads: get(&c.dma_reads),
+            dma_bytes_read: get(&c.dma_bytes_read),
             commands: c.commands.lock().iter().map(|(k, v)| (k.to_string(), *v)).collect(),
             pe_busy_ps: c.pe_busy_ps.lock().clone(),
         }
@@ -95,6 +104,8 @@ impl Counters {
             late_completions: self.late_completions - earlier.late_completions,
             coherent_local_hits: self.coherent_local_hits - earlier.coherent_local_hits,
             coherent_remote: self.coherent_remote - earlier.coherent_remote,
+            dma_reads: self.dma_reads - earlier.dma_reads,
+            dma_bytes_read: self.dma_bytes_read - earlier.dma_bytes_read,
             commands: self
                 .commands
                 .iter()

@@ -168,6 +168,10 @@ pub(crate) struct Inner {
     /// Commands seen (for `faults`), and whether a fault has struck.
     pub(crate) commands_seen: AtomicU64,
     pub(crate) crashed: std::sync::atomic::AtomicBool,
+    /// Host memory PEs may read by DMA (`host_memory.rs`).
+    pub(crate) host_memory: parking_lot::RwLock<Option<Arc<dyn crate::host_memory::HostMemory>>>,
+    /// The mirror of the host's buffer pool, once configured (`mirror.rs`).
+    pub(crate) mirror: Mutex<Option<crate::mirror::Mirror>>,
 }
 
 /// An emulated computational-storage device on an image in a database directory.
@@ -260,6 +264,8 @@ impl Device {
             faults: opts.faults,
             commands_seen: AtomicU64::new(0),
             crashed: std::sync::atomic::AtomicBool::new(false),
+            host_memory: parking_lot::RwLock::new(None),
+            mirror: Mutex::new(None),
             timing,
             profile,
         });
@@ -353,6 +359,22 @@ impl Device {
 
     pub fn info(&self) -> DeviceInfo {
         self.inner.info()
+    }
+
+    pub(crate) fn inner(&self) -> &Arc<Inner> {
+        &self.inner
+    }
+
+    /// What the mirror of the host pool has seen (None before a
+    /// `MirrorConfigure`): a diagnostic, changes nothing.
+    pub fn mirror_stats(&self) -> Option<crate::mirror::MirrorStats> {
+        self.inner.mirror.lock().as_ref().map(|m| m.stats())
+    }
+
+    /// Where the mirror says page `pid`'s newest copy is (None before a
+    /// `MirrorConfigure`): a diagnostic, changes nothing.
+    pub fn mirror_view(&self, pid: u64) -> Option<Result<crate::mirror::View, String>> {
+        self.inner.mirror.lock().as_ref().map(|m| m.view(pid))
     }
 }
 

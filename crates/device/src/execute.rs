@@ -71,6 +71,7 @@ impl Inner {
         let next = AtomicU64::new(0);
         let results: Mutex<Vec<Option<PeOutcome>>> = Mutex::new((0..pes).map(|_| None).collect());
         let lock_table = self.lock_table.read().clone();
+        let host_memory = self.host_memory.read().clone();
         let threads = (pes as usize).min(self.pe_threads);
         let run = PeRun {
             pes,
@@ -81,6 +82,8 @@ impl Inner {
             timing: &self.timing,
             budget: &self.budget,
             lock_table: lock_table.as_deref(),
+            host_memory: host_memory.as_deref(),
+            mirror: &self.mirror,
         };
         std::thread::scope(|scope| {
             for _ in 0..threads {
@@ -138,6 +141,15 @@ impl Inner {
         };
         sum_into(&mut tl.channels, "channel", &|a| &a.channel_ps);
         sum_into(&mut tl.chips, "chip", &|a| &a.chip_ps);
+        // DMA reads of host memory share the link's host -> device direction.
+        let link: u64 = accounts.iter().map(|a| a.link_to_device_ps).sum();
+        if link > 0 {
+            tl.to_device = start.max(tl.to_device) + link;
+            if tl.to_device > end {
+                end = tl.to_device;
+                bottleneck = "link to device".to_string();
+            }
+        }
         for b in tl.pes[..accounts.len()].iter_mut() {
             *b = end;
         }
@@ -154,6 +166,8 @@ impl Inner {
             medium_bytes_read: 0,
             medium_writes: 0,
             medium_bytes_written: 0,
+            dma_reads: 0,
+            dma_bytes_read: 0,
         };
         let mut busy = self.cells.pe_busy_ps.lock();
         for (i, a) in accounts.iter().enumerate() {
@@ -162,8 +176,13 @@ impl Inner {
             report.medium_bytes_read += a.medium_bytes_read;
             report.medium_writes += a.medium_writes;
             report.medium_bytes_written += a.medium_bytes_written;
+            report.dma_reads += a.dma_reads;
+            report.dma_bytes_read += a.dma_bytes_read;
             Cells::add(&self.cells.coherent_local_hits, a.coherent_local_hits);
             Cells::add(&self.cells.coherent_remote, a.coherent_remote);
+            Cells::add(&self.cells.dma_reads, a.dma_reads);
+            Cells::add(&self.cells.dma_bytes_read, a.dma_bytes_read);
+            Cells::add(&self.cells.link_bytes_to_device, a.dma_bytes_read);
         }
         self.count_medium(false, report.medium_reads, report.medium_bytes_read);
         self.count_medium(true, report.medium_writes, report.medium_bytes_written);

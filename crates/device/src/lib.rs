@@ -57,7 +57,7 @@
 //! let dir = tempfile::tempdir().unwrap();
 //! let profile = Profile::load("u280-nvm").unwrap();
 //! let dev = Device::create(dir.path(), profile, Some(1 << 20), DeviceOptions::with_clock(ClockKind::Virtual)).unwrap();
-//! let page = dev.queue_pair().call(Command::PageRead { ppn: 0 }).unwrap().into_data();
+//! let page = dev.queue_pair().call(Command::PageRead { ppn: 0, host_addr: None }).unwrap().into_data();
 //! assert_eq!(page.len(), 8192);
 //! assert_eq!(dev.counters().link_bytes_to_host, 8192 + ndpdb_device::CQE_BYTES);
 //! ```
@@ -74,8 +74,12 @@ mod counters;
 mod device;
 mod error;
 mod execute;
+mod host_memory;
+pub mod kv_lookup;
 mod medium;
 mod memory;
+pub mod mirror;
+mod mirror_log;
 mod ndp_snapshot;
 mod ndp_update;
 mod pe;
@@ -94,6 +98,7 @@ pub use command::{
 pub use counters::{CQE_BYTES, Counters, SQE_BYTES};
 pub use device::{DEFAULT_CAPACITY_MAX, Device, DeviceOptions, Faults, IMAGE_FILE, KillPoint, SectorKill};
 pub use error::DeviceError;
+pub use host_memory::HostMemory;
 pub use memory::RANGES_MAX;
 pub use pe::{PeCtx, Program, ProgramFn, ProgramLibrary, Scratch, thread_cpu_ns};
 pub use profile::{Profile, ProfileError};

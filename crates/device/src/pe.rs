@@ -27,8 +27,10 @@ use ndpdb_locktable::LockTable;
 
 use crate::coherent::DeviceWords;
 use crate::error::DeviceError;
+use crate::host_memory::HostMemory;
 use crate::medium::{BadSector, Medium};
 use crate::memory::{Budget, Range, Reservation, check_span};
+use crate::mirror::{Mirror, MirrorConfig, View};
 use crate::timing::{MediumTiming, Timing, bytes_ps};
 
 pub type ProgramFn = fn(&mut PeCtx<'_>) -> Result<(), DeviceError>;
@@ -91,6 +93,11 @@ pub(crate) struct PeAccount {
     pub medium_bytes_written: u64,
     pub coherent_local_hits: u64,
     pub coherent_remote: u64,
+    /// DMA reads of host memory: their occupancy of the host -> device
+    /// direction of the link, their count and bytes.
+    pub link_to_device_ps: u64,
+    pub dma_reads: u64,
+    pub dma_bytes_read: u64,
 }
 
 /// Scratch memory in device DRAM, reserved against the profile's budget.
@@ -125,6 +132,8 @@ pub(crate) struct PeRun<'a> {
     pub timing: &'a Timing,
     pub budget: &'a Arc<Budget>,
     pub lock_table: Option<&'a LockTable>,
+    pub host_memory: Option<&'a dyn HostMemory>,
+    pub mirror: &'a parking_lot::Mutex<Option<Mirror>>,
 }
 
 /// A PE's view of the device during one execution.
@@ -141,6 +150,8 @@ pub struct PeCtx<'a> {
     capacity_bytes: u64,
     /// The host's lock table in coherent shared memory, if one is attached.
     coherent: Option<DeviceWords<'a>>,
+    host_memory: Option<&'a dyn HostMemory>,
+    mirror: &'a parking_lot::Mutex<Option<Mirror>>,
     /// The NVM charge in its common case, precomputed (None on flash).
     nvm: Option<NvmCharge>,
     /// Transfers read on the [`PeCtx::read_words`] fast path, in total and
@@ -171,7 +182,7 @@ struct NvmCharge {
 
 impl<'a> PeCtx<'a> {
     pub(crate) fn new(run: &PeRun<'a>, pe: u32) -> PeCtx<'a> {
-        let PeRun { pes, program, params, ranges, medium, timing, budget, lock_table } = *run;
+        let PeRun { pes, program, params, ranges, medium, timing, budget, lock_table, host_memory, mirror } = *run;
         let acc = PeAccount {
             channel_ps: vec![0; timing.channels()],
             chip_ps: vec![0; timing.chips()],
@@ -213,6 +224,8 @@ impl<'a> PeCtx<'a> {
             page_bytes,
             capacity_bytes,
             coherent,
+            host_memory,
+            mirror,
             nvm,
             fast_transfers: 0,
             fast_channel_transfers: vec![0; timing.channels()],
@@ -279,7 +292,7 @@ impl<'a> PeCtx<'a> {
         self.pes
     }
 
-    pub fn params(&self) -> &[u8] {
+    pub fn params(&self) -> &'a [u8] {
         self.params
     }
 
@@ -567,6 +580,42 @@ impl<'a> PeCtx<'a> {
         ps
     }
 
+    /// Reads `buf.len()` bytes of host memory at `addr` by DMA
+    /// (`host_memory.rs`): the PE waits the link latency and the bytes at
+    /// the link bandwidth; the bytes occupy the host -> device link.
+    pub fn host_read(&mut self, addr: u64, buf: &mut [u8]) -> Result<(), DeviceError> {
+        let Some(mem) = self.host_memory else {
+            return Err(
+                self.fail("no host memory is attached: the host registers its frames with Device::attach_host_memory")
+            );
+        };
+        mem.dma_read(addr, buf)
+            .map_err(|e| self.fail(format!("DMA read of {} bytes at host address {addr:#x}: {e}", buf.len())))?;
+        let xfer = self.timing.link_ps(buf.len() as u64);
+        self.acc.demand_ps += self.timing.link_latency_ps + xfer;
+        self.acc.link_to_device_ps += xfer;
+        self.acc.dma_reads += 1;
+        self.acc.dma_bytes_read += buf.len() as u64;
+        Ok(())
+    }
+
+    /// The mirror's configuration, if the host configured one.
+    pub fn mirror_config(&self) -> Option<MirrorConfig> {
+        self.mirror.lock().as_ref().map(|m| *m.config())
+    }
+
+    /// Where the mirror says page `pid`'s newest copy is (charged as
+    /// [`MIRROR_LOOKUP_CYCLES`] PE cycles: two hash probes in controller
+    /// DRAM). Fails if no mirror is configured or it lost track of the log.
+    pub fn mirror_view(&mut self, pid: u64) -> Result<View, DeviceError> {
+        self.charge_cycles(MIRROR_LOOKUP_CYCLES);
+        let view = match self.mirror.lock().as_ref() {
+            None => Err("no mirror is configured: the host sends MirrorConfigure first".to_string()),
+            Some(m) => m.view(pid),
+        };
+        view.map_err(|e| self.fail(format!("page {pid}: {e}")))
+    }
+
     /// Reserves device DRAM for the rest of the execution (or until dropped).
     pub fn alloc(&mut self, bytes: u64) -> Result<Scratch, DeviceError> {
         let reservation = self.budget.reserve(bytes)?;
@@ -630,6 +679,10 @@ impl<'a> PeCtx<'a> {
         self.acc.demand_ps += (cycles as f64 * self.timing.pe_ps_per_cycle).round() as u64;
     }
 }
+
+/// PE cycles one mirror lookup is charged (a hash probe and a descriptor
+/// load in controller DRAM).
+pub const MIRROR_LOOKUP_CYCLES: u64 = 100;
 
 /// Flash placement: consecutive pages go round-robin over channels, then
 /// over the chips of a channel. Returns (channel, global chip index).

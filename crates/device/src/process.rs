@@ -11,6 +11,7 @@ use crate::counters::{CQE_BYTES, Cells};
 use crate::device::{Faults, Inner, Slot};
 use crate::error::DeviceError;
 use crate::memory::check_span;
+use crate::mirror::{Mirror, MirrorConfig};
 use crate::pe::flash_place;
 use crate::timing::{MediumTiming, Timeline, bytes_ps};
 
@@ -75,9 +76,21 @@ impl Inner {
                 let end = self.to_host(t0, IDENTIFY_BYTES);
                 Ok((Reply::Identify(Box::new(self.info())), end))
             }
-            Command::PageRead { ppn } => self.page_read(t0, ppn),
+            Command::PageRead { ppn, host_addr } => {
+                let done = self.page_read(t0, ppn)?;
+                if let Some(m) = self.mirror.lock().as_mut() {
+                    m.on_page_read(ppn, host_addr);
+                }
+                Ok(done)
+            }
             Command::Read { addr, len } => self.read(t0, addr, u64::from(len)),
             Command::PageWrite { ppn, data } => self.page_write(t0, ppn, data),
+            Command::MirrorConfigure { file_first_ppn, file_pages, log_first_ppn, log_pages, frames, log_lsn } => {
+                let page_bytes = self.page_bytes();
+                let config =
+                    MirrorConfig { file_first_ppn, file_pages, log_first_ppn, log_pages, frames, log_lsn, page_bytes };
+                self.mirror_configure(t0, config)
+            }
             Command::Flush => {
                 self.medium.flush()?;
                 Ok((Reply::Done, t0))
@@ -168,9 +181,26 @@ impl Inner {
         }
         let arrived = self.to_device(t0, page);
         self.medium.write(addr, &data)?;
+        if let Some(m) = self.mirror.lock().as_mut() {
+            m.on_page_write(ppn, &data);
+        }
         let end = self.medium_bulk(arrived, addr, page, true);
         self.count_medium(true, 1, page);
         Ok((Reply::Done, end))
+    }
+
+    /// `MirrorConfigure`: a new mirror of the host pool (`mirror.rs`).
+    fn mirror_configure(&self, t0: u64, c: MirrorConfig) -> Result<(Reply, u64), DeviceError> {
+        let pages = self.medium.capacity_bytes() / c.page_bytes;
+        for (what, first, n) in [("file", c.file_first_ppn, c.file_pages), ("log", c.log_first_ppn, c.log_pages)] {
+            if first.checked_add(n).is_none_or(|end| end > pages) {
+                return Err(DeviceError::OutOfRange {
+                    what: format!("mirror_configure: the {what}'s pages {first}+{n}; the device has pages 0..{pages}"),
+                });
+            }
+        }
+        *self.mirror.lock() = Some(Mirror::new(c)?);
+        Ok((Reply::Done, t0))
     }
 
     fn program_load(&self, t0: u64, slot: u32, name: String) -> Result<(Reply, u64), DeviceError> {

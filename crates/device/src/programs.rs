@@ -20,6 +20,11 @@ pub const BUILTIN: &[Program] = &[
         run: crate::ndp_snapshot::run_update,
     },
     Program {
+        name: "kv.lookup",
+        description: "in-storage B+-tree point lookups, nodes read through the mirror of the host pool (CBM); see kv_lookup.rs and docs/format/kv_lookup.md",
+        run: crate::kv_lookup::run,
+    },
+    Program {
         name: "bench.lock-latency",
         description: "lock + unlock pairs in the coherent lock table; params: requests per PE, keys, seed, first ts, random (0/1); out: range 0, per request its modelled ps",
         run: lock_latency,

@@ -23,8 +23,8 @@ fn err(r: Result<Reply, DeviceError>) -> String {
 fn out_of_range_and_malformed_commands_are_refused() {
     let (_d, dev) = device("u280-nvm", 1 << 20);
     let mut qp = dev.queue_pair();
-    assert!(err(qp.call(Command::PageRead { ppn: 128 })).contains("pages 0..128"));
-    assert!(err(qp.call(Command::PageRead { ppn: u64::MAX })).contains("page"));
+    assert!(err(qp.call(Command::PageRead { ppn: 128, host_addr: None })).contains("pages 0..128"));
+    assert!(err(qp.call(Command::PageRead { ppn: u64::MAX, host_addr: None })).contains("page"));
     assert!(err(qp.call(Command::PageWrite { ppn: 0, data: vec![0; 100] })).contains("8192"));
     assert!(err(qp.call(Command::Read { addr: 100, len: 512 })).contains("sectors"));
     assert!(err(qp.call(Command::Read { addr: 7680, len: 1024 })).contains("one 8192-byte page"));
@@ -50,7 +50,7 @@ fn out_of_range_and_malformed_commands_are_refused() {
     assert!(err(qp.call(bad_params)).contains("parameter 0"));
     // After all that the device still works.
     qp.call(Command::PageWrite { ppn: 1, data: vec![9; 8192] }).unwrap();
-    assert_eq!(qp.call(Command::PageRead { ppn: 1 }).unwrap().into_data(), vec![9; 8192]);
+    assert_eq!(qp.call(Command::PageRead { ppn: 1, host_addr: None }).unwrap().into_data(), vec![9; 8192]);
 }
 
 #[test]
@@ -110,9 +110,9 @@ fn counters_are_exact() {
     let mut qp = dev.queue_pair();
     let before = dev.counters();
     qp.call(Command::PageWrite { ppn: 2, data: vec![1; 8192] }).unwrap();
-    qp.call(Command::PageRead { ppn: 2 }).unwrap();
+    qp.call(Command::PageRead { ppn: 2, host_addr: None }).unwrap();
     qp.call(Command::Read { addr: 2 * 8192 + 512, len: 1024 }).unwrap();
-    let _ = qp.call(Command::PageRead { ppn: 1 << 40 }); // refused: no data moves
+    let _ = qp.call(Command::PageRead { ppn: 1 << 40, host_addr: None }); // refused: no data moves
     let c = dev.counters().since(&before);
     assert_eq!(c.link_bytes_to_device, 4 * SQE_BYTES + 8192);
     assert_eq!(c.link_bytes_to_host, 4 * CQE_BYTES + 8192 + 1024);
@@ -145,15 +145,16 @@ fn flash_timing_follows_the_model() {
     // 8 KiB at 3400 MB/s on the link = 2.409 us, latency 1 us.
     let (_d, dev) = device("cosmos-plus", 64 << 20);
     let mut qp = dev.queue_pair();
-    let c = qp.call_timed(Command::PageRead { ppn: 0 }).unwrap();
+    let c = qp.call_timed(Command::PageRead { ppn: 0, host_addr: None }).unwrap();
     let link_ps = (8192.0 * 1e12 / 3.4e9_f64).round() as u64;
     assert_eq!(c.completed_ps - c.submitted_ps, 50_000_000 + 40_960_000 + link_ps + 1_000_000);
     // Eight reads on eight channels overlap; eight on one chip do not.
     let t0 = dev.now_ps();
-    let ids: Vec<u64> = (0..8).map(|ppn| qp.submit(Command::PageRead { ppn }).unwrap()).collect();
+    let ids: Vec<u64> = (0..8).map(|ppn| qp.submit(Command::PageRead { ppn, host_addr: None }).unwrap()).collect();
     let parallel = ids.into_iter().map(|id| qp.wait(id).unwrap().completed_ps).max().unwrap() - t0;
     let t0 = dev.now_ps();
-    let ids: Vec<u64> = (0..8).map(|k| qp.submit(Command::PageRead { ppn: k * 64 }).unwrap()).collect();
+    let ids: Vec<u64> =
+        (0..8).map(|k| qp.submit(Command::PageRead { ppn: k * 64, host_addr: None }).unwrap()).collect();
     let serial = ids.into_iter().map(|id| qp.wait(id).unwrap().completed_ps).max().unwrap() - t0;
     assert!(parallel < 100_000_000 + 8 * link_ps, "parallel {parallel}");
     assert!(serial >= 8 * 90_960_000, "serial {serial}");
@@ -171,7 +172,7 @@ fn real_clock_holds_completions_until_their_modelled_time() {
     .unwrap();
     let mut qp = dev.queue_pair();
     let wall = std::time::Instant::now();
-    let c = qp.call_timed(Command::PageRead { ppn: 3 }).unwrap();
+    let c = qp.call_timed(Command::PageRead { ppn: 3, host_addr: None }).unwrap();
     let modelled_ns = (c.completed_ps - c.submitted_ps) / 1000;
     assert!(modelled_ns > 90_000);
     assert!(wall.elapsed().as_nanos() as u64 >= modelled_ns, "completion observed before its modelled time");
@@ -215,7 +216,7 @@ proptest! {
                     qp.call(Command::PageWrite { ppn, data: vec![byte; 8192] }).unwrap();
                     model.insert(ppn, byte);
                 } else {
-                    let got = qp.call(Command::PageRead { ppn }).unwrap().into_data();
+                    let got = qp.call(Command::PageRead { ppn, host_addr: None }).unwrap().into_data();
                     prop_assert_eq!(got, vec![model.get(&ppn).copied().unwrap_or(0); 8192]);
                 }
             }
@@ -223,7 +224,7 @@ proptest! {
         let dev = Device::open(dir.path(), profile, DeviceOptions::default()).unwrap();
         let mut qp = dev.queue_pair();
         for ppn in 0..16 {
-            let got = qp.call(Command::PageRead { ppn }).unwrap().into_data();
+            let got = qp.call(Command::PageRead { ppn, host_addr: None }).unwrap().into_data();
             prop_assert_eq!(got, vec![model.get(&ppn).copied().unwrap_or(0); 8192]);
         }
     }

@@ -39,8 +39,8 @@ fn reopen_keeps_data() {
     make(dir.path(), "u280-nvm");
     let dev = open(dir.path(), "u280-nvm").unwrap();
     let mut qp = dev.queue_pair();
-    assert_eq!(qp.call(Command::PageRead { ppn: 3 }).unwrap().into_data(), vec![7; 8192]);
-    assert_eq!(qp.call(Command::PageRead { ppn: 4 }).unwrap().into_data(), vec![0; 8192]);
+    assert_eq!(qp.call(Command::PageRead { ppn: 3, host_addr: None }).unwrap().into_data(), vec![7; 8192]);
+    assert_eq!(qp.call(Command::PageRead { ppn: 4, host_addr: None }).unwrap().into_data(), vec![0; 8192]);
 }
 
 #[test]
@@ -120,7 +120,11 @@ fn a_new_image_reads_as_zeros_through_its_check_codes() {
     let dev = open(dir.path(), "cosmos-plus").unwrap();
     let mut qp = dev.queue_pair();
     for ppn in (0..128).filter(|&p| p != 3) {
-        assert_eq!(qp.call(Command::PageRead { ppn }).unwrap().into_data(), vec![0; 8192], "page {ppn}");
+        assert_eq!(
+            qp.call(Command::PageRead { ppn, host_addr: None }).unwrap().into_data(),
+            vec![0; 8192],
+            "page {ppn}"
+        );
     }
 }
 
@@ -150,7 +154,7 @@ fn a_read_only_open_reads_and_refuses_writes() {
     let second = Device::open(dir.path(), profile(), read_only()).expect("readers share the image");
     assert!(dev.info().read_only);
     let mut qp = dev.queue_pair();
-    assert_eq!(qp.call(Command::PageRead { ppn: 3 }).unwrap().into_data(), vec![7; 8192]);
+    assert_eq!(qp.call(Command::PageRead { ppn: 3, host_addr: None }).unwrap().into_data(), vec![7; 8192]);
     let err = qp.call(Command::PageWrite { ppn: 3, data: vec![1; 8192] }).err().unwrap();
     assert!(matches!(err, DeviceError::ReadOnly { .. }), "{err}");
     let text = err.to_string();
@@ -252,7 +256,7 @@ mod garbage {
             let dev = open(dir.path(), "u280-nvm").unwrap();
             let mut qp = dev.queue_pair();
             for ppn in 0..128 {
-                match qp.call(Command::PageRead { ppn }) {
+                match qp.call(Command::PageRead { ppn, host_addr: None }) {
                     Ok(_) | Err(DeviceError::UnrecoveredRead { .. }) => {}
                     Err(e) => prop_assert!(false, "page {ppn}: {e}"),
                 }

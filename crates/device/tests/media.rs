@@ -124,7 +124,7 @@ fn a_damaged_sector_fails_host_reads_and_other_sectors_still_read() {
     damage(dir.path());
     let dev = open(dir.path(), "u280-nvm");
     let mut qp = dev.queue_pair();
-    assert_media_error(qp.call(Command::PageRead { ppn: DAMAGED_PAGE }));
+    assert_media_error(qp.call(Command::PageRead { ppn: DAMAGED_PAGE, host_addr: None }));
     let sector = DAMAGED_PAGE * PAGE + DAMAGED_SECTOR * 512;
     assert_media_error(qp.call(Command::Read { addr: sector, len: 512 }));
     assert_media_error(qp.call(Command::Read { addr: sector - 1024, len: 2048 }));
@@ -136,15 +136,18 @@ fn a_damaged_sector_fails_host_reads_and_other_sectors_still_read() {
         assert_eq!(got, page[from..from + len as usize]);
     }
     for ppn in [0, 2, 4, 7] {
-        assert_eq!(qp.call(Command::PageRead { ppn }).unwrap().into_data(), fill(ppn));
+        assert_eq!(qp.call(Command::PageRead { ppn, host_addr: None }).unwrap().into_data(), fill(ppn));
     }
     // Writing the page again heals it, also across a reopen.
     qp.call(Command::PageWrite { ppn: DAMAGED_PAGE, data: fill(9) }).unwrap();
-    assert_eq!(qp.call(Command::PageRead { ppn: DAMAGED_PAGE }).unwrap().into_data(), fill(9));
+    assert_eq!(qp.call(Command::PageRead { ppn: DAMAGED_PAGE, host_addr: None }).unwrap().into_data(), fill(9));
     drop(qp);
     drop(dev);
     let dev = open(dir.path(), "u280-nvm");
-    assert_eq!(dev.queue_pair().call(Command::PageRead { ppn: DAMAGED_PAGE }).unwrap().into_data(), fill(9));
+    assert_eq!(
+        dev.queue_pair().call(Command::PageRead { ppn: DAMAGED_PAGE, host_addr: None }).unwrap().into_data(),
+        fill(9)
+    );
 }
 
 #[test]
@@ -198,8 +201,12 @@ fn a_sector_copied_to_another_place_fails_its_check() {
     std::fs::write(&path, &bytes).unwrap();
     let dev = open(dir.path(), "u280-nvm");
     let mut qp = dev.queue_pair();
-    assert_media_error(qp.call(Command::PageRead { ppn: DAMAGED_PAGE }));
-    assert_eq!(qp.call(Command::PageRead { ppn: 2 }).unwrap().into_data(), fill(2), "the original still reads");
+    assert_media_error(qp.call(Command::PageRead { ppn: DAMAGED_PAGE, host_addr: None }));
+    assert_eq!(
+        qp.call(Command::PageRead { ppn: 2, host_addr: None }).unwrap().into_data(),
+        fill(2),
+        "the original still reads"
+    );
 }
 
 /// Counters and modelled times of a read pass over every page, by the host
@@ -226,7 +233,7 @@ fn verifying_changes_no_counter_and_no_modelled_time() {
                 let Ok(Reply::Executed(r)) = c else { panic!("{c:?}") };
                 times.push(r.end_ps - r.start_ps);
             }
-            let c = qp.call_timed(Command::PageRead { ppn }).unwrap();
+            let c = qp.call_timed(Command::PageRead { ppn, host_addr: None }).unwrap();
             times.push(c.completed_ps - c.submitted_ps);
         }
         (dev.counters().since(&before), times)

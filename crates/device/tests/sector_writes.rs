@@ -34,7 +34,7 @@ fn generations(page: &[u8]) -> Vec<u32> {
 }
 
 fn read_page(dev: &Device, ppn: u64) -> Vec<u8> {
-    dev.queue_pair().call(Command::PageRead { ppn }).unwrap().into_data()
+    dev.queue_pair().call(Command::PageRead { ppn, host_addr: None }).unwrap().into_data()
 }
 
 #[test]
@@ -57,7 +57,7 @@ fn a_kill_at_any_step_of_a_sector_write_leaves_it_old_or_new() {
         let mut qp = dev.queue_pair();
         let err = qp.call(Command::PageWrite { ppn: 5, data: page_of(2) }).err().unwrap();
         assert!(matches!(err, DeviceError::InjectedKill { write: 3 }), "{err}");
-        let err = qp.call(Command::PageRead { ppn: 5 }).err().unwrap();
+        let err = qp.call(Command::PageRead { ppn: 5, host_addr: None }).err().unwrap();
         assert!(matches!(err, DeviceError::InjectedFault { .. }), "a killed device does nothing more: {err}");
         drop((qp, dev));
         let want: Vec<u32> = (0..SECTORS)

@@ -39,7 +39,7 @@ fn generations(page: &[u8]) -> Vec<u32> {
 }
 
 fn read_page(dev: &Device, ppn: u64) -> Vec<u8> {
-    dev.queue_pair().call(Command::PageRead { ppn }).unwrap().into_data()
+    dev.queue_pair().call(Command::PageRead { ppn, host_addr: None }).unwrap().into_data()
 }
 
 /// The child side of [`sigkilled_writers_never_tear_a_sector`]: writes pages

@@ -20,6 +20,8 @@
 //! keys        memcomparable (order-preserving) keys      docs/format/btree.md
 //! kv_log      the key-value store's redo records         docs/format/btree.md
 //! kv_image    the key-value store's root slots and ring  docs/format/kv-image.md
+//! kv_lookup   the in-storage point lookup's call          docs/format/kv_lookup.md
+//! shadow      the Shadow method's sorted table            docs/format/kv_lookup.md
 //! text        the text forms of aggregates, predicates   docs/composer.md
 //!             and update expressions (CLI, composer)
 //! ```
@@ -35,12 +37,14 @@ pub mod image;
 pub mod keys;
 pub mod kv_image;
 pub mod kv_log;
+pub mod kv_lookup;
 pub mod lock;
 pub mod ndp;
 pub mod page;
 pub mod programs;
 pub mod record;
 pub mod schema;
+pub mod shadow;
 pub mod text;
 pub mod wal;
 

@@ -30,6 +30,8 @@ pub enum KvError {
     Log { message: String },
     #[error("recovery: {0}")]
     Recovery(String),
+    #[error("the in-storage lookup failed: {0}")]
+    Offload(String),
     #[error("invalid configuration: {0}")]
     Config(String),
     #[error("internal error: {0} (a bug in ndpdb-kv; please report it)")]

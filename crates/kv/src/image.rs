@@ -108,7 +108,7 @@ fn plan(device: &Device, opts: &KvOptions) -> Result<KvRoot, KvError> {
 fn read_slots(device: &Device, first_ppn: u64) -> Result<[Vec<u8>; 2], KvError> {
     let mut qp = device.queue_pair();
     let page = device.info().page_bytes as usize;
-    let mut read = |ppn: u64| match qp.call(Command::PageRead { ppn }) {
+    let mut read = |ppn: u64| match qp.call(Command::PageRead { ppn, host_addr: None }) {
         Ok(reply) => Ok(reply.into_data()),
         Err(DeviceError::UnrecoveredRead { .. }) => Ok(vec![0xff; page]),
         Err(e) => Err(KvError::Log { message: format!("reading root slot at physical page {ppn}: {e}") }),

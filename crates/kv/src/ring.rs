@@ -220,7 +220,7 @@ fn read_ring(
     let mut at = base;
     while at < limit {
         let ppn = geo.log_ppn(at);
-        match qp.call(Command::PageRead { ppn }) {
+        match qp.call(Command::PageRead { ppn, host_addr: None }) {
             Ok(reply) => bytes.extend_from_slice(&reply.into_data()),
             Err(e @ DeviceError::UnrecoveredRead { .. }) => {
                 let note = format!("log page {ppn} (LSN {at}) cannot be read: {e}");

@@ -83,7 +83,7 @@ fn read_back(dir: &Path, log: &Arc<MemoryKvLog>, root: u64, pages: u64) -> (u64,
 fn page_bytes(dir: &Path, pid: u64) -> Vec<u8> {
     let dev = device(dir, false);
     let mut qp = dev.queue_pair();
-    qp.call(Command::PageRead { ppn: FIRST_PPN + pid }).unwrap().into_data()
+    qp.call(Command::PageRead { ppn: FIRST_PPN + pid, host_addr: None }).unwrap().into_data()
 }
 
 fn write_page(dir: &Path, pid: u64, data: Vec<u8>) {

@@ -125,7 +125,7 @@ fn the_ring_laps_refuses_to_overwrite_the_checkpoint_and_reopens_at_its_end() {
     let (last, _) = *want.last().unwrap();
     let ppn = root.log_ppn(last);
     let mut qp = dev.queue_pair();
-    let mut page = qp.call(Command::PageRead { ppn }).unwrap().into_data();
+    let mut page = qp.call(Command::PageRead { ppn, host_addr: None }).unwrap().into_data();
     let off = (last % 8192) as usize;
     page[off + 30] ^= 0xff;
     qp.call(Command::PageWrite { ppn, data: page }).unwrap();

@@ -96,7 +96,7 @@ impl Store {
         let per_page = self.per_page;
         for (i, &ppn) in pages.iter().enumerate().filter(|&(_, &p)| p != u64::MAX) {
             r.pages += 1;
-            let bytes = match self.qp.lock().call(Command::PageRead { ppn }) {
+            let bytes = match self.qp.lock().call(Command::PageRead { ppn, host_addr: None }) {
                 Ok(reply) => reply.into_data(),
                 Err(e) if page_unreadable(&e) => {
                     r.error(format!("L2P map page {i} (physical {ppn}): {e}"));

@@ -88,7 +88,7 @@ impl Store {
         if ppn == u64::MAX {
             return Err(StoreError::Corrupt(format!("logical page {lpn} is not mapped")));
         }
-        let page = qp.call(Command::PageRead { ppn })?.into_data();
+        let page = qp.call(Command::PageRead { ppn, host_addr: None })?.into_data();
         let h = page::verify(&page).map_err(|e| StoreError::corrupt(format!("page {lpn} (physical {ppn})"), e))?;
         // A physical page reused for another logical page (or a misdirected
         // write) passes its checksum; its header says whose it is.

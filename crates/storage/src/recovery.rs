@@ -237,7 +237,7 @@ impl Store {
         let mut notes = Vec::new();
         let mut unreadable = Vec::new();
         for ppn in [ROOT_PPN, ROOT_PPN + 1] {
-            let bytes = match self.qp.lock().call(Command::PageRead { ppn }) {
+            let bytes = match self.qp.lock().call(Command::PageRead { ppn, host_addr: None }) {
                 Ok(reply) => reply.into_data(),
                 Err(e) if page_unreadable(&e) => {
                     unreadable.push(format!("root slot {ppn} cannot be read ({e})"));
@@ -382,7 +382,7 @@ impl Store {
         if ppn >= total {
             return Ok(Err(format!("lies beyond the device's {total} pages")));
         }
-        match self.qp.lock().call(Command::PageRead { ppn }) {
+        match self.qp.lock().call(Command::PageRead { ppn, host_addr: None }) {
             Ok(reply) => Ok(Ok(reply.into_data())),
             Err(e) if page_unreadable(&e) => Ok(Err(format!("cannot be read ({e})"))),
             Err(e) => Err(e.into()),

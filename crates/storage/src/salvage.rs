@@ -175,7 +175,7 @@ impl Store {
         let Some(ppn) = self.physical_page(lpn) else {
             return Ok(Err(format!("logical page {lpn} is not mapped")));
         };
-        let bytes = match self.qp.lock().call(Command::PageRead { ppn }) {
+        let bytes = match self.qp.lock().call(Command::PageRead { ppn, host_addr: None }) {
             Ok(reply) => reply.into_data(),
             Err(e) if page_unreadable(&e) => return Ok(Err(format!("physical page {ppn} cannot be read ({e})"))),
             Err(e) => return Err(e.into()),

@@ -481,7 +481,7 @@ impl Store {
         let mut next = 0;
         while pages.len() < lpns.len() {
             while next < lpns.len() && qp.outstanding() < ahead {
-                let id = qp.submit(Command::PageRead { ppn: ppns[next] })?;
+                let id = qp.submit(Command::PageRead { ppn: ppns[next], host_addr: None })?;
                 index_of.insert(id, next);
                 submitted.push_back(id);
                 next += 1;

@@ -330,7 +330,7 @@ impl RingReader<'_> {
         while left > 0 {
             let ppn = self.geo.ppn(at);
             if self.cached.as_ref().is_none_or(|(p, _)| *p != ppn) {
-                match self.qp.lock().call(Command::PageRead { ppn }) {
+                match self.qp.lock().call(Command::PageRead { ppn, host_addr: None }) {
                     Ok(reply) => self.cached = Some((ppn, reply.into_data())),
                     Err(e) if page_unreadable(&e) => return Ok(Err(UnreadablePage { ppn, why: e.to_string() })),
                     Err(e) => return Err(e.into()),
@@ -531,7 +531,7 @@ fn read_pages(
     let mut next = 0;
     for i in 0..n {
         while next < n && in_flight.len() < READ_AHEAD {
-            in_flight.push_back(qp.submit(Command::PageRead { ppn: first + next })?);
+            in_flight.push_back(qp.submit(Command::PageRead { ppn: first + next, host_addr: None })?);
             next += 1;
         }
         let id = in_flight.pop_front().expect("a read in flight");

@@ -28,7 +28,7 @@ fn check_reports_a_damaged_heap_page_by_table_and_page() {
     let lpn = t.head(999).unwrap().rid.lpn();
     let ppn = store.physical_page(lpn).unwrap();
     let mut qp = store.device().queue_pair();
-    let mut page = qp.call(Command::PageRead { ppn }).unwrap().into_data();
+    let mut page = qp.call(Command::PageRead { ppn, host_addr: None }).unwrap().into_data();
     page[4000] ^= 0x10;
     qp.call(Command::PageWrite { ppn, data: page }).unwrap();
 

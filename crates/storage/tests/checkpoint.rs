@@ -92,7 +92,7 @@ fn a_damaged_newest_root_falls_back_to_the_older_slot_and_the_log() {
         // The second checkpoint's root is in slot 2 % 2.
         let dev = device(dir.path(), false, 0);
         let mut qp = dev.queue_pair();
-        let mut root = qp.call(Command::PageRead { ppn: ROOT_PPN }).unwrap().into_data();
+        let mut root = qp.call(Command::PageRead { ppn: ROOT_PPN, host_addr: None }).unwrap().into_data();
         root[40] ^= 1;
         qp.call(Command::PageWrite { ppn: ROOT_PPN, data: root }).unwrap();
     }

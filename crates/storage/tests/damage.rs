@@ -24,7 +24,7 @@ fn roots(dir: &Path) -> Vec<(u64, Root)> {
     let mut qp = dev.queue_pair();
     let mut out: Vec<(u64, Root)> = (0..2)
         .filter_map(|s| {
-            let b = qp.call(Command::PageRead { ppn: ROOT_PPN + s }).unwrap().into_data();
+            let b = qp.call(Command::PageRead { ppn: ROOT_PPN + s, host_addr: None }).unwrap().into_data();
             Root::decode(&b).ok().flatten().map(|r| (ROOT_PPN + s, r))
         })
         .collect();
@@ -37,7 +37,7 @@ fn blob_pages(dir: &Path, root: &Root) -> Vec<u64> {
     let dev = device(dir, false, 0);
     let mut qp = dev.queue_pair();
     let page = dev.info().page_bytes as u64;
-    let index = qp.call(Command::PageRead { ppn: root.index_pages[0] }).unwrap().into_data();
+    let index = qp.call(Command::PageRead { ppn: root.index_pages[0], host_addr: None }).unwrap().into_data();
     index_entries(&index).take(root.blob_bytes.div_ceil(page) as usize).collect()
 }
 
@@ -46,7 +46,7 @@ fn blob_pages(dir: &Path, root: &Root) -> Vec<u64> {
 fn overwrite(dir: &Path, ppn: u64, offset: usize, bytes: &[u8]) {
     let dev = device(dir, false, 0);
     let mut qp = dev.queue_pair();
-    let mut data = qp.call(Command::PageRead { ppn }).unwrap().into_data();
+    let mut data = qp.call(Command::PageRead { ppn, host_addr: None }).unwrap().into_data();
     data[offset..offset + bytes.len()].copy_from_slice(bytes);
     qp.call(Command::PageWrite { ppn, data }).unwrap();
 }
@@ -338,7 +338,7 @@ fn an_ndp_call_names_the_page_of_a_damaged_version_header() {
     let page = {
         let dev = device(dir.path(), false, 0);
         let mut qp = dev.queue_pair();
-        qp.call(Command::PageRead { ppn }).unwrap().into_data()
+        qp.call(Command::PageRead { ppn, host_addr: None }).unwrap().into_data()
     };
     let at = ndpdb_format::page::slot_at(0);
     let raw = u32::from_le_bytes(page[at..at + 4].try_into().unwrap());

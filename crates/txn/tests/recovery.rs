@@ -106,7 +106,10 @@ fn log_extent(dir: &std::path::Path) -> (u64, u64, u64) {
     let dev = device(dir, false);
     let mut qp = dev.queue_pair();
     let root = (0..2)
-        .filter_map(|p| Root::decode(&qp.call(Command::PageRead { ppn: ROOT_PPN + p }).unwrap().into_data()).unwrap())
+        .filter_map(|p| {
+            Root::decode(&qp.call(Command::PageRead { ppn: ROOT_PPN + p, host_addr: None }).unwrap().into_data())
+                .unwrap()
+        })
         .max_by_key(|r| r.generation)
         .unwrap();
     (root.log_start, root.log_lsn, rec.log_bytes)
@@ -119,7 +122,7 @@ fn flip_log_byte(dir: &std::path::Path, start: u64, target: u64) {
     let page = u64::from(dev.info().page_bytes);
     let ppn = start + target / page;
     let mut qp = dev.queue_pair();
-    let mut data = qp.call(Command::PageRead { ppn }).unwrap().into_data();
+    let mut data = qp.call(Command::PageRead { ppn, host_addr: None }).unwrap().into_data();
     data[(target % page) as usize] ^= 0x5a;
     qp.call(Command::PageWrite { ppn, data }).unwrap();
 }
@@ -207,7 +210,7 @@ fn the_integrity_check_passes_after_recovery_and_names_a_corrupt_page() {
     drop((store, meta));
     let dev = device(dir.path(), false);
     let mut qp = dev.queue_pair();
-    let mut data = qp.call(Command::PageRead { ppn }).unwrap().into_data();
+    let mut data = qp.call(Command::PageRead { ppn, host_addr: None }).unwrap().into_data();
     data[100] ^= 0xff;
     qp.call(Command::PageWrite { ppn, data }).unwrap();
     drop(qp);
@@ -558,7 +561,7 @@ fn an_older_checkpoint_that_cannot_reach_the_logs_commits_is_refused() {
     let mut qp = dev.queue_pair();
     let roots: Vec<(u64, Root)> = (0..2)
         .map(|p| {
-            let b = qp.call(Command::PageRead { ppn: ROOT_PPN + p }).unwrap().into_data();
+            let b = qp.call(Command::PageRead { ppn: ROOT_PPN + p, host_addr: None }).unwrap().into_data();
             (ROOT_PPN + p, Root::decode(&b).unwrap().unwrap())
         })
         .collect();
@@ -568,10 +571,10 @@ fn an_older_checkpoint_that_cannot_reach_the_logs_commits_is_refused() {
     let (start, lsn) = (older.1.log_start, older.1.log_lsn);
     let target = lsn + 40;
     let ppn = start + target / page;
-    let mut data = qp.call(Command::PageRead { ppn }).unwrap().into_data();
+    let mut data = qp.call(Command::PageRead { ppn, host_addr: None }).unwrap().into_data();
     data[(target % page) as usize] ^= 0x5a;
     qp.call(Command::PageWrite { ppn, data }).unwrap();
-    let mut root = qp.call(Command::PageRead { ppn: newer.0 }).unwrap().into_data();
+    let mut root = qp.call(Command::PageRead { ppn: newer.0, host_addr: None }).unwrap().into_data();
     root[9] ^= 1;
     qp.call(Command::PageWrite { ppn: newer.0, data: root }).unwrap();
     drop(qp);

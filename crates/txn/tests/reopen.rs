@@ -74,14 +74,15 @@ fn close_and_reopen() {
     let damage = |ppn: u64| {
         let dev = device(dir.path(), false);
         let mut qp = dev.queue_pair();
-        let mut root = qp.call(Command::PageRead { ppn }).unwrap().into_data();
+        let mut root = qp.call(Command::PageRead { ppn, host_addr: None }).unwrap().into_data();
         root[9] ^= 1;
         qp.call(Command::PageWrite { ppn, data: root }).unwrap();
     };
     let newest = (0..2u64)
         .max_by_key(|&p| {
             let dev = device(dir.path(), false);
-            let b = dev.queue_pair().call(Command::PageRead { ppn: ROOT_PPN + p }).unwrap().into_data();
+            let b =
+                dev.queue_pair().call(Command::PageRead { ppn: ROOT_PPN + p, host_addr: None }).unwrap().into_data();
             Root::decode(&b).unwrap().map_or(0, |r| r.generation)
         })
         .unwrap();

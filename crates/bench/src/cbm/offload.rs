@@ -194,7 +194,7 @@ impl Offload for InterimOffload {
         let start_ps = self.device.now_ps();
         let (mut end_ps, mut reads) = (start_ps, 0);
         let found = lookup(self.store.root(), key, |pid| {
-            let c = qp.call_timed(Command::PageRead { ppn: self.io.ppn(pid) })?;
+            let c = qp.call_timed(Command::PageRead { ppn: self.io.ppn(pid), host_addr: None })?;
             end_ps = end_ps.max(c.completed_ps);
             reads += 1;
             match c.result? {

@@ -65,7 +65,7 @@ fn open_bare_image(common: &Common, capacity_mib: Option<u64>) -> Result<Device>
     let dev = Device::open(&common.db, profile(common)?, DeviceOptions::with_clock(common.clock))?;
     let mut qp = dev.queue_pair();
     for ppn in [ROOT_PPN, ROOT_PPN + 1] {
-        if qp.call(Command::PageRead { ppn })?.into_data().iter().any(|&b| b != 0) {
+        if qp.call(Command::PageRead { ppn, host_addr: None })?.into_data().iter().any(|&b| b != 0) {
             bail!(
                 "{} already holds a database (or what is left of one); use the other `ndpdb db` commands on it, or \
                  remove it to start over",

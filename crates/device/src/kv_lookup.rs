@@ -1,0 +1,149 @@
+//! # `kv.lookup`: the in-storage point lookup (cooperative buffer manager)
+//!
+//! Looks keys up in the key-value store's B+-tree on the PEs, in place,
+//! with the same search the host uses (`format::btree::lookup`: B-link,
+//! moving right past splits it sees only half of). Each node is read where
+//! its newest copy is (the CBM paper's Algorithm 1):
+//!
+//! ```text
+//!   fetch(pid):                                    mirror off ─┐
+//!     view = mirror.view(pid)  ── Medium (no descriptor, Clean) ┴─► read_page(file_first_ppn + pid)
+//!          └─ Host(addr) (Dirty) ─► host_read(addr, page)        (PE medium read)
+//!                                   front == rear and pid word == pid ? ─ yes ─► the node
+//!                                   no: a writer was inside, or the frame was
+//!                                   reused: retry from the mirror (counted),
+//!                                   at most MAX_RETRIES, then an error naming the page
+//! ```
+//!
+//! With a shadow table in the call (the Shadow method), a key is first
+//! searched there (`format::shadow`); a hit answers without the tree.
+//! Parameters and output: `format::kv_lookup` (`docs/format/kv_lookup.md`).
+//!
+//! **Charged**: medium reads as every PE medium read (`pe.rs`); DMA reads as
+//! link transfers (`host_memory.rs`); a mirror lookup
+//! [`MIRROR_LOOKUP_CYCLES`](crate::pe::MIRROR_LOOKUP_CYCLES); each node's
+//! search [`NODE_SEARCH_CYCLES`] and a shadow search [`SHADOW_SEARCH_CYCLES`]
+//! (deterministic charges rather than measured CPU time, so repeated runs
+//! give the same modelled latency).
+//!
+//! Nothing read is trusted: every node passes `Node::parse`'s checks (which
+//! name the page), the pid word is compared, and a bad call is an error.
+
+use ndpdb_format::btree;
+use ndpdb_format::kv_lookup::{Call, PeStats, SLOT_HEADER_BYTES, STATS_BYTES, encode_slot};
+
+use crate::error::DeviceError;
+use crate::mirror::View;
+use crate::pe::PeCtx;
+
+/// Optimistic reads of one node before the lookup gives up.
+pub const MAX_RETRIES: u64 = 1000;
+/// PE cycles charged per node searched (a binary search over the slots).
+pub const NODE_SEARCH_CYCLES: u64 = 2000;
+/// PE cycles charged per shadow table search (index and one block).
+pub const SHADOW_SEARCH_CYCLES: u64 = 4000;
+
+pub fn run(ctx: &mut PeCtx<'_>) -> Result<(), DeviceError> {
+    let params = ctx.params();
+    let call = Call::decode(params).map_err(|e| ctx.fail(format!("bad parameters: {e}")))?;
+    let (pe, pes) = (ctx.pe() as usize, ctx.pes() as usize);
+    let need = call.output_bytes(pes as u32);
+    if ctx.ranges() == 0 || ctx.range_len(0)? < need {
+        return Err(ctx.fail(format!("the output needs memory range 0 of at least {need} bytes")));
+    }
+    if call.mirror && ctx.mirror_config().is_none() {
+        return Err(ctx.fail("the call reads through the mirror, but none is configured (MirrorConfigure)"));
+    }
+    let mut stats = PeStats::default();
+    for i in (pe..call.keys.len()).step_by(pes) {
+        let key = call.keys[i];
+        let shadowed = match call.shadow {
+            Some(table) => {
+                ctx.charge_cycles(SHADOW_SEARCH_CYCLES);
+                ndpdb_format::shadow::search(table, key).map_err(|e| ctx.fail(format!("the shadow table: {e}")))?
+            }
+            None => None,
+        };
+        let value = match shadowed {
+            Some(v) => v.map(<[u8]>::to_vec),
+            None => lookup(ctx, &call, key, &mut stats)?,
+        };
+        let max = call.slot_bytes as usize - SLOT_HEADER_BYTES;
+        if value.as_ref().is_some_and(|v| v.len() > max) {
+            return Err(ctx.fail(format!("key {i}'s value has more than the slot's {max} bytes")));
+        }
+        let offset = (pes * STATS_BYTES) as u64 + i as u64 * u64::from(call.slot_bytes);
+        ctx.range_write(0, offset, &encode_slot(value.as_deref()))?;
+    }
+    ctx.range_write(0, (pe * STATS_BYTES) as u64, &stats.encode())
+}
+
+/// One key through the tree; its value if found.
+fn lookup(
+    ctx: &mut PeCtx<'_>,
+    call: &Call<'_>,
+    key: &[u8],
+    stats: &mut PeStats,
+) -> Result<Option<Vec<u8>>, DeviceError> {
+    let mut failure: Option<DeviceError> = None;
+    let found = btree::lookup(call.root_pid, key, |pid| {
+        let mut page = vec![0u8; ctx.page_bytes() as usize];
+        match fetch(ctx, call, pid, &mut page, stats) {
+            Ok(()) => Ok(page),
+            Err(e) => {
+                failure = Some(e);
+                Err(())
+            }
+        }
+    });
+    match found {
+        Ok(found) => Ok(found.map(|f| f.value().to_vec())),
+        Err(btree::LookupError::Fetch { pid, .. }) => {
+            Err(failure.unwrap_or_else(|| ctx.fail(format!("reading page {pid} failed"))))
+        }
+        Err(btree::LookupError::Corrupt(e)) => Err(ctx.fail(format!("the B+-tree is corrupt: {e}"))),
+    }
+}
+
+/// Reads node `pid` into `page` from where the mirror says its newest copy is.
+fn fetch(
+    ctx: &mut PeCtx<'_>,
+    call: &Call<'_>,
+    pid: u64,
+    page: &mut [u8],
+    stats: &mut PeStats,
+) -> Result<(), DeviceError> {
+    if pid >= call.file_pages {
+        return Err(ctx.fail(format!("page {pid} is outside the file's {} pages (a corrupt link)", call.file_pages)));
+    }
+    stats.nodes += 1;
+    ctx.charge_cycles(NODE_SEARCH_CYCLES);
+    let mut tries = 0;
+    loop {
+        let view = if call.mirror { ctx.mirror_view(pid)? } else { View::Medium };
+        let addr = match view {
+            View::Medium => return ctx.read_page(call.file_first_ppn + pid, page),
+            View::Host(addr) => addr,
+        };
+        ctx.host_read(addr, page)?;
+        stats.host_reads += 1;
+        stats.host_read_bytes += page.len() as u64;
+        let n = page.len();
+        let word = |at: usize| u64::from_le_bytes(page[at..at + 8].try_into().expect("8 bytes"));
+        if word(btree::at::FRONT) == word(n - 8) && word(btree::at::PID) == pid {
+            return Ok(());
+        }
+        stats.retries += 1;
+        tries += 1;
+        if tries >= MAX_RETRIES {
+            return Err(ctx.fail(format!(
+                "page {pid}: {MAX_RETRIES} reads of its frame at host address {addr:#x} found it changing or \
+                 holding another page (front {}, rear {}, pid word {}); retry the lookup",
+                word(btree::at::FRONT),
+                word(n - 8),
+                word(btree::at::PID)
+            )));
+        }
+        std::thread::yield_now();
+    }
+}
