@@ -8,7 +8,7 @@
 use std::path::Path;
 use std::process::{Command, Output};
 
-use ndpdb_device::{ClockKind, Device, DeviceError, DeviceOptions, Profile};
+use ndpdb_device::{ClockKind, Device, DeviceOptions, Profile};
 use ndpdb_format::checkpoint::{Root, index_entries};
 use ndpdb_storage::{ROOT_PPN, Store, StoreOptions};
 use serde_json::Value;
@@ -65,21 +65,9 @@ fn database(dir: &Path) -> String {
     db
 }
 
-/// Opens the image in this process. Other tests of this binary run `ndpdb`
-/// at the same time: a child forked while an image file here is open holds
-/// its lock (the open file description) until it execs, so an open right
-/// after closing the image may find it locked for a moment; it retries.
 fn device(db: &str) -> Device {
     let p = Profile::load(&Device::image_profile(Path::new(db)).unwrap()).unwrap();
-    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(10);
-    loop {
-        match Device::open(Path::new(db), p.clone(), DeviceOptions::with_clock(ClockKind::Virtual)) {
-            Err(DeviceError::ImageLocked { .. }) if std::time::Instant::now() < deadline => {
-                std::thread::sleep(std::time::Duration::from_millis(20))
-            }
-            other => return other.unwrap(),
-        }
-    }
+    Device::open(Path::new(db), p, DeviceOptions::with_clock(ClockKind::Virtual)).unwrap()
 }
 
 /// The root slots that decode, newest first: (slot, root).

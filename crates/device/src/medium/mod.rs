@@ -388,20 +388,34 @@ fn open_file(path: &Path, read_only: bool) -> Result<File, DeviceError> {
 
 /// Takes the image lock: exclusive for a writer, shared for a reader, so
 /// that readers coexist with each other and never with a writer.
+///
+/// A lock found held is tried again for up to [`LOCK_PATIENCE`] before it
+/// is reported: a process that forks a child (to run a command) while it
+/// has an image open shares the lock with that child until the child execs,
+/// so an image closed a moment ago can look locked for a few milliseconds.
+/// Another process that really has the image open holds it far longer.
 fn lock(file: &File, path: &Path, shared: bool) -> Result<(), DeviceError> {
     let how = if shared { libc::LOCK_SH } else { libc::LOCK_EX };
-    // SAFETY: flock on a valid descriptor.
-    let rc = unsafe { libc::flock(file.as_raw_fd(), how | libc::LOCK_NB) };
-    if rc == 0 {
-        return Ok(());
-    }
-    let err = std::io::Error::last_os_error();
-    if err.raw_os_error() == Some(libc::EWOULDBLOCK) {
-        Err(DeviceError::ImageLocked { path: path.to_owned() })
-    } else {
-        Err(DeviceError::io(path, err))
+    let deadline = std::time::Instant::now() + LOCK_PATIENCE;
+    loop {
+        // SAFETY: flock on a valid descriptor.
+        let rc = unsafe { libc::flock(file.as_raw_fd(), how | libc::LOCK_NB) };
+        if rc == 0 {
+            return Ok(());
+        }
+        let err = std::io::Error::last_os_error();
+        if err.raw_os_error() != Some(libc::EWOULDBLOCK) {
+            return Err(DeviceError::io(path, err));
+        }
+        if std::time::Instant::now() >= deadline {
+            return Err(DeviceError::ImageLocked { path: path.to_owned() });
+        }
+        std::thread::sleep(std::time::Duration::from_millis(10));
     }
 }
+
+/// How long [`lock`] waits for a lock held by someone else.
+const LOCK_PATIENCE: std::time::Duration = std::time::Duration::from_millis(500);
 
 fn reserve(file: &File, path: &Path, bytes: u64) -> Result<(), DeviceError> {
     // SAFETY: posix_fallocate on a valid descriptor.
