@@ -572,8 +572,8 @@ mod tests {
     #[test]
     fn appends_stop_before_the_checkpoints_page_comes_round_again() {
         let geo = LogGeometry { start: 10, pages: 4, page_bytes: 512 };
-        let checkpoint = 512 + 100;
-        let wal = Wal::new(geo, checkpoint, checkpoint, vec![0; 100]);
+        let checkpoint = 512 + 104;
+        let wal = Wal::new(geo, checkpoint, checkpoint, vec![0; 104]);
         let mut end = checkpoint;
         while let Ok(e) = wal.append(RecordKind::Commit, &[7; 40]) {
             end = e;
