@@ -83,16 +83,16 @@ pub struct CbmArgs {
     #[arg(long, value_delimiter = ',', default_value = "500,1024,2048")]
     value_bytes: Vec<usize>,
     /// Pairs loaded before the runs
-    #[arg(long, default_value_t = 100_000)]
+    #[arg(long, default_value_t = 50_000)]
     keys: u64,
     /// Lookups the OLAP thread completes per cell
-    #[arg(long, default_value_t = 8_000)]
+    #[arg(long, default_value_t = 1_000)]
     lookups: u64,
     /// OLTP operations per cell before the lookups start (the pool reaches its steady state of dirty pages)
-    #[arg(long, default_value_t = 10_000)]
+    #[arg(long, default_value_t = 2_000)]
     warmup_ops: u64,
     /// Frames of the host buffer pool (16 KiB each); keep it below the store's pages
-    #[arg(long, default_value_t = 1024)]
+    #[arg(long, default_value_t = 512)]
     frames: usize,
     /// A small grid for CI: all four methods, read-only and update-only, zipfian, 1024 B, 3,000 keys,
     /// 300 lookups after 2,000 warm-up operations, 32 frames (other grid and size flags are ignored)
