@@ -183,6 +183,11 @@ pub fn run(cfg: &Config, dir: &Path) -> Result<(Vec<Row>, Vec<CdfRow>, Vec<Strin
         off.store().checkpoint()?;
         rows.push(row(cfg, &m, &profile_name, off.lookup_path()));
         let (mix, distribution) = (cell.mix.name(), cell.distribution.name());
+        if let Some(e) = &m.olap.first_error {
+            let (method, v) = (cell.method.name(), cell.value_bytes);
+            notes
+                .push(format!("{method} {mix} {distribution} {v} B: {} lookups failed; the first: {e}", m.olap.errors));
+        }
         let points = m.olap.latency.cdf(50);
         let (profile, clock) = (profile_name.clone(), cfg.clock.name());
         cdfs.push(CdfRow {
