@@ -66,7 +66,7 @@ OLAP thread that offloads one-key lookups until --lookups completed. Each lookup
 values committed between its dispatch and its completion (freshness violations). Host times are wall times; \
 lookup times are on the device's model clock. Methods: baseline (no synchronisation), flush (write back every \
 dirty page before each lookup, holding the pool), shadow (ship a 128 KiB memtable of updated pairs), cbm (the \
-device's mirror of the pool). Methods whose device parts are not built yet are skipped with a note. \
+device's mirror of the pool). \
 --keys 2000000 --lookups 200000 is the paper's size. See docs/cbm-bench.md."
 )]
 pub struct CbmArgs {
@@ -83,18 +83,18 @@ pub struct CbmArgs {
     #[arg(long, value_delimiter = ',', default_value = "500,1024,2048")]
     value_bytes: Vec<usize>,
     /// Pairs loaded before the runs
-    #[arg(long, default_value_t = 100_000)]
+    #[arg(long, default_value_t = 50_000)]
     keys: u64,
     /// Lookups the OLAP thread completes per cell
-    #[arg(long, default_value_t = 8_000)]
+    #[arg(long, default_value_t = 1_000)]
     lookups: u64,
     /// OLTP operations per cell before the lookups start (the pool reaches its steady state of dirty pages)
-    #[arg(long, default_value_t = 10_000)]
+    #[arg(long, default_value_t = 2_000)]
     warmup_ops: u64,
     /// Frames of the host buffer pool (16 KiB each); keep it below the store's pages
-    #[arg(long, default_value_t = 1024)]
+    #[arg(long, default_value_t = 512)]
     frames: usize,
-    /// A small grid for CI: baseline and flush, read-only and update-only, zipfian, 1024 B, 3,000 keys,
+    /// A small grid for CI: all four methods, read-only and update-only, zipfian, 1024 B, 3,000 keys,
     /// 300 lookups after 2,000 warm-up operations, 32 frames (other grid and size flags are ignored)
     #[arg(long)]
     quick: bool,

@@ -1,6 +1,6 @@
-//! `ndpdb bench cbm`: the CI subset end to end (its JSON lines, Flush fresh,
-//! Baseline stale under updates), methods not built yet refused by name,
-//! and bad grid names refused.
+//! `ndpdb bench cbm`: the CI subset end to end (its JSON lines; Flush,
+//! Shadow and CBM fresh; Baseline stale under updates), and bad grid names
+//! and sizes refused.
 
 use std::path::Path;
 use std::process::{Command, Output};
@@ -30,13 +30,13 @@ const FIELDS: [&str; 17] = [
 ];
 
 #[test]
-fn quick_run_flush_is_fresh_and_baseline_is_stale_under_updates() {
+fn quick_run_flush_shadow_and_cbm_are_fresh_and_baseline_is_stale_under_updates() {
     let dir = tempfile::tempdir().unwrap();
     let out = ndpdb(&["bench", "cbm", "--quick", "--json", "--out", "results"], dir.path());
     let (stdout, stderr) = (String::from_utf8_lossy(&out.stdout), String::from_utf8_lossy(&out.stderr));
     assert!(out.status.success(), "{stderr}");
     let rows: Vec<serde_json::Value> = stdout.lines().map(|l| serde_json::from_str(l).unwrap()).collect();
-    assert_eq!(rows.len(), 4, "baseline and flush x read-only and update-only: {stdout}");
+    assert_eq!(rows.len(), 8, "four methods x read-only and update-only: {stdout}");
     for r in &rows {
         for f in FIELDS {
             assert!(r.get(f).is_some(), "no `{f}` in {r}");
@@ -51,9 +51,15 @@ fn quick_run_flush_is_fresh_and_baseline_is_stale_under_updates() {
         rows.iter().find(|r| r["method"] == method && r["mix"] == mix).unwrap_or_else(|| panic!("{method} {mix}"))
     };
     let violations = |method, mix| cell(method, mix)["freshness_violations"].as_u64().unwrap();
-    assert_eq!(violations("flush", "read-only"), 0);
-    assert_eq!(violations("flush", "update-only"), 0, "Flush must never answer stale");
-    assert_eq!(violations("baseline", "read-only"), 0, "nothing to be stale about");
+    for method in ["baseline", "flush", "shadow", "cbm"] {
+        assert_eq!(violations(method, "read-only"), 0, "{method}: nothing to be stale about");
+        assert_eq!(cell(method, "update-only")["lookup_errors"], 0, "{}", cell(method, "update-only"));
+    }
+    for method in ["flush", "shadow", "cbm"] {
+        assert_eq!(violations(method, "update-only"), 0, "{method} must never answer stale");
+    }
+    let cbm = cell("cbm", "update-only");
+    assert!(cbm["lookup_host_reads"].as_u64().unwrap() > 0, "CBM read dirty nodes from host memory: {cbm}");
     assert!(
         violations("baseline", "update-only") > 0,
         "Baseline reads stale pages: {}",
@@ -69,11 +75,10 @@ fn quick_run_flush_is_fresh_and_baseline_is_stale_under_updates() {
 }
 
 #[test]
-fn methods_not_built_yet_are_refused_by_name_and_bad_names_are_errors() {
+fn bad_names_and_sizes_are_errors() {
     let dir = tempfile::tempdir().unwrap();
     for (args, says) in [
-        (vec!["--methods", "cbm"], "cbm: not built yet"),
-        (vec!["--methods", "shadow"], "shadow: not built yet"),
+        (vec!["--methods", "cbm,lambda"], "--methods: unknown `lambda`"),
         (vec!["--mixes", "write-only"], "--mixes: unknown `write-only`"),
         (vec!["--methods", "baseline", "--value-bytes", "9000"], "--value-bytes 9000"),
         (vec!["--methods", "baseline", "--keys", "10"], "--keys 10"),

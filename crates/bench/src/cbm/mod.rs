@@ -21,7 +21,7 @@
 //! ```
 //!
 //! Modules: `offload.rs` (the one seam to the store on the device and its
-//! lookup program, and today's interim implementation of it), `run.rs`
+//! lookup program, and its implementation on `ndpdb-kv`), `run.rs`
 //! (one cell: the two threads), `freshness.rs` (the checker), `shadow.rs`
 //! (Shadow's memtable and its size policy), `latency.rs` (histograms),
 //! `report.rs` (rows, table, JSON lines, plots).
@@ -42,7 +42,7 @@ use ndpdb_workload::ycsb::{Distribution, Mix};
 
 pub use freshness::{Checker, Version, fingerprint, fresh};
 pub use latency::{Latencies, Summary};
-pub use offload::{Call, FIRST_PPN, InterimOffload, Lookup, NotBuilt, Offload, StoreSpec};
+pub use offload::{Call, DeviceOffload, FIRST_PPN, LOG_PAGES, Lookup, Offload, StoreSpec};
 pub use report::{CdfRow, Row};
 pub use run::{Cell, Measured};
 pub use shadow::{Admit, CAPACITY_BYTES as SHADOW_CAPACITY_BYTES, Memtable, admit};
@@ -173,15 +173,16 @@ impl Config {
         cells
     }
 
-    /// The CI subset (`--quick`): Baseline and Flush, read-only and
+    /// The CI subset (`--quick`): all four methods, read-only and
     /// update-only, zipfian keys (hot keys stay dirty in the pool, so
-    /// Baseline's staleness shows even in a short run), 1 KiB updates; a pool of 32 frames under
-    /// a store of about 300 pages, so the host keeps dirty pages.
+    /// Baseline's staleness shows even in a short run), 1 KiB updates; a
+    /// pool of 32 frames under a store of about 300 pages, so the host
+    /// keeps dirty pages.
     pub fn quick() -> Config {
         Config {
             profile: Profile::load("softssd").expect("softssd ships with ndpdb"),
             clock: ClockKind::Virtual,
-            methods: vec![Method::Baseline, Method::Flush],
+            methods: Method::ALL.to_vec(),
             mixes: vec![Mix::ReadOnly, Mix::UpdateOnly],
             distributions: vec![Distribution::Zipfian],
             value_bytes: vec![1024],

@@ -3,36 +3,37 @@
 //! Everything the experiment needs from the store on the device and from
 //! the device's in-storage lookup goes through [`Offload`]: the rest of
 //! `cbm/` (workload, threads, freshness, shadow memtable, output) knows
-//! nothing else about them. Two parts of issue 16 fill it in for real:
+//! nothing else about them. [`DeviceOffload`] fills it in with the real
+//! parts of `ndpdb-kv`:
 //!
-//! | method of the seam | backed by (when merged) |
+//! | method of the seam | backed by |
 //! |---|---|
-//! | [`StoreSpec::create`] | `KvStore::create_on` (store, log ring and mirror layout on the image) |
-//! | [`Offload::prepare`] | `KvStore::configure_mirror` (CBM, once) |
+//! | [`StoreSpec::create`] | `KvStore::create_on` (root slots, log ring and file on the image) and `KvOffload::new` (loads `kv.lookup`) |
+//! | [`Offload::prepare`] | `KvOffload::configure_mirror` (CBM, once) |
 //! | [`Offload::encode_shadow`] | `format::shadow::encode` (Shadow) |
-//! | [`Offload::lookup`] | `KvStore::offload_lookup` with one key |
+//! | [`Offload::lookup`] | `KvOffload::lookup` with one key on the PEs |
 //!
-//! **Today** ([`InterimOffload`]) only what exists on main backs it: the
-//! store on `bufmgr::DevicePageIo` over a real `softssd` device with an
-//! in-memory log, and a lookup that walks the tree's pages *from the
-//! medium* (`Command::PageRead`, through the device's queues, timed by the
-//! device model) with the shared `format::btree::search::lookup`. That is a
-//! real Baseline (no synchronisation: it reads stale pages) and, after
-//! `flush_dirty`, a real Flush. It is the interim until the device program
-//! lands: the lookup runs on the host, not on the PEs, so its latency is
-//! the page reads' round trips rather than one `Execute`, and it moves
-//! every page it reads over the link. CBM and Shadow are refused with
-//! [`NotBuilt`]; no figure of theirs is ever invented.
+//! ```text
+//!  image:  [root slots | log ring (LOG_PAGES) | file (file_pages)]
+//!  host:   KvStore ── pool frames (DMA-readable) ── PageRead/PageWrite, log PageWrites
+//!  device: mirror (CBM) ◄── the same commands;  kv.lookup on the PEs
+//! ```
+//!
+//! The store's log is the on-device ring, so every commit is a device
+//! command: the mirror reads the PIDs it makes dirty from those writes, and
+//! the commands per host operation compare across methods. The mirror is
+//! configured the first time a CBM cell prepares (after the load and the
+//! checkpoint, with no guard held) and stays in device memory for the rest
+//! of the run; the other methods never ask for it, so it changes nothing
+//! for them (it costs no command).
 
 use std::path::Path;
 use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, Ordering};
 
 use anyhow::{Context, Result};
-use ndpdb_bufmgr::{BufferPool, DevicePageIo, PoolConfig};
-use ndpdb_device::{ClockKind, Command, Device, DeviceOptions, Profile, Reply};
-use ndpdb_format::btree::{LookupError, lookup};
-use ndpdb_kv::{KvLog, KvOptions, KvStore, MemoryKvLog, PoolLog};
-use parking_lot::Mutex;
+use ndpdb_device::{ClockKind, Device, DeviceOptions, Profile};
+use ndpdb_kv::{KvOffload, KvOptions, KvStore, LookupCall};
 
 use super::Method;
 
@@ -47,29 +48,23 @@ pub struct StoreSpec {
     pub file_pages: u64,
 }
 
-/// The first physical page of the store's file (pages before it are left
-/// for the image's own use and, with `create_on`, the root slots and log).
-pub const FIRST_PPN: u64 = 16;
+/// The store's root slots (`create_on` uses the first two pages).
+pub const FIRST_PPN: u64 = 0;
 
-/// The interim store's log (in memory; bounded like `create_on`'s ring, so
-/// the store checkpoints when it is half full and memory stays bounded at
-/// the paper's size).
-pub const LOG_BYTES: u64 = 256 << 20;
+/// Pages of the store's log ring (128 MiB at 16 KiB pages): the store
+/// checkpoints when it is half full.
+pub const LOG_PAGES: u64 = 8192;
 
-/// A method this build cannot run yet, and what it waits for.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct NotBuilt {
-    pub method: Method,
-    pub needs: &'static str,
-}
+/// The root slots before the log (`ndpdb-kv`'s image layout).
+const SLOT_PAGES: u64 = 2;
 
-impl std::fmt::Display for NotBuilt {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        write!(f, "{}: not built yet (needs {})", self.method.name(), self.needs)
-    }
-}
+/// Processing elements per lookup call (one key per call).
+pub const LOOKUP_PES: u32 = 1;
 
-impl std::error::Error for NotBuilt {}
+/// Device commands one lookup issues: `Execute` (with the shadow table in
+/// its parameters) and the `MemoryRead` of its output. The output range is
+/// reserved once per run and reused (`KvOffload`), so it is not counted.
+pub const COMMANDS_PER_LOOKUP: u64 = 2;
 
 /// One lookup call's freshness options (the seam's `LookupCall` of one key).
 #[derive(Debug, Clone, Copy, Default)]
@@ -91,11 +86,10 @@ pub struct Lookup {
     pub host_read_bytes: u64,
     /// Node reads from the medium.
     pub medium_reads: u64,
-    /// Device commands the call issued (the interim: one page read per
-    /// node; the device program: one `Execute`, plus the shadow table's
-    /// transfer).
+    /// Device commands the call issued ([`COMMANDS_PER_LOOKUP`]).
     pub commands: u64,
-    /// On the device's model clock.
+    /// On the device's model clock: the `Execute`'s submission and the
+    /// output's arrival.
     pub start_ps: u64,
     pub end_ps: u64,
 }
@@ -106,48 +100,51 @@ pub trait Offload: Send + Sync {
     fn device(&self) -> &Arc<Device>;
     /// How lookups are answered, for every row (`lookup_path`).
     fn lookup_path(&self) -> &'static str;
-    /// Whether `method` runs on this implementation.
-    fn built(&self, method: Method) -> Result<(), NotBuilt>;
     /// Before each cell of `method`; idempotent (CBM: configure the mirror
-    /// the first time).
+    /// the first time). The caller holds no guard of the pool.
     fn prepare(&self, method: Method) -> Result<()>;
     /// The shadow memtable's pairs (sorted, `None` a delete) as the table
     /// shipped with each Shadow call.
     fn encode_shadow(&self, pairs: &[(Vec<u8>, Option<Vec<u8>>)]) -> Result<Vec<u8>>;
     /// One in-storage point lookup. `Err` is a lookup that could not
-    /// finish (a node that does not parse: a torn view of the tree).
+    /// finish (a node that does not parse, retries exhausted).
     fn lookup(&self, key: &[u8], call: Call<'_>) -> Result<Lookup>;
 }
 
-/// Today's [`Offload`]: the store on the device through `DevicePageIo`, the
-/// lookup on the host from the medium (see the module's note).
-pub struct InterimOffload {
+/// The [`Offload`] of the real parts: the store on the device image and
+/// `kv.lookup` on the device's PEs.
+pub struct DeviceOffload {
     device: Arc<Device>,
-    io: Arc<DevicePageIo>,
     store: KvStore,
-    /// The lookup's queue pair (one OLAP thread).
-    qp: Mutex<ndpdb_device::QueuePair>,
+    offload: KvOffload,
+    mirror_configured: AtomicBool,
 }
 
 impl StoreSpec {
-    /// A new device image in `dir` with an empty store on it.
-    pub fn create(&self, dir: &Path) -> Result<InterimOffload> {
+    /// A new device image in `dir` with an empty store on it
+    /// (`KvStore::create_on`) and the lookup program loaded.
+    pub fn create(&self, dir: &Path) -> Result<DeviceOffload> {
         let page_bytes = u64::from(self.profile.page_bytes());
-        let capacity = (FIRST_PPN + self.file_pages) * page_bytes;
+        let pages = SLOT_PAGES + LOG_PAGES + self.file_pages;
         let opts = DeviceOptions::with_clock(self.clock);
-        let device = Arc::new(Device::create(dir, self.profile.clone(), Some(capacity), opts)?);
-        let io = Arc::new(DevicePageIo::new(device.clone(), FIRST_PPN, 0, self.file_pages)?);
-        let log: Arc<dyn KvLog> = Arc::new(MemoryKvLog::with_capacity(LOG_BYTES));
-        let config = PoolConfig { frames: self.frames, page_bytes: io.page_bytes() };
-        let pool = Arc::new(BufferPool::new(config, io.clone(), Arc::new(PoolLog(log.clone())))?);
-        let store = KvStore::create(pool, log, KvOptions { sync: true, ..KvOptions::default() })
-            .context("creating the key-value store on the device")?;
-        let qp = Mutex::new(device.queue_pair());
-        Ok(InterimOffload { device, io, store, qp })
+        let device = Arc::new(Device::create(dir, self.profile.clone(), Some(pages * page_bytes), opts)?);
+        let kv = KvOptions {
+            sync: true,
+            frames: self.frames,
+            first_ppn: FIRST_PPN,
+            pages: Some(pages),
+            log_pages: LOG_PAGES,
+            ..KvOptions::default()
+        };
+        let store =
+            KvStore::create_on(device.clone(), kv).context("creating the key-value store on the device image")?;
+        let layout = store.layout().context("a store made by create_on has a device layout")?;
+        let offload = KvOffload::new(device.clone(), layout).context("loading the lookup program")?;
+        Ok(DeviceOffload { device, store, offload, mirror_configured: AtomicBool::new(false) })
     }
 }
 
-impl Offload for InterimOffload {
+impl Offload for DeviceOffload {
     fn store(&self) -> &KvStore {
         &self.store
     }
@@ -157,62 +154,38 @@ impl Offload for InterimOffload {
     }
 
     fn lookup_path(&self) -> &'static str {
-        "interim: host walks the tree from the medium with PageRead"
-    }
-
-    fn built(&self, method: Method) -> Result<(), NotBuilt> {
-        match method {
-            Method::Baseline | Method::Flush => Ok(()),
-            Method::Shadow => Err(NotBuilt {
-                method,
-                needs: "format::shadow::encode and KvStore::offload_lookup with a shadow table (issue 16, mirror)",
-            }),
-            Method::Cbm => Err(NotBuilt {
-                method,
-                needs: "the device's mirror cache, KvStore::configure_mirror and offload_lookup (issue 16, mirror)",
-            }),
-        }
+        "device program kv.lookup on the PEs (one key per call)"
     }
 
     fn prepare(&self, method: Method) -> Result<()> {
-        self.built(method)?;
+        if method == Method::Cbm && !self.mirror_configured.swap(true, Ordering::SeqCst) {
+            let done = self.offload.configure_mirror(&self.store).context("configuring the device's mirror");
+            if done.is_err() {
+                self.mirror_configured.store(false, Ordering::SeqCst);
+            }
+            done?;
+        }
         Ok(())
     }
 
-    fn encode_shadow(&self, _pairs: &[(Vec<u8>, Option<Vec<u8>>)]) -> Result<Vec<u8>> {
-        Err(self.built(Method::Shadow).unwrap_err().into())
+    fn encode_shadow(&self, pairs: &[(Vec<u8>, Option<Vec<u8>>)]) -> Result<Vec<u8>> {
+        Ok(ndpdb_format::shadow::encode(pairs))
     }
 
     fn lookup(&self, key: &[u8], call: Call<'_>) -> Result<Lookup> {
-        if call.mirror {
-            return Err(self.built(Method::Cbm).unwrap_err().into());
-        }
-        if call.shadow.is_some() {
-            return Err(self.built(Method::Shadow).unwrap_err().into());
-        }
-        let mut qp = self.qp.lock();
-        let start_ps = self.device.now_ps();
-        let (mut end_ps, mut reads) = (start_ps, 0);
-        let found = lookup(self.store.root(), key, |pid| {
-            let c = qp.call_timed(Command::PageRead { ppn: self.io.ppn(pid), host_addr: None })?;
-            end_ps = end_ps.max(c.completed_ps);
-            reads += 1;
-            match c.result? {
-                Reply::Data(page) => Ok(page),
-                other => Err(anyhow::anyhow!("the device answered a page read with {other:?}")),
-            }
-        });
-        let found = found.map_err(|e| match e {
-            LookupError::Fetch { pid, source } => source.context(format!("reading B+-tree page {pid}")),
-            LookupError::Corrupt(e) => anyhow::Error::new(e).context("the tree on the medium"),
-        })?;
+        let keys = [key.to_vec()];
+        let call = LookupCall { keys: &keys, pes: LOOKUP_PES, mirror: call.mirror, shadow: call.shadow };
+        let r = self.offload.lookup(&call)?;
+        let value = r.values.into_iter().next().context("the lookup answered no slot for its one key")?;
         Ok(Lookup {
-            value: found.map(|f| f.value().to_vec()),
-            medium_reads: reads,
-            commands: reads,
-            start_ps,
-            end_ps,
-            ..Lookup::default()
+            value,
+            retries: r.retries,
+            host_reads: r.host_reads,
+            host_read_bytes: r.host_read_bytes,
+            medium_reads: r.medium_reads,
+            commands: COMMANDS_PER_LOOKUP,
+            start_ps: r.start_ps,
+            end_ps: r.end_ps,
         })
     }
 }
@@ -223,10 +196,11 @@ mod tests {
 
     use super::*;
 
-    /// Baseline's staleness, deterministically: an update the pool holds
-    /// dirty is not on the medium; after `flush_dirty` it is.
+    /// The four methods on one store: a value the pool holds dirty is stale
+    /// without synchronisation, fresh through the mirror, through a shadow
+    /// table, and after a flush.
     #[test]
-    fn the_interim_lookup_reads_the_medium_stale_until_a_flush() {
+    fn each_method_sees_what_it_should_of_a_dirty_page() {
         let dir = tempfile::tempdir().unwrap();
         let (profile, _) = super::super::Config::quick().profile_16k();
         let spec = StoreSpec { profile, clock: ClockKind::Virtual, frames: 32, file_pages: 512 };
@@ -235,20 +209,24 @@ mod tests {
             off.store().put(&key(i), &value(i, 0, 1024)).unwrap();
         }
         off.store().checkpoint().unwrap();
+        off.prepare(Method::Cbm).unwrap();
+        off.prepare(Method::Cbm).unwrap();
         let k = key(7);
-        assert_eq!(off.lookup(&k, Call::default()).unwrap().value, Some(value(7, 0, 1024)));
-        assert!(off.store().update(&k, &value(7, 1, 1024)).unwrap());
-        let l = off.lookup(&k, Call::default()).unwrap();
-        assert_eq!(l.value, Some(value(7, 0, 1024)), "stale: the new value is in a dirty frame only");
-        assert!(l.medium_reads >= 2 && l.commands == l.medium_reads && l.end_ps > l.start_ps, "{l:?}");
+        let (old, new) = (value(7, 0, 1024), value(7, 1, 1024));
+        assert_eq!(off.lookup(&k, Call::default()).unwrap().value, Some(old.clone()));
+        assert!(off.store().update(&k, &new).unwrap());
+        let base = off.lookup(&k, Call::default()).unwrap();
+        assert_eq!(base.value, Some(old), "Baseline: the new value is in a dirty frame only");
+        assert!(base.medium_reads >= 2 && base.host_reads == 0 && base.end_ps > base.start_ps, "{base:?}");
+        assert_eq!(base.commands, COMMANDS_PER_LOOKUP);
+        let cbm = off.lookup(&k, Call { mirror: true, shadow: None }).unwrap();
+        assert_eq!(cbm.value, Some(new.clone()), "CBM reads the dirty leaf from host memory");
+        assert!(cbm.host_reads >= 1 && cbm.host_read_bytes >= 16 << 10, "{cbm:?}");
+        let table = off.encode_shadow(&[(k.to_vec(), Some(new.clone()))]).unwrap();
+        let shadow = off.lookup(&k, Call { mirror: false, shadow: Some(&table) }).unwrap();
+        assert_eq!(shadow.value, Some(new.clone()), "Shadow finds the pair in the table");
         off.store().pool().flush_dirty().unwrap();
-        assert_eq!(off.lookup(&k, Call::default()).unwrap().value, Some(value(7, 1, 1024)));
-        assert_eq!(off.lookup(&key(10_000), Call::default()).unwrap().value, None);
-        for call in [Call { mirror: true, shadow: None }, Call { mirror: false, shadow: Some(b"t") }] {
-            let e = off.lookup(&k, call).unwrap_err();
-            assert!(e.downcast_ref::<NotBuilt>().is_some(), "{e}");
-        }
-        assert!(off.built(Method::Baseline).is_ok() && off.built(Method::Flush).is_ok());
-        assert!(off.encode_shadow(&[]).is_err());
+        assert_eq!(off.lookup(&k, Call::default()).unwrap().value, Some(new), "Flush: on the medium now");
+        assert_eq!(off.lookup(&key(10_000), Call { mirror: true, shadow: None }).unwrap().value, None);
     }
 }

@@ -4,7 +4,7 @@
 use std::path::{Path, PathBuf};
 use std::time::Instant;
 
-use anyhow::{Result, bail};
+use anyhow::Result;
 use ndpdb_workload::ycsb::{self, Mix};
 use serde::Serialize;
 
@@ -148,16 +148,6 @@ pub fn run(cfg: &Config, dir: &Path) -> Result<(Vec<Row>, Vec<CdfRow>, Vec<Strin
     let spec = StoreSpec { profile, clock: cfg.clock, frames: cfg.frames, file_pages: cfg.file_pages() };
     let off = spec.create(dir)?;
     let mut notes = Vec::new();
-    let mut methods = Vec::new();
-    for &m in &cfg.methods {
-        match off.built(m) {
-            Ok(()) => methods.push(m),
-            Err(e) => notes.push(format!("{e}: its cells are skipped, no figures shown")),
-        }
-    }
-    if methods.is_empty() {
-        bail!("{}", notes.join("; "));
-    }
     let mut state = RunState { base: load(&off, cfg)?, seq: 0 };
     let pages = off.store().pool().pages();
     if pages <= cfg.frames as u64 {
@@ -166,7 +156,7 @@ pub fn run(cfg: &Config, dir: &Path) -> Result<(Vec<Row>, Vec<CdfRow>, Vec<Strin
             cfg.frames
         ));
     }
-    let cells: Vec<_> = cfg.cells().into_iter().filter(|c| methods.contains(&c.method)).collect();
+    let cells = cfg.cells();
     let bar = progress_bar(cells.len() as u64 * cfg.lookups, "{msg:>40} [{bar:30}] {pos}/{len} lookups, {rate}/s");
     let (mut rows, mut cdfs) = (Vec::new(), Vec::new());
     let t0 = Instant::now();
@@ -193,6 +183,11 @@ pub fn run(cfg: &Config, dir: &Path) -> Result<(Vec<Row>, Vec<CdfRow>, Vec<Strin
         off.store().checkpoint()?;
         rows.push(row(cfg, &m, &profile_name, off.lookup_path()));
         let (mix, distribution) = (cell.mix.name(), cell.distribution.name());
+        if let Some(e) = &m.olap.first_error {
+            let (method, v) = (cell.method.name(), cell.value_bytes);
+            notes
+                .push(format!("{method} {mix} {distribution} {v} B: {} lookups failed; the first: {e}", m.olap.errors));
+        }
         let points = m.olap.latency.cdf(50);
         let (profile, clock) = (profile_name.clone(), cfg.clock.name());
         cdfs.push(CdfRow {
