@@ -69,6 +69,42 @@ pub fn record_bytes(payload_len: usize) -> usize {
     (RECORD_HEADER_BYTES + payload_len).div_ceil(8) * 8
 }
 
+/// Puts log bytes `data`, which start at LSN `from`, on a ring of
+/// `page`-byte pages written whole: calls `write(lsn, image)` for each page
+/// they cover, in order, with `lsn` the first new byte on that page and
+/// `image` the page's full contents (earlier bytes of the page from `tail`,
+/// zeros after the data). `tail` holds the bytes of `from`'s page before
+/// `from`, and afterwards those of the page the data ends on (empty when it
+/// ends on a page boundary). Returns the pages written.
+pub fn page_images<E>(
+    page: usize,
+    from: u64,
+    data: &[u8],
+    tail: &mut Vec<u8>,
+    mut write: impl FnMut(u64, Vec<u8>) -> Result<(), E>,
+) -> Result<u64, E> {
+    let (mut at, mut rest, mut pages) = (from, data, 0);
+    while !rest.is_empty() {
+        let off = (at % page as u64) as usize;
+        if off == 0 {
+            tail.clear();
+        }
+        debug_assert_eq!(tail.len(), off, "the tail page holds the bytes before `at`");
+        let n = (page - off).min(rest.len());
+        tail.extend_from_slice(&rest[..n]);
+        let mut image = tail.clone();
+        image.resize(page, 0);
+        write(at, image)?;
+        pages += 1;
+        at += n as u64;
+        rest = &rest[n..];
+    }
+    if at.is_multiple_of(page as u64) {
+        tail.clear();
+    }
+    Ok(pages)
+}
+
 /// Appends the whole record, at log position `lsn`, to `out`.
 pub fn frame_into(out: &mut Vec<u8>, lsn: u64, kind: RecordKind, payload: &[u8]) {
     debug_assert!(lsn.is_multiple_of(8), "records start at multiples of 8");
@@ -277,6 +313,24 @@ fn decode_commit(r: &mut Reader<'_>) -> Result<Record<'static>, FormatError> {
 mod tests {
     use super::*;
     use proptest::prelude::*;
+
+    /// Log bytes split over whole pages: the first page keeps its earlier
+    /// bytes, the last is zero-filled, and the tail carries over.
+    #[test]
+    fn page_images_rewrite_the_tail_page_and_zero_fill_the_last() {
+        let mut tail = vec![1u8; 3];
+        let mut images = Vec::new();
+        let mut write = |at, image| -> Result<(), ()> {
+            images.push((at, image));
+            Ok(())
+        };
+        assert_eq!(page_images(8, 19, &[2; 10], &mut tail, &mut write), Ok(2));
+        assert_eq!(images[0], (19, vec![1, 1, 1, 2, 2, 2, 2, 2]));
+        assert_eq!(images[1], (24, vec![2, 2, 2, 2, 2, 0, 0, 0]));
+        assert_eq!(tail, vec![2; 5]);
+        assert_eq!(page_images(8, 29, &[3; 3], &mut tail, |_, _| Ok::<(), ()>(())), Ok(1));
+        assert!(tail.is_empty(), "the data ended on a page boundary");
+    }
 
     fn op() -> impl Strategy<Value = LogOp> {
         (0u8..3, any::<u32>(), any::<u64>(), proptest::collection::vec(any::<u8>(), 0..30)).prop_map(

@@ -42,7 +42,7 @@ use ndpdb_bufmgr::PageIo;
 use ndpdb_device::{Command, Device, DeviceError, QueuePair};
 use ndpdb_format::kv_image::KvRoot;
 use ndpdb_format::kv_log::frame_into;
-use ndpdb_format::wal::record_bytes;
+use ndpdb_format::wal::{page_images, record_bytes};
 use parking_lot::{Condvar, Mutex};
 
 use crate::error::KvError;
@@ -169,27 +169,10 @@ impl DeviceKvLog {
     /// Writes `data` (log bytes from `from`) to the ring pages they cover;
     /// `tail` holds the bytes already on the first page. Then `Flush`.
     fn write(&self, from: u64, data: &[u8], tail: &mut Vec<u8>) -> Result<u64, DeviceError> {
-        let page = self.geo.page_bytes as usize;
         let mut qp = self.qp.lock();
-        let (mut at, mut rest, mut pages) = (from, data, 0);
-        while !rest.is_empty() {
-            let off = (at % page as u64) as usize;
-            if off == 0 {
-                tail.clear();
-            }
-            debug_assert_eq!(tail.len(), off, "the tail page holds the bytes before `at`");
-            let n = (page - off).min(rest.len());
-            tail.extend_from_slice(&rest[..n]);
-            let mut img = tail.clone();
-            img.resize(page, 0);
-            qp.call(Command::PageWrite { ppn: self.geo.log_ppn(at), data: img })?;
-            pages += 1;
-            at += n as u64;
-            rest = &rest[n..];
-        }
-        if at.is_multiple_of(page as u64) {
-            tail.clear();
-        }
+        let pages = page_images(self.geo.page_bytes as usize, from, data, tail, |at, image| {
+            qp.call(Command::PageWrite { ppn: self.geo.log_ppn(at), data: image }).map(drop)
+        })?;
         qp.call(Command::Flush)?;
         Ok(pages)
     }

@@ -47,7 +47,7 @@
 //! writes ride on the next flush.
 
 use ndpdb_device::{Command, QueuePair};
-use ndpdb_format::wal::{MAGIC, RECORD_HEADER_BYTES, RecordHeader, frame_into, record_bytes};
+use ndpdb_format::wal::{MAGIC, RECORD_HEADER_BYTES, RecordHeader, frame_into, page_images, record_bytes};
 use parking_lot::{Condvar, Mutex};
 
 use crate::error::page_unreadable;
@@ -221,29 +221,10 @@ impl Wal {
     /// Writes `data` (log bytes from `from`) to the pages it covers; `tail`
     /// holds the bytes already on the first page. Returns pages written.
     fn write(&self, from: u64, data: &[u8], tail: &mut Vec<u8>, qp: &Mutex<QueuePair>) -> Result<u64> {
-        let page = self.geo.page_bytes as usize;
         let mut qp = qp.lock();
-        let mut at = from;
-        let mut rest = data;
-        let mut pages = 0;
-        while !rest.is_empty() {
-            let off = (at % page as u64) as usize;
-            if off == 0 {
-                tail.clear();
-            }
-            debug_assert_eq!(tail.len(), off, "the tail page holds the bytes before `at`");
-            let n = (page - off).min(rest.len());
-            tail.extend_from_slice(&rest[..n]);
-            let mut img = tail.clone();
-            img.resize(page, 0);
-            qp.call(Command::PageWrite { ppn: self.geo.ppn(at), data: img })?;
-            pages += 1;
-            at += n as u64;
-            rest = &rest[n..];
-        }
-        if at.is_multiple_of(page as u64) {
-            tail.clear();
-        }
+        let pages = page_images(self.geo.page_bytes as usize, from, data, tail, |at, image| {
+            qp.call(Command::PageWrite { ppn: self.geo.ppn(at), data: image }).map(drop)
+        })?;
         qp.call(Command::Flush)?;
         Ok(pages)
     }
