@@ -37,13 +37,15 @@ pub struct QueuePair {
     depth: usize,
     outstanding: usize,
     done: Vec<Completion>,
+    /// Commands submitted through this queue pair since it was made.
+    submitted: u64,
 }
 
 impl QueuePair {
     /// A queue pair of `depth` entries on the device's submission queues.
     pub(crate) fn new(inner: Arc<Inner>, work: Arc<Mutex<Option<Queues>>>, depth: usize) -> QueuePair {
         let (cq_tx, cq_rx) = crossbeam_channel::bounded(depth);
-        QueuePair { inner, work, cq_tx, cq_rx, depth, outstanding: 0, done: Vec::new() }
+        QueuePair { inner, work, cq_tx, cq_rx, depth, outstanding: 0, done: Vec::new(), submitted: 0 }
     }
 }
 
@@ -63,8 +65,15 @@ impl QueuePair {
         Cells::add(&self.inner.cells.link_bytes_to_device, SQE_BYTES);
         *self.inner.cells.commands.lock().entry(kind).or_insert(0) += 1;
         self.outstanding += 1;
+        self.submitted += 1;
         debug_assert!(self.outstanding <= self.depth, "a queue pair holds at most `depth` commands");
         Ok(id)
+    }
+
+    /// Commands submitted through this queue pair since it was made (the
+    /// device's counters sum every queue pair's).
+    pub fn submitted(&self) -> u64 {
+        self.submitted
     }
 
     fn recv(&mut self) -> Result<Completion, DeviceError> {

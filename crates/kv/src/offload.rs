@@ -59,6 +59,8 @@ pub struct LookupResult {
     pub medium_reads: u64,
     /// Nodes the PEs read.
     pub nodes: u64,
+    /// Device commands the call submitted (counted on its queue pair).
+    pub commands: u64,
     /// Modelled, device clock: the Execute's submission and the output's
     /// arrival at the host (end to end).
     pub start_ps: u64,
@@ -131,6 +133,7 @@ impl KvOffload {
         let out_bytes = params.output_bytes(call.pes);
         let mut guard = self.qp.lock();
         let (qp, kept) = &mut *guard;
+        let submitted_before = qp.submitted();
         let range = match *kept {
             Some((r, bytes)) if bytes >= out_bytes => r,
             _ => {
@@ -155,6 +158,7 @@ impl KvOffload {
             .map_err(|e| device_err("reading the lookup's output", e))?;
         let end_ps = read.completed_ps;
         let out = read.result.map_err(|e| device_err("reading the lookup's output", e))?.into_data();
+        let commands = qp.submitted() - submitted_before;
         drop(guard);
         let mut result = LookupResult {
             values: Vec::with_capacity(call.keys.len()),
@@ -163,6 +167,7 @@ impl KvOffload {
             host_read_bytes: 0,
             medium_reads: report.medium_reads,
             nodes: 0,
+            commands,
             start_ps: done.submitted_ps,
             end_ps,
             exec_start_ps: report.start_ps,

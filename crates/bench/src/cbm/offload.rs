@@ -61,11 +61,6 @@ const SLOT_PAGES: u64 = 2;
 /// Processing elements per lookup call (one key per call).
 pub const LOOKUP_PES: u32 = 1;
 
-/// Device commands one lookup issues: `Execute` (with the shadow table in
-/// its parameters) and the `MemoryRead` of its output. The output range is
-/// reserved once per run and reused (`KvOffload`), so it is not counted.
-pub const COMMANDS_PER_LOOKUP: u64 = 2;
-
 /// One lookup call's freshness options (the seam's `LookupCall` of one key).
 #[derive(Debug, Clone, Copy, Default)]
 pub struct Call<'a> {
@@ -86,7 +81,9 @@ pub struct Lookup {
     pub host_read_bytes: u64,
     /// Node reads from the medium.
     pub medium_reads: u64,
-    /// Device commands the call issued ([`COMMANDS_PER_LOOKUP`]).
+    /// Device commands the call issued, counted on its queue pair: `Execute`
+    /// (the shadow table in its parameters) and the `MemoryRead` of its
+    /// output, and the output range's reservation when a call first needs it.
     pub commands: u64,
     /// On the device's model clock: the `Execute`'s submission and the
     /// output's arrival.
@@ -183,7 +180,7 @@ impl Offload for DeviceOffload {
             host_reads: r.host_reads,
             host_read_bytes: r.host_read_bytes,
             medium_reads: r.medium_reads,
-            commands: COMMANDS_PER_LOOKUP,
+            commands: r.commands,
             start_ps: r.start_ps,
             end_ps: r.end_ps,
         })
@@ -218,7 +215,7 @@ mod tests {
         let base = off.lookup(&k, Call::default()).unwrap();
         assert_eq!(base.value, Some(old), "Baseline: the new value is in a dirty frame only");
         assert!(base.medium_reads >= 2 && base.host_reads == 0 && base.end_ps > base.start_ps, "{base:?}");
-        assert_eq!(base.commands, COMMANDS_PER_LOOKUP);
+        assert_eq!(base.commands, 2, "Execute and MemoryRead (an earlier lookup reserved the output range)");
         let cbm = off.lookup(&k, Call { mirror: true, shadow: None }).unwrap();
         assert_eq!(cbm.value, Some(new.clone()), "CBM reads the dirty leaf from host memory");
         assert!(cbm.host_reads >= 1 && cbm.host_read_bytes >= 16 << 10, "{cbm:?}");
