@@ -2,12 +2,9 @@
 //! Shadow and CBM fresh; Baseline stale under updates), and bad grid names
 //! and sizes refused.
 
-use std::path::Path;
-use std::process::{Command, Output};
+mod common;
 
-fn ndpdb(args: &[&str], cwd: &Path) -> Output {
-    Command::new(env!("CARGO_BIN_EXE_ndpdb")).args(args).current_dir(cwd).output().expect("run ndpdb")
-}
+use common::ndpdb;
 
 const FIELDS: [&str; 17] = [
     "method",

@@ -1,31 +1,10 @@
 //! The `ndpdb` binary end to end: help everywhere, the commands and
 //! their JSON, and clear errors (exit 1, no panic) for bad input.
 
-use std::path::Path;
-use std::process::{Command, Output};
+mod common;
 
-fn ndpdb(args: &[&str], cwd: &Path) -> Output {
-    Command::new(env!("CARGO_BIN_EXE_ndpdb")).args(args).current_dir(cwd).output().expect("run ndpdb")
-}
-
-fn ok(out: &Output) -> String {
-    assert!(
-        out.status.success(),
-        "failed: {}\n{}",
-        String::from_utf8_lossy(&out.stdout),
-        String::from_utf8_lossy(&out.stderr)
-    );
-    String::from_utf8(out.stdout.clone()).unwrap()
-}
-
-/// A failure with a message for the user, not a panic.
-fn refused(out: &Output) -> String {
-    let err = String::from_utf8_lossy(&out.stderr).to_string();
-    assert_eq!(out.status.code(), Some(1), "expected exit 1: {err}");
-    assert!(err.starts_with("error: "), "{err}");
-    assert!(!err.contains("panicked"), "{err}");
-    err
-}
+use common::{ndpdb, ok, refused};
+use std::process::Command;
 
 #[test]
 fn every_subcommand_has_help() {

@@ -4,31 +4,10 @@
 //! a failed run do not linger, and every table with a time says which
 //! profile and clock made it and how many completions were late.
 
-use std::path::Path;
-use std::process::{Command, Output, Stdio};
+mod common;
 
-fn ndpdb(args: &[&str], cwd: &Path) -> Output {
-    Command::new(env!("CARGO_BIN_EXE_ndpdb")).args(args).current_dir(cwd).output().expect("run ndpdb")
-}
-
-fn ok(out: &Output) -> String {
-    assert!(
-        out.status.success(),
-        "failed: {}\n{}",
-        String::from_utf8_lossy(&out.stdout),
-        String::from_utf8_lossy(&out.stderr)
-    );
-    String::from_utf8(out.stdout.clone()).unwrap()
-}
-
-/// A failure with a message for the user, not a panic.
-fn refused(out: &Output) -> String {
-    let err = String::from_utf8_lossy(&out.stderr).to_string();
-    assert_eq!(out.status.code(), Some(1), "expected exit 1: {err}");
-    assert!(err.starts_with("error: "), "{err}");
-    assert!(!err.contains("panicked"), "{err}");
-    err
-}
+use common::{ndpdb, ok, refused};
+use std::process::{Command, Stdio};
 
 /// A command line as a shell splits it: words, double quotes, a `#`
 /// comment at the end.
