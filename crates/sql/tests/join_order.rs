@@ -264,7 +264,7 @@ fn plan_display_is_an_indented_tree() {
     let p = plan(&graph, &Independence, JoinOrderOptions::default());
     // Star around 0: {0}⋈{2} first (500 rows, host 1e-3 + 1e-4 + 15e-6 + 2e-6 + 5e-6), then {1} as the build side.
     let expected = "\
-join order: 3 relations in 1 component(s), objective 3.135e-3, DP budget 100000 pairs
+join order: 3 relations in 1 component(s), objective 3.135e-3, DP budget 250000 pairs
   component {0,1,2}: DPhyp, 4 csg-cmp pairs
 hash join {0,1,2}  rows=500  host=1.135e-3s device=2.000e-3s
   hash join {0,2}  rows=500  host=1.122e-3s device=0.000e0s

@@ -43,9 +43,8 @@ pub struct Independence;
 
 impl CardinalityEstimator for Independence {
     fn estimate(&self, graph: &QueryGraph, set: RelSet) -> f64 {
-        let rows = ln_rows(graph, set);
-        let sel: f64 = graph.edges_inside(set).map(|e| e.selectivity.ln()).sum();
-        (rows + sel).exp()
+        let sel: f64 = graph.edges_inside(set).map(|e| e.ln_selectivity).sum();
+        (graph.ln_rows(set) + sel).exp()
     }
 }
 
@@ -70,7 +69,7 @@ impl CardinalityEstimator for ExponentialBackoff {
     fn estimate(&self, graph: &QueryGraph, set: RelSet) -> f64 {
         let mut edges: Vec<&Edge> = graph.edges_inside(set).collect();
         edges.sort_by(|a, b| a.selectivity.total_cmp(&b.selectivity));
-        let mut forest = Forest::new(graph.len());
+        let mut forest = Forest::new();
         // The k-th damped edge weighs 1/2^k: cycle edges start at k = 1 (the
         // tree edges had full weight), all-edges at k = 0 (SQL Server's rule).
         let mut k: u32 = match self.scope {
@@ -81,38 +80,37 @@ impl CardinalityEstimator for ExponentialBackoff {
         for edge in edges {
             let tree_edge = forest.merge(edge.relations());
             if tree_edge && self.scope == BackoffScope::CycleEdges {
-                sel += edge.selectivity.ln();
+                sel += edge.ln_selectivity;
             } else {
                 // ln(s^(1/2^k)) = ln(s) / 2^k (weights below 2^-63 are kept at 2^-63).
-                sel += edge.selectivity.ln() / 2f64.powi(k.min(63) as i32);
+                sel += edge.ln_selectivity / 2f64.powi(k.min(63) as i32);
                 k += 1;
             }
         }
-        (ln_rows(graph, set) + sel).exp()
+        (graph.ln_rows(set) + sel).exp()
     }
-}
-
-fn ln_rows(graph: &QueryGraph, set: RelSet) -> f64 {
-    set.iter().map(|i| graph.relations()[i].rows.ln()).sum()
 }
 
 /// Union-find over relation indices, to tell spanning-forest edges from
 /// cycle edges.
 struct Forest {
-    parent: Vec<usize>,
+    /// Parent of each relation index (`RelSet::CAPACITY` of them).
+    parent: [u8; 64],
 }
 
 impl Forest {
-    fn new(n: usize) -> Forest {
-        Forest { parent: (0..n).collect() }
+    fn new() -> Forest {
+        Forest { parent: std::array::from_fn(|i| i as u8) }
     }
 
-    fn root(&mut self, mut i: usize) -> usize {
-        while self.parent[i] != i {
-            self.parent[i] = self.parent[self.parent[i]];
-            i = self.parent[i];
+    fn root(&mut self, i: usize) -> usize {
+        let mut i = i as u8;
+        while self.parent[usize::from(i)] != i {
+            let up = self.parent[usize::from(self.parent[usize::from(i)])];
+            self.parent[usize::from(i)] = up;
+            i = up;
         }
-        i
+        usize::from(i)
     }
 
     /// Joins the trees of all members; true when at least two were apart.
@@ -124,7 +122,7 @@ impl Forest {
             match first {
                 None => first = Some(r),
                 Some(f) if f != r => {
-                    self.parent[r] = f;
+                    self.parent[r] = f as u8;
                     merged = true;
                 }
                 Some(_) => {}

@@ -63,10 +63,16 @@ impl<'a> Context<'a> {
         if let Some(&rows) = self.rows.get(&set) {
             return rows;
         }
-        let raw = self.estimator.estimate(self.graph, set);
-        let rows = if raw.is_nan() { f64::MAX } else { raw.clamp(1.0, f64::MAX) };
+        let rows = self.estimate(set);
         self.rows.insert(set, rows);
         rows
+    }
+
+    /// The estimate for `set`, clamped, not memoised (for callers that keep
+    /// their own memo, as the DP table does).
+    pub fn estimate(&self, set: RelSet) -> f64 {
+        let raw = self.estimator.estimate(self.graph, set);
+        if raw.is_nan() { f64::MAX } else { raw.clamp(1.0, f64::MAX) }
     }
 
     /// The leaf for relation `index`.

@@ -28,8 +28,11 @@
 //! When the count passes the budget the DP stops and the caller falls back
 //! to the greedy algorithm, so cliques and dense cycles cannot explode.
 
-use super::context::{Context, SetMap};
+use std::collections::hash_map::Entry as Entry_;
+
+use super::context::{Context, Joined, SetMap};
 use super::cost::{Cost, JoinInput};
+use super::graph::QueryGraph;
 use super::plan::JoinTree;
 use super::relset::RelSet;
 
@@ -43,6 +46,49 @@ pub(super) enum DpOutcome {
     NoPlan(u64),
 }
 
+/// What the enumeration does with the sets and pairs it finds.
+trait Visitor {
+    /// True when `set` is known to be connected (built). DPhyp asks before
+    /// it emits a csg or a cmp grown by a neighbourhood subset.
+    fn is_built(&self, set: RelSet) -> bool;
+    /// A csg-cmp pair; false stops the enumeration.
+    fn pair(&mut self, s1: RelSet, s2: RelSet) -> bool;
+}
+
+/// The enumeration of DPhyp, generic over what it feeds.
+struct Enumerator<'g, V> {
+    graph: &'g QueryGraph,
+    visitor: V,
+    stopped: bool,
+}
+
+/// Counts the csg-cmp pairs of a component without hyperedges, stopping at
+/// `budget + 1`. Without hyperedges every set the enumeration grows from a
+/// connected set by neighbours is connected, so no table is needed: this
+/// costs a few nanoseconds a pair, a small fraction of costing the pair.
+pub(super) fn count_pairs(graph: &QueryGraph, component: RelSet, budget: u64) -> u64 {
+    debug_assert!(!graph.has_hyperedges(component), "counting needs the table for hyperedges");
+    let mut e = Enumerator { graph, visitor: Counter { pairs: 0, budget }, stopped: false };
+    e.run(component);
+    e.visitor.pairs
+}
+
+struct Counter {
+    pairs: u64,
+    budget: u64,
+}
+
+impl Visitor for Counter {
+    fn is_built(&self, _: RelSet) -> bool {
+        true
+    }
+
+    fn pair(&mut self, _: RelSet, _: RelSet) -> bool {
+        self.pairs += 1;
+        self.pairs <= self.budget
+    }
+}
+
 /// The best plan found so far for one set.
 #[derive(Debug, Clone, Copy)]
 struct Entry {
@@ -54,57 +100,70 @@ struct Entry {
     build: RelSet,
 }
 
-struct DpHyp<'c, 'a> {
+/// The dynamic program's table and counters.
+struct Table<'c, 'a> {
     ctx: &'c mut Context<'a>,
-    table: SetMap<Entry>,
+    entries: SetMap<Entry>,
+    /// The last csg looked up and its entry: `emit_csg(S1)` pairs one S1
+    /// with many cmps, and no pair it emits changes S1's own entry.
+    last_csg: (RelSet, Entry),
     pairs: u64,
     budget: u64,
-    over: bool,
 }
 
-/// Runs DPhyp on one connected component.
+/// Runs DPhyp on one connected component, stopping after `budget` pairs.
 pub(super) fn dphyp(ctx: &mut Context<'_>, component: RelSet, budget: u64) -> DpOutcome {
-    let mut dp = DpHyp { ctx, table: SetMap::default(), pairs: 0, budget, over: false };
+    let graph = ctx.graph;
+    let mut entries = SetMap::default();
     for v in component.iter() {
-        let rows = dp.ctx.rows(RelSet::single(v));
-        let cost = dp.ctx.model.scan(&dp.ctx.graph.relations()[v]);
-        let objective = dp.ctx.model.objective(cost);
-        let leaf = Entry { rows, cost, objective, probe: RelSet::EMPTY, build: RelSet::EMPTY };
-        dp.table.insert(RelSet::single(v), leaf);
+        let rows = ctx.rows(RelSet::single(v));
+        let cost = ctx.model.scan(&graph.relations()[v]);
+        let objective = ctx.model.objective(cost);
+        entries.insert(RelSet::single(v), Entry { rows, cost, objective, probe: RelSet::EMPTY, build: RelSet::EMPTY });
     }
-    for v in component.iter().rev() {
-        let start = RelSet::single(v);
-        dp.emit_csg(start);
-        dp.enumerate_csg_rec(start, RelSet::up_to(v));
-        if dp.over {
-            return DpOutcome::OverBudget(dp.pairs);
+    let none = Entry { rows: 0.0, cost: Cost::ZERO, objective: 0.0, probe: RelSet::EMPTY, build: RelSet::EMPTY };
+    let table = Table { ctx, entries, last_csg: (RelSet::EMPTY, none), pairs: 0, budget };
+    let mut e = Enumerator { graph, visitor: table, stopped: false };
+    e.run(component);
+    let table = e.visitor;
+    if e.stopped {
+        DpOutcome::OverBudget(table.pairs)
+    } else if table.entries.contains_key(&component) {
+        DpOutcome::Plan(table.tree(component), table.pairs)
+    } else {
+        DpOutcome::NoPlan(table.pairs)
+    }
+}
+
+impl<V: Visitor> Enumerator<'_, V> {
+    fn run(&mut self, component: RelSet) {
+        for v in component.iter().rev() {
+            let start = RelSet::single(v);
+            self.emit_csg(start);
+            self.enumerate_csg_rec(start, RelSet::up_to(v));
+            if self.stopped {
+                return;
+            }
         }
     }
-    if dp.table.contains_key(&component) {
-        DpOutcome::Plan(dp.tree(component), dp.pairs)
-    } else {
-        DpOutcome::NoPlan(dp.pairs)
-    }
-}
 
-impl DpHyp<'_, '_> {
     fn enumerate_csg_rec(&mut self, s1: RelSet, excluded: RelSet) {
-        let n = self.ctx.graph.neighbourhood(s1, excluded);
+        let n = self.graph.neighbourhood(s1, excluded);
         if n.is_empty() {
             return;
         }
         for grow in n.subsets() {
-            if self.over {
+            if self.stopped {
                 return;
             }
             let csg = s1.union(grow);
-            if self.table.contains_key(&csg) {
+            if self.visitor.is_built(csg) {
                 self.emit_csg(csg);
             }
         }
         let excluded = excluded.union(n);
         for grow in n.subsets() {
-            if self.over {
+            if self.stopped {
                 return;
             }
             self.enumerate_csg_rec(s1.union(grow), excluded);
@@ -114,13 +173,13 @@ impl DpHyp<'_, '_> {
     fn emit_csg(&mut self, s1: RelSet) {
         let Some(lowest) = s1.min() else { return };
         let excluded = s1.union(RelSet::up_to(lowest));
-        let n = self.ctx.graph.neighbourhood(s1, excluded);
+        let n = self.graph.neighbourhood(s1, excluded);
         for v in n.iter().rev() {
-            if self.over {
+            if self.stopped {
                 return;
             }
             let s2 = RelSet::single(v);
-            if self.ctx.graph.connects(s1, s2) {
+            if self.graph.connects(s1, s2) {
                 self.emit_pair(s1, s2);
             }
             self.enumerate_cmp_rec(s1, s2, excluded.union(n.intersection(RelSet::up_to(v))));
@@ -128,53 +187,89 @@ impl DpHyp<'_, '_> {
     }
 
     fn enumerate_cmp_rec(&mut self, s1: RelSet, s2: RelSet, excluded: RelSet) {
-        let n = self.ctx.graph.neighbourhood(s2, excluded);
+        let n = self.graph.neighbourhood(s2, excluded);
         if n.is_empty() {
             return;
         }
         for grow in n.subsets() {
-            if self.over {
+            if self.stopped {
                 return;
             }
             let cmp = s2.union(grow);
-            if self.table.contains_key(&cmp) && self.ctx.graph.connects(s1, cmp) {
+            if self.visitor.is_built(cmp) && self.graph.connects(s1, cmp) {
                 self.emit_pair(s1, cmp);
             }
         }
         let excluded = excluded.union(n);
         for grow in n.subsets() {
-            if self.over {
+            if self.stopped {
                 return;
             }
             self.enumerate_cmp_rec(s1, s2.union(grow), excluded);
         }
     }
 
-    /// Costs `s1 ⋈ s2` both ways round and keeps it if it beats the table.
     fn emit_pair(&mut self, s1: RelSet, s2: RelSet) {
-        self.pairs += 1;
-        if self.pairs > self.budget {
-            self.over = true;
-            return;
+        if !self.visitor.pair(s1, s2) {
+            self.stopped = true;
         }
-        let (Some(&a), Some(&b)) = (self.table.get(&s1), self.table.get(&s2)) else {
-            debug_assert!(false, "DPhyp emitted {s1} and {s2} before building both");
-            return;
-        };
-        let set = s1.union(s2);
-        let rows = self.ctx.rows(set);
-        let input = |relations, e: Entry| JoinInput { relations, rows: e.rows, cost: e.cost };
-        let joined = self.ctx.join(input(s1, a), input(s2, b), rows, false);
-        if self.table.get(&set).is_some_and(|old| old.objective <= joined.objective) {
-            return;
-        }
-        let (probe, build) = if joined.first_probes { (s1, s2) } else { (s2, s1) };
-        self.table.insert(set, Entry { rows, cost: joined.cost, objective: joined.objective, probe, build });
+    }
+}
+
+impl Visitor for Table<'_, '_> {
+    fn is_built(&self, set: RelSet) -> bool {
+        self.entries.contains_key(&set)
     }
 
+    /// Costs `s1 ⋈ s2` both ways round and keeps it if it beats the table.
+    fn pair(&mut self, s1: RelSet, s2: RelSet) -> bool {
+        self.pairs += 1;
+        if self.pairs > self.budget {
+            return false;
+        }
+        if self.last_csg.0 != s1 {
+            let Some(&a) = self.entries.get(&s1) else {
+                debug_assert!(false, "DPhyp emitted {s1} before building it");
+                return true;
+            };
+            self.last_csg = (s1, a);
+        }
+        let a = self.last_csg.1;
+        let Some(&b) = self.entries.get(&s2) else {
+            debug_assert!(false, "DPhyp emitted {s2} before building it");
+            return true;
+        };
+        let set = s1.union(s2);
+        debug_assert!(set != self.last_csg.0, "a pair never rebuilds its own csg");
+        let input = |relations, e: Entry| JoinInput { relations, rows: e.rows, cost: e.cost };
+        match self.entries.entry(set) {
+            Entry_::Occupied(mut old) => {
+                let rows = old.get().rows;
+                let joined = self.ctx.join(input(s1, a), input(s2, b), rows, false);
+                if joined.objective < old.get().objective {
+                    old.insert(entry(rows, joined, s1, s2));
+                }
+            }
+            Entry_::Vacant(slot) => {
+                // The table is the memo of estimates for the sets it holds.
+                let rows = self.ctx.estimate(set);
+                let joined = self.ctx.join(input(s1, a), input(s2, b), rows, false);
+                slot.insert(entry(rows, joined, s1, s2));
+            }
+        }
+        true
+    }
+}
+
+fn entry(rows: f64, joined: Joined, s1: RelSet, s2: RelSet) -> Entry {
+    let (probe, build) = if joined.first_probes { (s1, s2) } else { (s2, s1) };
+    Entry { rows, cost: joined.cost, objective: joined.objective, probe, build }
+}
+
+impl Table<'_, '_> {
     /// The tree the table holds for `set` (which it must hold).
     fn tree(&self, set: RelSet) -> JoinTree {
-        let e = self.table[&set];
+        let e = self.entries[&set];
         if e.probe.is_empty() {
             let relation = set.min().unwrap_or(0);
             let id = self.ctx.graph.relations()[relation].id;

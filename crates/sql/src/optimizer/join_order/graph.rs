@@ -66,6 +66,8 @@ pub struct Edge {
     pub right: RelSet,
     /// In (0, 1].
     pub selectivity: f64,
+    /// `ln(selectivity)`, for estimators that work in logarithms.
+    pub ln_selectivity: f64,
 }
 
 impl Edge {
@@ -90,6 +92,8 @@ pub struct QueryGraph {
     adjacent: Vec<RelSet>,
     /// Edges with more than one relation on a side.
     hyperedges: Vec<Edge>,
+    /// `ln(rows)` of each relation (`-inf` for 0 rows).
+    ln_rows: Vec<f64>,
 }
 
 impl QueryGraph {
@@ -110,8 +114,9 @@ impl QueryGraph {
                 return Err(JoinOrderError::BadScanCost { relation, cost: format!("{:?}", r.scan) });
             }
         }
-        let mut graph =
-            QueryGraph { relations, edges: Vec::new(), adjacent: vec![RelSet::EMPTY; count], hyperedges: Vec::new() };
+        let ln_rows = relations.iter().map(|r| r.rows.ln()).collect();
+        let adjacent = vec![RelSet::EMPTY; count];
+        let mut graph = QueryGraph { relations, edges: Vec::new(), adjacent, hyperedges: Vec::new(), ln_rows };
         for (index, edge) in edges.iter().enumerate() {
             let edge = validate_edge(index, edge, count)?;
             if edge.left.len() == 1 && edge.right.len() == 1 {
@@ -149,6 +154,16 @@ impl QueryGraph {
     /// The set of all relations.
     pub fn all(&self) -> RelSet {
         RelSet::first(self.relations.len())
+    }
+
+    /// `Σ ln(rows)` over the relations in `set`.
+    pub fn ln_rows(&self, set: RelSet) -> f64 {
+        set.iter().map(|i| self.ln_rows[i]).sum()
+    }
+
+    /// True when some edge of the component has more than one relation on a side.
+    pub fn has_hyperedges(&self, component: RelSet) -> bool {
+        self.hyperedges.iter().any(|e| e.relations().is_subset_of(component))
     }
 
     /// Edges whose both sides lie in `set`.
@@ -225,5 +240,5 @@ fn validate_edge(index: usize, edge: &JoinEdge, count: usize) -> Result<Edge, Jo
     if !(selectivity > 0.0 && selectivity <= 1.0) {
         return Err(JoinOrderError::BadSelectivity { edge: index, selectivity });
     }
-    Ok(Edge { left, right, selectivity })
+    Ok(Edge { left, right, selectivity, ln_selectivity: selectivity.ln() })
 }

@@ -57,7 +57,7 @@ pub use cost::{Cost, CostModel, HashJoinCostModel, JoinInput, JoinStep};
 pub use error::JoinOrderError;
 pub use graph::{Edge, JoinEdge, QueryGraph, Relation};
 pub use plan::{Algorithm, ComponentReport, GreedyReason, JoinPlan, JoinTree};
-pub use relset::{RelSet, Subsets};
+pub use relset::{Members, RelSet, Subsets};
 
 use context::Context;
 use dphyp::DpOutcome;
@@ -69,7 +69,7 @@ use dphyp::DpOutcome;
 /// bound the DP to roughly 10-20 ms, leaving room under the 50 ms target for
 /// a GOO fallback. Every JOB query stays under it; cliques of 11 or more
 /// relations and stars of 16 or more do not.
-pub const DEFAULT_DP_PAIR_BUDGET: u64 = 100_000;
+pub const DEFAULT_DP_PAIR_BUDGET: u64 = 250_000;
 
 /// How the orderer chooses its algorithm.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -131,7 +131,15 @@ fn order_component(
     if options.greedy_only {
         return (greedy::goo(ctx, component), report(Algorithm::Greedy(GreedyReason::Requested), 0));
     }
-    match dphyp::dphyp(ctx, component, options.dp_pair_budget) {
+    let budget = options.dp_pair_budget;
+    if !ctx.graph.has_hyperedges(component) {
+        // Count first (cheap) so an oversized DP never starts.
+        let pairs = dphyp::count_pairs(ctx.graph, component, budget);
+        if pairs > budget {
+            return (greedy::goo(ctx, component), report(Algorithm::Greedy(GreedyReason::OverBudget), pairs));
+        }
+    }
+    match dphyp::dphyp(ctx, component, budget) {
         DpOutcome::Plan(tree, pairs) => (tree, report(Algorithm::DpHyp, pairs)),
         DpOutcome::OverBudget(pairs) => {
             (greedy::goo(ctx, component), report(Algorithm::Greedy(GreedyReason::OverBudget), pairs))

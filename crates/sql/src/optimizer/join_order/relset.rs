@@ -105,9 +105,9 @@ impl RelSet {
         RelSet(self.0 & self.0.wrapping_neg())
     }
 
-    /// Members in increasing order.
-    pub fn iter(self) -> impl DoubleEndedIterator<Item = usize> {
-        (0..Self::CAPACITY).filter(move |&i| self.0 & (1 << i) != 0)
+    /// Members in increasing order (`.rev()` for decreasing).
+    pub fn iter(self) -> Members {
+        Members(self.0)
     }
 
     /// Every non-empty subset, in increasing order of the mask.
@@ -115,6 +115,42 @@ impl RelSet {
         Subsets { all: self.0, next: self.0 & self.0.wrapping_neg(), done: self.0 == 0 }
     }
 }
+
+/// Iterator over the members of a set (see [`RelSet::iter`]); one step per
+/// member, not per bit.
+#[derive(Clone, Debug)]
+pub struct Members(u64);
+
+impl Iterator for Members {
+    type Item = usize;
+
+    fn next(&mut self) -> Option<usize> {
+        if self.0 == 0 {
+            return None;
+        }
+        let i = self.0.trailing_zeros() as usize;
+        self.0 &= self.0 - 1;
+        Some(i)
+    }
+
+    fn size_hint(&self) -> (usize, Option<usize>) {
+        let n = self.0.count_ones() as usize;
+        (n, Some(n))
+    }
+}
+
+impl DoubleEndedIterator for Members {
+    fn next_back(&mut self) -> Option<usize> {
+        if self.0 == 0 {
+            return None;
+        }
+        let i = 63 - self.0.leading_zeros() as usize;
+        self.0 &= !(1 << i);
+        Some(i)
+    }
+}
+
+impl ExactSizeIterator for Members {}
 
 /// Iterator over the non-empty subsets of a set (see [`RelSet::subsets`]).
 #[derive(Clone, Debug)]
@@ -174,6 +210,9 @@ mod tests {
         assert!(subsets.iter().all(|s| !s.is_empty() && s.is_subset_of(set)));
         assert_eq!(RelSet::EMPTY.subsets().count(), 0);
         assert_eq!(RelSet::first(64).lowest(), RelSet::single(0));
+        let members = RelSet::from_bits(1 << 63 | 0b1010);
+        assert_eq!(members.iter().collect::<Vec<_>>(), [1, 3, 63]);
+        assert_eq!(members.iter().rev().collect::<Vec<_>>(), [63, 3, 1]);
     }
 
     #[test]
