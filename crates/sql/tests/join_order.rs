@@ -140,8 +140,50 @@ fn over_budget_falls_back_to_greedy() {
     assert_eq!(p.components[0].algorithm, Algorithm::Greedy(GreedyReason::OverBudget));
     assert_eq!(p.dp_pairs(), 1001);
     assert_eq!(check_tree(&p.tree, &graph, &est, &model), 0);
-    let exact_pairs = plan(&graph, &est, JoinOrderOptions { dp_pair_budget: 28501, greedy_only: false });
-    assert_eq!(exact_pairs.components[0].algorithm, Algorithm::DpHyp, "a budget equal to the count suffices");
+    // A 10-clique has 28,501 pairs: exactly that budget suffices, one less does not.
+    let at = plan(&graph, &est, JoinOrderOptions { dp_pair_budget: 28501, greedy_only: false });
+    assert_eq!((at.components[0].algorithm, at.dp_pairs()), (Algorithm::DpHyp, 28501));
+    let below = plan(&graph, &est, JoinOrderOptions { dp_pair_budget: 28500, greedy_only: false });
+    assert_eq!(below.components[0].algorithm, Algorithm::Greedy(GreedyReason::OverBudget));
+    assert_eq!(below.dp_pairs(), 28501);
+}
+
+/// With hyperedges there is no counting pass: the DP stops itself.
+#[test]
+fn hypergraph_dp_stops_at_the_budget() {
+    use ndpdb_sql::optimizer::join_order::JoinEdge;
+    let est = Independence;
+    let model = HashJoinCostModel::default();
+    let mut rng = common::rng(3);
+    let rels = common::relations(&mut rng, 5);
+    let mut edges: Vec<JoinEdge> = (1..5).map(|i| JoinEdge::simple(i - 1, i, 0.01)).collect();
+    edges.push(JoinEdge::hyper(&[0, 1], &[3, 4], 0.5));
+    let graph = QueryGraph::new(rels, edges).unwrap();
+    let full = plan(&graph, &est, exact());
+    assert_eq!(full.components[0].algorithm, Algorithm::DpHyp);
+    assert_eq!(full.dp_pairs(), exhaustive(&graph, &est, &model, graph.all()).1);
+    let p = plan(&graph, &est, JoinOrderOptions { dp_pair_budget: 3, greedy_only: false });
+    assert_eq!((p.components[0].algorithm, p.dp_pairs()), (Algorithm::Greedy(GreedyReason::OverBudget), 4));
+    assert_eq!(check_tree(&p.tree, &graph, &est, &model), 0);
+}
+
+/// GOO joins the connected pair with the fewest rows first.
+#[test]
+fn greedy_joins_the_smallest_result_first() {
+    use ndpdb_sql::optimizer::join_order::{Cost, JoinEdge, JoinTree, Relation};
+    let rel = |rows| Relation { id: 0, rows, scan: Cost::ZERO };
+    // Chain 0-1-2-3: {0,1} = 100, {1,2} = 10, {2,3} = 1000 rows.
+    let edges = vec![JoinEdge::simple(0, 1, 0.01), JoinEdge::simple(1, 2, 0.001), JoinEdge::simple(2, 3, 0.1)];
+    let graph = QueryGraph::new(vec![rel(100.0), rel(100.0), rel(100.0), rel(100.0)], edges).unwrap();
+    let p = plan(&graph, &Independence, greedy());
+    // Then {0,1,2} = 10 rows beats {1,2,3} = 100: (({1,2} ⋈ 0) ⋈ 3).
+    let mut joins = Vec::new();
+    p.tree.visit(&mut |node| {
+        if let JoinTree::Join { relations, .. } = node {
+            joins.push(relations.to_string());
+        }
+    });
+    assert_eq!(joins, ["{0,1,2,3}", "{0,1,2}", "{1,2}"]);
 }
 
 /// Components are ordered alone and cross-joined smallest first.

@@ -25,8 +25,10 @@
 //! the sets that are not connected yet. The number of pairs is the DP's work
 //! (each costs two cost-model calls and a table update): a chain of n
 //! relations has (n³-n)/6, a star (n-1)·2^(n-2), a clique (3^n-2^(n+1)+1)/2.
-//! When the count passes the budget the DP stops and the caller falls back
-//! to the greedy algorithm, so cliques and dense cycles cannot explode.
+//! When the count passes the budget the caller falls back to the greedy
+//! algorithm, so cliques and dense stars cannot explode: without hyperedges
+//! [`count_pairs`] runs the same enumeration without costing first; with
+//! them the DP stops itself at the budget.
 
 use std::collections::hash_map::Entry as Entry_;
 

@@ -15,9 +15,11 @@
 //!   work is the number of csg-cmp pairs it emits; the choice between it
 //!   and the greedy fallback is a budget on that count
 //!   ([`JoinOrderOptions::dp_pair_budget`], default
-//!   [`DEFAULT_DP_PAIR_BUDGET`]), not a relation count: a 17-relation JOB
-//!   query whose graph is a few stars around `title` stays exact, while a
-//!   12-relation clique (265,720 pairs) falls back.
+//!   [`DEFAULT_DP_PAIR_BUDGET`]), not a relation count: JOB 29a (17
+//!   relations, 222,882 pairs) stays exact, while a 12-relation clique
+//!   (261,625 pairs) falls back. Without hyperedges the pairs are counted
+//!   first (a few ns each, no costing), so an oversized DP never starts;
+//!   with hyperedges the DP itself stops at the budget.
 //! - **Greedy beyond.** GOO ([`greedy`](self) module) joins the pair with the
 //!   smallest result first: O(n³) estimates, bushy, no cross products.
 //! - **Cardinality by set.** [`CardinalityEstimator`] maps a set of relations
@@ -64,11 +66,13 @@ use dphyp::DpOutcome;
 
 /// The default budget of csg-cmp pairs for DPhyp per component.
 ///
-/// At about 0.1-0.2 µs a pair on this machine's class (see
-/// `examples/join_order_time.rs` and `docs/optimizer.md`), 100,000 pairs
-/// bound the DP to roughly 10-20 ms, leaving room under the 50 ms target for
-/// a GOO fallback. Every JOB query stays under it; cliques of 11 or more
-/// relations and stars of 16 or more do not.
+/// Costing a pair takes 40-70 ns on this 2-core machine (more for graphs
+/// with many connected subsets, whose table outgrows the caches; figures in
+/// `docs/optimizer.md`, from `examples/join_order_time.rs`), so 250,000
+/// pairs bound the DP to about 10-20 ms, within the 50 ms planning target
+/// even on a loaded machine. All 113 JOB queries fit (the largest, 29a-c,
+/// have 222,882); chains and cycles of 64 relations fit; cliques of 12 or
+/// more and stars of 17 or more do not. `docs/optimizer.md` must agree.
 pub const DEFAULT_DP_PAIR_BUDGET: u64 = 250_000;
 
 /// How the orderer chooses its algorithm.
