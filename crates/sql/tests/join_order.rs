@@ -167,23 +167,25 @@ fn hypergraph_dp_stops_at_the_budget() {
     assert_eq!(check_tree(&p.tree, &graph, &est, &model), 0);
 }
 
-/// GOO joins the connected pair with the fewest rows first.
+/// GOO joins the connected pair with the fewest rows first, even when it is
+/// not the cheapest join.
 #[test]
 fn greedy_joins_the_smallest_result_first() {
     use ndpdb_sql::optimizer::join_order::{Cost, JoinEdge, JoinTree, Relation};
     let rel = |rows| Relation { id: 0, rows, scan: Cost::ZERO };
-    // Chain 0-1-2-3: {0,1} = 100, {1,2} = 10, {2,3} = 1000 rows.
-    let edges = vec![JoinEdge::simple(0, 1, 0.01), JoinEdge::simple(1, 2, 0.001), JoinEdge::simple(2, 3, 0.1)];
-    let graph = QueryGraph::new(vec![rel(100.0), rel(100.0), rel(100.0), rel(100.0)], edges).unwrap();
+    // Chain 0-1-2-3: {0,1} = 50 rows (cheap), {1,2} = 10^4, {2,3} = 1 row
+    // (expensive: two inputs of 10^6 rows).
+    let edges = vec![JoinEdge::simple(0, 1, 0.5), JoinEdge::simple(1, 2, 1e-3), JoinEdge::simple(2, 3, 1e-12)];
+    let graph = QueryGraph::new(vec![rel(10.0), rel(10.0), rel(1e6), rel(1e6)], edges).unwrap();
     let p = plan(&graph, &Independence, greedy());
-    // Then {0,1,2} = 10 rows beats {1,2,3} = 100: (({1,2} ⋈ 0) ⋈ 3).
+    // Then {1,2,3} = 10 rows beats {0,1} = 50: ((({2,3} ⋈ 1) ⋈ 0).
     let mut joins = Vec::new();
     p.tree.visit(&mut |node| {
         if let JoinTree::Join { relations, .. } = node {
             joins.push(relations.to_string());
         }
     });
-    assert_eq!(joins, ["{0,1,2,3}", "{0,1,2}", "{1,2}"]);
+    assert_eq!(joins, ["{0,1,2,3}", "{1,2,3}", "{2,3}"]);
 }
 
 /// Components are ordered alone and cross-joined smallest first.
