@@ -318,3 +318,43 @@ hash join {0,1,2}  rows=500  host=1.135e-3s device=2.000e-3s
 ";
     assert_eq!(p.to_string(), expected);
 }
+
+/// Garbage in: building a graph never panics, and every graph it accepts is
+/// ordered into a valid tree (extreme rows included).
+#[test]
+fn arbitrary_input_never_panics() {
+    use ndpdb_sql::optimizer::join_order::{Cost, JoinEdge, Relation};
+    use rand::RngExt;
+    let model = HashJoinCostModel::default();
+    let number = |rng: &mut rand::rngs::Xoshiro256PlusPlus| match rng.random_range(0..40) {
+        0 => f64::NAN,
+        1 => f64::INFINITY,
+        2 => -1.0,
+        3 => 0.0,
+        4 => 1e300,
+        _ => rng.random_range(0.0..1.0),
+    };
+    let mut accepted = 0;
+    for seed in 0..10_000 {
+        let mut rng = common::rng(seed);
+        let n = rng.random_range(0..12usize);
+        let relations: Vec<Relation> = (0..n)
+            .map(|i| Relation { id: i as u64, rows: number(&mut rng) * 1e6, scan: Cost::host(number(&mut rng)) })
+            .collect();
+        let side = |rng: &mut rand::rngs::Xoshiro256PlusPlus| {
+            let len = if rng.random_bool(0.05) { 0 } else { rng.random_range(1..3) };
+            let bound = if rng.random_bool(0.05) { n + 70 } else { n.max(1) };
+            (0..len).map(|_| rng.random_range(0..bound)).collect::<Vec<usize>>()
+        };
+        let edges: Vec<JoinEdge> = (0..rng.random_range(0..n + 3))
+            .map(|_| JoinEdge { left: side(&mut rng), right: side(&mut rng), selectivity: number(&mut rng) })
+            .collect();
+        let Ok(graph) = QueryGraph::new(relations, edges) else { continue };
+        accepted += 1;
+        for (_, est) in estimators() {
+            let p = plan(&graph, est.as_ref(), JoinOrderOptions { dp_pair_budget: 50, greedy_only: false });
+            check_tree(&p.tree, &graph, est.as_ref(), &model);
+        }
+    }
+    assert!(accepted > 500, "only {accepted} graphs accepted: the generator should hit valid ones");
+}
