@@ -59,6 +59,22 @@ fn dp_is_optimal_and_greedy_is_valid_on_every_shape() {
     }
 }
 
+/// Larger graphs, fewer seeds: 10-12 relations of every shape.
+#[test]
+fn dp_is_optimal_on_larger_graphs() {
+    let model = HashJoinCostModel::default();
+    for shape in SHAPES {
+        for n in 10..=12 {
+            let graph = common::graph(4242 + n as u64, shape, n);
+            let est = ExponentialBackoff::default();
+            let (best, pairs) = exhaustive(&graph, &est, &model, graph.all());
+            let dp = plan(&graph, &est, exact());
+            assert_eq!(dp.dp_pairs(), pairs, "{shape:?} n={n}");
+            assert!(close(dp.objective, best.unwrap()), "{shape:?} n={n}");
+        }
+    }
+}
+
 /// The exhaustive reference itself assumes the principle of optimality;
 /// check it against the minimum over every tree on small graphs.
 #[test]
@@ -85,7 +101,7 @@ fn exhaustive_reference_equals_the_minimum_over_all_trees() {
 #[test]
 fn dp_handles_hyperedges() {
     let model = HashJoinCostModel::default();
-    let mut without_plan = 0;
+    let (mut without_plan, mut exact_with_hyperedges) = (0, 0);
     for n in 2..=9 {
         for seed in 0..(4 * SEEDS_PER_CASE) {
             let graph = common::hypergraph(seed * 31 + n as u64, n);
@@ -101,6 +117,7 @@ fn dp_handles_hyperedges() {
                         (Algorithm::DpHyp, Some(best)) => {
                             let sub = common::subtree_objective(&dp.tree, c.relations, &model);
                             assert!(close(sub, best), "{case}: {} dp {sub} != {best}", c.relations);
+                            exact_with_hyperedges += usize::from(graph.has_hyperedges(c.relations));
                         }
                         (Algorithm::Greedy(GreedyReason::NoCrossProductFreeTree), None) => without_plan += 1,
                         (algorithm, best) => panic!("{case}: {} got {algorithm} but reference {best:?}", c.relations),
@@ -109,7 +126,8 @@ fn dp_handles_hyperedges() {
             }
         }
     }
-    assert!(without_plan > 0, "the generator should produce components without a cross-product-free tree");
+    assert!(without_plan > 20, "only {without_plan} components without a cross-product-free tree");
+    assert!(exact_with_hyperedges > 100, "only {exact_with_hyperedges} DP components with hyperedges");
 }
 
 /// DPhyp emits exactly the published number of csg-cmp pairs (Moerkotte &

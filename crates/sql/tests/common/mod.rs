@@ -97,7 +97,7 @@ pub fn hypergraph(seed: u64, n: usize) -> QueryGraph {
             edges.push(JoinEdge::simple(rng.random_range(0..i), i, log_uniform(&mut rng, -4.0, 0.0)));
         }
     }
-    for _ in 0..rng.random_range(1..=3) {
+    for _ in 0..rng.random_range(1..=4) {
         let mut left = Vec::new();
         let mut right = Vec::new();
         for i in 0..n {
@@ -107,7 +107,7 @@ pub fn hypergraph(seed: u64, n: usize) -> QueryGraph {
                 _ => {}
             }
         }
-        if !left.is_empty() && !right.is_empty() && left.len() + right.len() <= 4 {
+        if !left.is_empty() && !right.is_empty() && left.len() + right.len() <= 5 {
             edges.push(JoinEdge::hyper(&left, &right, log_uniform(&mut rng, -4.0, 0.0)));
         }
     }

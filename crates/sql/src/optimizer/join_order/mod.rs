@@ -10,7 +10,7 @@
 //!                 node Cost { host, device } from the CostModel
 //! ```
 //!
-//! - **Exact where affordable.** DPhyp ([`dphyp`](self) module) finds the
+//! - **Exact where affordable.** DPhyp (`dphyp.rs`) finds the
 //!   cheapest bushy tree without cross products and handles hyperedges. Its
 //!   work is the number of csg-cmp pairs it emits; the choice between it
 //!   and the greedy fallback is a budget on that count
@@ -20,12 +20,12 @@
 //!   (261,625 pairs) falls back. Without hyperedges the pairs are counted
 //!   first (a few ns each, no costing), so an oversized DP never starts;
 //!   with hyperedges the DP itself stops at the budget.
-//! - **Greedy beyond.** GOO ([`greedy`](self) module) joins the pair with the
+//! - **Greedy beyond.** GOO (`greedy.rs`) joins the pair with the
 //!   smallest result first: O(n³) estimates, bushy, no cross products.
 //! - **Cardinality by set.** [`CardinalityEstimator`] maps a set of relations
 //!   to rows, so every order of the same relations agrees on them; the
 //!   independence estimate and a damped one (correlated JOB predicates) are
-//!   built in ([`cardinality`](self) module).
+//!   built in (`cardinality.rs`).
 //! - **Cost in two parts.** [`CostModel`] costs a join from its inputs'
 //!   rows and costs; [`Cost`] keeps host and device seconds apart for the
 //!   hybridNDP split, and [`CostModel::objective`] (default: their sum) is
