@@ -53,6 +53,12 @@ fn dp_is_optimal_and_greedy_is_valid_on_every_shape() {
                     let goo = plan(&graph, est.as_ref(), greedy());
                     assert_eq!(check_tree(&goo.tree, &graph, est.as_ref(), &model), 0, "{case}");
                     assert!(goo.objective >= best * (1.0 - 1e-9), "{case}: greedy beat the optimum");
+                    // Over a quarter of the budget it needs: GOO, then DPhyp on subtrees.
+                    let budget = JoinOrderOptions { dp_pair_budget: (pairs / 4).max(1), greedy_only: false };
+                    let refined = plan(&graph, est.as_ref(), budget);
+                    assert_eq!(check_tree(&refined.tree, &graph, est.as_ref(), &model), 0, "{case}");
+                    let o = refined.objective;
+                    assert!(o >= best * (1.0 - 1e-9) && o <= goo.objective * (1.0 + 1e-9), "{case}: refined {o}");
                 }
             }
         }
@@ -158,6 +164,9 @@ fn over_budget_falls_back_to_greedy() {
     assert_eq!(p.components[0].algorithm, Algorithm::Greedy(GreedyReason::OverBudget));
     assert_eq!(p.dp_pairs(), 1001);
     assert_eq!(check_tree(&p.tree, &graph, &est, &model), 0);
+    // GOO's tree was refined by DPhyp on subtrees, and is no worse for it.
+    assert!(p.components[0].refined_subtrees > 0 && p.components[0].refine_pairs <= 1000);
+    assert!(p.objective <= plan(&graph, &est, greedy()).objective);
     // A 10-clique has 28,501 pairs: exactly that budget suffices, one less does not.
     let at = plan(&graph, &est, JoinOrderOptions { dp_pair_budget: 28501, greedy_only: false });
     assert_eq!((at.components[0].algorithm, at.dp_pairs()), (Algorithm::DpHyp, 28501));

@@ -61,16 +61,18 @@ trait Visitor {
 struct Enumerator<'g, V> {
     graph: &'g QueryGraph,
     visitor: V,
+    /// Relations outside the set being ordered: never a neighbour.
+    outside: RelSet,
     stopped: bool,
 }
 
-/// Counts the csg-cmp pairs of a component without hyperedges, stopping at
-/// `budget + 1`. Without hyperedges every set the enumeration grows from a
+/// Counts the csg-cmp pairs of a connected set without hyperedges (a
+/// component, or a subtree's relations), stopping at `budget + 1`. Without hyperedges every set the enumeration grows from a
 /// connected set by neighbours is connected, so no table is needed: this
 /// costs a few nanoseconds a pair, a small fraction of costing the pair.
 pub(super) fn count_pairs(graph: &QueryGraph, component: RelSet, budget: u64) -> u64 {
     debug_assert!(!graph.has_hyperedges(component), "counting needs the table for hyperedges");
-    let mut e = Enumerator { graph, visitor: Counter { pairs: 0, budget }, stopped: false };
+    let mut e = Enumerator { graph, visitor: Counter { pairs: 0, budget }, outside: RelSet::EMPTY, stopped: false };
     e.run(component);
     e.visitor.pairs
 }
@@ -113,7 +115,9 @@ struct Table<'c, 'a> {
     budget: u64,
 }
 
-/// Runs DPhyp on one connected component, stopping after `budget` pairs.
+/// Runs DPhyp on the relations of `component` (a connected component, or
+/// any connected subset of one: edges leaving it are ignored), stopping
+/// after `budget` pairs.
 pub(super) fn dphyp(ctx: &mut Context<'_>, component: RelSet, budget: u64) -> DpOutcome {
     let graph = ctx.graph;
     let mut entries = SetMap::default();
@@ -125,7 +129,7 @@ pub(super) fn dphyp(ctx: &mut Context<'_>, component: RelSet, budget: u64) -> Dp
     }
     let none = Entry { rows: 0.0, cost: Cost::ZERO, objective: 0.0, probe: RelSet::EMPTY, build: RelSet::EMPTY };
     let table = Table { ctx, entries, last_csg: (RelSet::EMPTY, none), pairs: 0, budget };
-    let mut e = Enumerator { graph, visitor: table, stopped: false };
+    let mut e = Enumerator { graph, visitor: table, outside: RelSet::EMPTY, stopped: false };
     e.run(component);
     let table = e.visitor;
     if e.stopped {
@@ -139,10 +143,11 @@ pub(super) fn dphyp(ctx: &mut Context<'_>, component: RelSet, budget: u64) -> Dp
 
 impl<V: Visitor> Enumerator<'_, V> {
     fn run(&mut self, component: RelSet) {
+        self.outside = RelSet::first(self.graph.len()).minus(component);
         for v in component.iter().rev() {
             let start = RelSet::single(v);
             self.emit_csg(start);
-            self.enumerate_csg_rec(start, RelSet::up_to(v));
+            self.enumerate_csg_rec(start, RelSet::up_to(v).union(self.outside));
             if self.stopped {
                 return;
             }
@@ -174,7 +179,7 @@ impl<V: Visitor> Enumerator<'_, V> {
 
     fn emit_csg(&mut self, s1: RelSet) {
         let Some(lowest) = s1.min() else { return };
-        let excluded = s1.union(RelSet::up_to(lowest));
+        let excluded = s1.union(RelSet::up_to(lowest)).union(self.outside);
         let n = self.graph.neighbourhood(s1, excluded);
         for v in n.iter().rev() {
             if self.stopped {

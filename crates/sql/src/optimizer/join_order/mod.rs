@@ -20,8 +20,10 @@
 //!   (261,625 pairs) falls back. Without hyperedges the pairs are counted
 //!   first (a few ns each, no costing), so an oversized DP never starts;
 //!   with hyperedges the DP itself stops at the budget.
-//! - **Greedy beyond.** GOO (`greedy.rs`) joins the pair with the
-//!   smallest result first: O(n³) estimates, bushy, no cross products.
+//! - **Greedy beyond, then exact where it can.** GOO (`greedy.rs`) joins
+//!   the pair with the smallest result first: O(n³) estimates, bushy, no
+//!   cross products. `refine.rs` then re-orders the largest subtrees of
+//!   GOO's tree that fit a second budget with DPhyp.
 //! - **Cardinality by set.** [`CardinalityEstimator`] maps a set of relations
 //!   to rows, so every order of the same relations agrees on them; the
 //!   independence estimate and a damped one (correlated JOB predicates) are
@@ -52,6 +54,7 @@ mod error;
 mod graph;
 mod greedy;
 mod plan;
+mod refine;
 mod relset;
 
 pub use cardinality::{BackoffScope, CardinalityEstimator, ExponentialBackoff, Independence};
@@ -127,7 +130,13 @@ fn order_component(
     component: RelSet,
     options: &JoinOrderOptions,
 ) -> (JoinTree, ComponentReport) {
-    let report = |algorithm, dp_pairs| ComponentReport { relations: component, algorithm, dp_pairs };
+    let report = |algorithm, dp_pairs| ComponentReport {
+        relations: component,
+        algorithm,
+        dp_pairs,
+        refined_subtrees: 0,
+        refine_pairs: 0,
+    };
     if component.len() == 1 {
         let index = component.min().unwrap_or(0);
         return (ctx.scan(index), report(Algorithm::Single, 0));
@@ -136,20 +145,24 @@ fn order_component(
         return (greedy::goo(ctx, component), report(Algorithm::Greedy(GreedyReason::Requested), 0));
     }
     let budget = options.dp_pair_budget;
-    if !ctx.graph.has_hyperedges(component) {
-        // Count first (cheap) so an oversized DP never starts.
-        let pairs = dphyp::count_pairs(ctx.graph, component, budget);
-        if pairs > budget {
-            return (greedy::goo(ctx, component), report(Algorithm::Greedy(GreedyReason::OverBudget), pairs));
+    let (reason, pairs) = 'dp: {
+        if !ctx.graph.has_hyperedges(component) {
+            // Count first (cheap) so an oversized DP never starts.
+            let pairs = dphyp::count_pairs(ctx.graph, component, budget);
+            if pairs > budget {
+                break 'dp (GreedyReason::OverBudget, pairs);
+            }
         }
-    }
-    match dphyp::dphyp(ctx, component, budget) {
-        DpOutcome::Plan(tree, pairs) => (tree, report(Algorithm::DpHyp, pairs)),
-        DpOutcome::OverBudget(pairs) => {
-            (greedy::goo(ctx, component), report(Algorithm::Greedy(GreedyReason::OverBudget), pairs))
+        match dphyp::dphyp(ctx, component, budget) {
+            DpOutcome::Plan(tree, pairs) => return (tree, report(Algorithm::DpHyp, pairs)),
+            DpOutcome::OverBudget(pairs) => (GreedyReason::OverBudget, pairs),
+            DpOutcome::NoPlan(pairs) => (GreedyReason::NoCrossProductFreeTree, pairs),
         }
-        DpOutcome::NoPlan(pairs) => {
-            (greedy::goo(ctx, component), report(Algorithm::Greedy(GreedyReason::NoCrossProductFreeTree), pairs))
-        }
-    }
+    };
+    let greedy = greedy::goo(ctx, component);
+    let refined = refine::refine(ctx, greedy, budget);
+    let mut report = report(Algorithm::Greedy(reason), pairs);
+    report.refined_subtrees = refined.subtrees;
+    report.refine_pairs = refined.pairs;
+    (refined.tree, report)
 }

@@ -156,9 +156,13 @@ pub struct ComponentReport {
     pub relations: RelSet,
     /// The algorithm whose tree was kept.
     pub algorithm: Algorithm,
-    /// csg-cmp pairs DPhyp emitted (up to budget + 1 when it gave up; 0
-    /// when it did not run).
+    /// csg-cmp pairs DPhyp emitted or counted for the whole component (up
+    /// to budget + 1 when it gave up; 0 when it did not run).
     pub dp_pairs: u64,
+    /// After GOO: subtrees that DPhyp re-ordered (`refine.rs`).
+    pub refined_subtrees: u32,
+    /// After GOO: pairs DPhyp costed while refining.
+    pub refine_pairs: u64,
 }
 
 /// The ordered joins of a query graph.
@@ -193,7 +197,11 @@ impl fmt::Display for JoinPlan {
             self.dp_pair_budget
         )?;
         for c in &self.components {
-            writeln!(f, "  component {}: {}, {} csg-cmp pairs", c.relations, c.algorithm, c.dp_pairs)?;
+            write!(f, "  component {}: {}, {} csg-cmp pairs", c.relations, c.algorithm, c.dp_pairs)?;
+            if c.refined_subtrees > 0 {
+                write!(f, "; DPhyp re-ordered {} subtree(s) ({} pairs)", c.refined_subtrees, c.refine_pairs)?;
+            }
+            writeln!(f)?;
         }
         write!(f, "{}", self.tree)
     }
