@@ -57,6 +57,8 @@ fn dp_is_optimal_and_greedy_is_valid_on_every_shape() {
                     let budget = JoinOrderOptions { dp_pair_budget: (pairs / 4).max(1), greedy_only: false };
                     let refined = plan(&graph, est.as_ref(), budget);
                     assert_eq!(check_tree(&refined.tree, &graph, est.as_ref(), &model), 0, "{case}");
+                    let spent: u64 = refined.components.iter().map(|c| c.refine_pairs).sum();
+                    assert!(spent <= budget.dp_pair_budget, "{case}: refinement over its budget");
                     let o = refined.objective;
                     assert!(o >= best * (1.0 - 1e-9) && o <= goo.objective * (1.0 + 1e-9), "{case}: refined {o}");
                 }
