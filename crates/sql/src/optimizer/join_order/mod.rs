@@ -72,8 +72,9 @@ use dphyp::DpOutcome;
 /// Costing a pair takes 40-70 ns on this 2-core machine (more for graphs
 /// with many connected subsets, whose table outgrows the caches; figures in
 /// `docs/optimizer.md`, from `examples/join_order_time.rs`), so 250,000
-/// pairs bound the DP to about 10-20 ms, within the 50 ms planning target
-/// even on a loaded machine. All 113 JOB queries fit (the largest, 29a-c,
+/// pairs bound the DP to about 10-20 ms (and a component over budget to
+/// the count, GOO, and at most one more budget refining GOO's tree), within
+/// the 50 ms planning target. All 113 JOB queries fit (the largest, 29a-c,
 /// have 222,882); chains and cycles of 64 relations fit; cliques of 12 or
 /// more and stars of 17 or more do not. `docs/optimizer.md` must agree.
 pub const DEFAULT_DP_PAIR_BUDGET: u64 = 250_000;
