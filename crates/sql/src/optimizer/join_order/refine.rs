@@ -59,11 +59,12 @@ impl Refiner {
         let JoinTree::Join { probe, build, relations, cross, .. } = tree else {
             return tree;
         };
-        if !cross && let Some(better) = self.optimal(ctx, relations) {
-            if ctx.model.objective(better.cost()) <= objective {
-                self.subtrees += 1;
-                return better;
-            }
+        if !cross
+            && let Some(better) = self.optimal(ctx, relations)
+            && ctx.model.objective(better.cost()) <= objective
+        {
+            self.subtrees += 1;
+            return better;
         }
         let probe = self.node(ctx, *probe);
         let build = self.node(ctx, *build);
