@@ -12,7 +12,8 @@
 //!    emit_csg({v})                        already finished; extend {v}
 //!    enumerate_csg_rec({v}, B_v)          only with those, never below v
 //!
-//!  emit_csg(S1):  for each neighbour v of S1 (descending), S2 = {v}:
+//!  emit_csg(S1):  X = S1 ∪ B_min(S1); N = N(S1, X);
+//!                 for each v in N (descending), S2 = {v}:
 //!                   pair (S1, S2) if connected;
 //!                   enumerate_cmp_rec(S1, S2, X ∪ {w ∈ N | w <= v})
 //!  *_rec(S, X):   N = N(S, X); each non-empty N' ⊆ N: visit S ∪ N' if it
@@ -28,9 +29,11 @@
 //! When the count passes the budget the caller falls back to the greedy
 //! algorithm, so cliques and dense stars cannot explode: without hyperedges
 //! [`count_pairs`] runs the same enumeration without costing first; with
-//! them the DP stops itself at the budget.
+//! them the DP stops itself at the budget. Either can be restricted to a
+//! connected subset of a component (every relation outside it is in X from
+//! the start), which is how `refine.rs` re-orders GOO's subtrees.
 
-use std::collections::hash_map::Entry as Entry_;
+use std::collections::hash_map::Entry as Slot;
 
 use super::context::{Context, Joined, SetMap};
 use super::cost::{Cost, JoinInput};
@@ -250,14 +253,14 @@ impl Visitor for Table<'_, '_> {
         debug_assert!(set != self.last_csg.0, "a pair never rebuilds its own csg");
         let input = |relations, e: Entry| JoinInput { relations, rows: e.rows, cost: e.cost };
         match self.entries.entry(set) {
-            Entry_::Occupied(mut old) => {
+            Slot::Occupied(mut old) => {
                 let rows = old.get().rows;
                 let joined = self.ctx.join(input(s1, a), input(s2, b), rows, false);
                 if joined.objective < old.get().objective {
                     old.insert(entry(rows, joined, s1, s2));
                 }
             }
-            Entry_::Vacant(slot) => {
+            Slot::Vacant(slot) => {
                 // The table is the memo of estimates for the sets it holds.
                 let rows = self.ctx.estimate(set);
                 let joined = self.ctx.join(input(s1, a), input(s2, b), rows, false);

@@ -111,7 +111,7 @@ pub fn order_joins(
     let mut ordered: Vec<(JoinTree, ComponentReport)> =
         graph.components().into_iter().map(|component| order_component(&mut ctx, component, options)).collect();
     // Smallest first; ties by lowest relation so the result is deterministic.
-    ordered.sort_by(|(a, _), (b, _)| a.rows().total_cmp(&b.rows()).then(a.relations().cmp(&b.relations())));
+    ordered.sort_by(|(a, _), (b, _)| a.rows().total_cmp(&b.rows()).then(a.relations().min().cmp(&b.relations().min())));
     let mut components = Vec::with_capacity(ordered.len());
     let mut tree: Option<JoinTree> = None;
     for (next, report) in ordered {
