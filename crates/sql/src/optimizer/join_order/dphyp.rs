@@ -53,11 +53,14 @@ pub(super) enum DpOutcome {
 
 /// What the enumeration does with the sets and pairs it finds.
 trait Visitor {
-    /// True when `set` is known to be connected (built). DPhyp asks before
+    /// What the visitor knows about a built set (the DP's table entry).
+    type Built: Copy;
+    /// `Some` when `set` is known to be connected (built). DPhyp asks before
     /// it emits a csg or a cmp grown by a neighbourhood subset.
-    fn is_built(&self, set: RelSet) -> bool;
-    /// A csg-cmp pair; false stops the enumeration.
-    fn pair(&mut self, s1: RelSet, s2: RelSet) -> bool;
+    fn built(&self, set: RelSet) -> Option<Self::Built>;
+    /// A csg-cmp pair, with what `built(s2)` returned; false stops the
+    /// enumeration.
+    fn pair(&mut self, s1: RelSet, s2: RelSet, built2: Self::Built) -> bool;
 }
 
 /// The enumeration of DPhyp, generic over what it feeds.
@@ -86,11 +89,13 @@ struct Counter {
 }
 
 impl Visitor for Counter {
-    fn is_built(&self, _: RelSet) -> bool {
-        true
+    type Built = ();
+
+    fn built(&self, _: RelSet) -> Option<()> {
+        Some(())
     }
 
-    fn pair(&mut self, _: RelSet, _: RelSet) -> bool {
+    fn pair(&mut self, _: RelSet, _: RelSet, _: ()) -> bool {
         self.pairs += 1;
         self.pairs <= self.budget
     }
@@ -167,7 +172,7 @@ impl<V: Visitor> Enumerator<'_, V> {
                 return;
             }
             let csg = s1.union(grow);
-            if self.visitor.is_built(csg) {
+            if self.visitor.built(csg).is_some() {
                 self.emit_csg(csg);
             }
         }
@@ -184,19 +189,23 @@ impl<V: Visitor> Enumerator<'_, V> {
         let Some(lowest) = s1.min() else { return };
         let excluded = s1.union(RelSet::up_to(lowest)).union(self.outside);
         let n = self.graph.neighbourhood(s1, excluded);
+        let n1 = self.graph.simple_neighbours(s1);
         for v in n.iter().rev() {
             if self.stopped {
                 return;
             }
             let s2 = RelSet::single(v);
-            if self.graph.connects(s1, s2) {
-                self.emit_pair(s1, s2);
+            if self.graph.connects_via(n1, s1, s2)
+                && let Some(built) = self.visitor.built(s2)
+            {
+                self.emit_pair(s1, s2, built);
             }
-            self.enumerate_cmp_rec(s1, s2, excluded.union(n.intersection(RelSet::up_to(v))));
+            self.enumerate_cmp_rec(s1, n1, s2, excluded.union(n.intersection(RelSet::up_to(v))));
         }
     }
 
-    fn enumerate_cmp_rec(&mut self, s1: RelSet, s2: RelSet, excluded: RelSet) {
+    /// `n1`: the simple neighbours of `s1`, fixed for the whole recursion.
+    fn enumerate_cmp_rec(&mut self, s1: RelSet, n1: RelSet, s2: RelSet, excluded: RelSet) {
         let n = self.graph.neighbourhood(s2, excluded);
         if n.is_empty() {
             return;
@@ -206,8 +215,10 @@ impl<V: Visitor> Enumerator<'_, V> {
                 return;
             }
             let cmp = s2.union(grow);
-            if self.visitor.is_built(cmp) && self.graph.connects(s1, cmp) {
-                self.emit_pair(s1, cmp);
+            if self.graph.connects_via(n1, s1, cmp)
+                && let Some(built) = self.visitor.built(cmp)
+            {
+                self.emit_pair(s1, cmp, built);
             }
         }
         let excluded = excluded.union(n);
@@ -215,24 +226,26 @@ impl<V: Visitor> Enumerator<'_, V> {
             if self.stopped {
                 return;
             }
-            self.enumerate_cmp_rec(s1, s2.union(grow), excluded);
+            self.enumerate_cmp_rec(s1, n1, s2.union(grow), excluded);
         }
     }
 
-    fn emit_pair(&mut self, s1: RelSet, s2: RelSet) {
-        if !self.visitor.pair(s1, s2) {
+    fn emit_pair(&mut self, s1: RelSet, s2: RelSet, built2: V::Built) {
+        if !self.visitor.pair(s1, s2, built2) {
             self.stopped = true;
         }
     }
 }
 
 impl Visitor for Table<'_, '_> {
-    fn is_built(&self, set: RelSet) -> bool {
-        self.entries.contains_key(&set)
+    type Built = Entry;
+
+    fn built(&self, set: RelSet) -> Option<Entry> {
+        self.entries.get(&set).copied()
     }
 
     /// Costs `s1 ⋈ s2` both ways round and keeps it if it beats the table.
-    fn pair(&mut self, s1: RelSet, s2: RelSet) -> bool {
+    fn pair(&mut self, s1: RelSet, s2: RelSet, b: Entry) -> bool {
         self.pairs += 1;
         if self.pairs > self.budget {
             return false;
@@ -245,10 +258,6 @@ impl Visitor for Table<'_, '_> {
             self.last_csg = (s1, a);
         }
         let a = self.last_csg.1;
-        let Some(&b) = self.entries.get(&s2) else {
-            debug_assert!(false, "DPhyp emitted {s2} before building it");
-            return true;
-        };
         let set = s1.union(s2);
         debug_assert!(set != self.last_csg.0, "a pair never rebuilds its own csg");
         let input = |relations, e: Entry| JoinInput { relations, rows: e.rows, cost: e.cost };

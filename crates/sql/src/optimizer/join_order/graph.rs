@@ -173,7 +173,13 @@ impl QueryGraph {
 
     /// True when some edge joins `a` to `b` (disjoint sets).
     pub fn connects(&self, a: RelSet, b: RelSet) -> bool {
-        self.simple_neighbours(a).intersects(b) || self.hyperedges.iter().any(|e| e.connects(a, b))
+        self.connects_via(self.simple_neighbours(a), a, b)
+    }
+
+    /// [`Self::connects`] given `a`'s simple neighbours, for callers that
+    /// test one `a` against many `b`.
+    pub fn connects_via(&self, a_neighbours: RelSet, a: RelSet, b: RelSet) -> bool {
+        a_neighbours.intersects(b) || self.hyperedges.iter().any(|e| e.connects(a, b))
     }
 
     /// DPhyp's neighbourhood N(S, X): relations outside `S ∪ X` reachable
@@ -217,7 +223,9 @@ impl QueryGraph {
         components
     }
 
-    fn simple_neighbours(&self, set: RelSet) -> RelSet {
+    /// Relations joined to a member of `set` by a simple edge (members of
+    /// `set` included when they are joined to each other).
+    pub fn simple_neighbours(&self, set: RelSet) -> RelSet {
         set.iter().fold(RelSet::EMPTY, |n, i| n.union(self.adjacent[i]))
     }
 }
