@@ -26,6 +26,10 @@
 //! (deterministic charges rather than measured CPU time, so repeated runs
 //! give the same modelled latency).
 //!
+//! A call that fails still leaves its PE's statistics (retries, DMA reads)
+//! in the output range, so the host can count the retries of failed
+//! lookups too.
+//!
 //! Nothing read is trusted: every node passes `Node::parse`'s checks (which
 //! name the page), the pid word is compared, and a bad call is an error.
 
@@ -82,6 +86,9 @@ pub fn run(ctx: &mut PeCtx<'_>) -> Result<(), DeviceError> {
         return Err(ctx.fail("the call reads through the mirror, but none is configured (MirrorConfigure)"));
     }
     let mut stats = PeStats::default();
+    // Zero first: a failure below leaves this call's statistics, not an
+    // earlier call's.
+    ctx.range_write(0, (pe * STATS_BYTES) as u64, &stats.encode())?;
     for i in (pe..call.keys.len()).step_by(pes) {
         let key = call.keys[i];
         let shadowed = match call.shadow {
@@ -93,7 +100,15 @@ pub fn run(ctx: &mut PeCtx<'_>) -> Result<(), DeviceError> {
         };
         let value = match shadowed {
             Some(v) => v.map(<[u8]>::to_vec),
-            None => lookup(ctx, &call, key, &mut stats)?,
+            None => match lookup(ctx, &call, key, &mut stats) {
+                Ok(v) => v,
+                Err(e) => {
+                    // The host reads the stats of a failed call too (its
+                    // retries count); a failure to write them changes nothing.
+                    let _ = ctx.range_write(0, (pe * STATS_BYTES) as u64, &stats.encode());
+                    return Err(e);
+                }
+            },
         };
         let max = call.slot_bytes as usize - SLOT_HEADER_BYTES;
         if value.as_ref().is_some_and(|v| v.len() > max) {

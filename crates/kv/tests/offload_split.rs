@@ -24,7 +24,7 @@ use std::sync::atomic::{AtomicBool, Ordering};
 
 use ndpdb_device::kv_lookup::{MAX_RETRIES, frame_retries_in_process};
 use ndpdb_device::{ClockKind, Device, DeviceOptions, Profile};
-use ndpdb_kv::{KvLog, KvOffload, KvOptions, KvStore, LookupCall};
+use ndpdb_kv::{KvError, KvLog, KvOffload, KvOptions, KvStore, LookupCall};
 
 const LOG_PAGES: u64 = 512;
 const PAGES: u64 = 2 + LOG_PAGES + 512;
@@ -88,21 +88,15 @@ fn a_split_is_known_to_the_mirror_before_anyone_can_follow_its_links() {
     }
 }
 
-#[test]
-fn a_lookup_outwaits_a_writer_that_holds_a_dirty_page_longer_than_max_retries_reads() {
-    let dir = tempfile::tempdir().unwrap();
-    // Few keys: the root is the only leaf.
-    let (_dev, kv, off) = setup(dir.path(), true, 10);
-    kv.update(&key(4), &value(4, 1)).unwrap();
-    let root = kv.root();
+/// Holds `pid`'s exclusive latch (front != rear) from another thread while
+/// `lookup` runs; lets go once `release` says so or the lookup is done.
+fn while_latched<R>(kv: &KvStore, pid: u64, release: impl Fn() -> bool + Sync, lookup: impl FnOnce() -> R) -> R {
     let (held, done) = (AtomicBool::new(false), AtomicBool::new(false));
-    let before = frame_retries_in_process();
-    let result = std::thread::scope(|s| {
+    std::thread::scope(|s| {
         s.spawn(|| {
-            // An exclusive latch makes front != rear until it is let go.
-            let guard = kv.pool().fix_exclusive(root).unwrap();
+            let guard = kv.pool().fix_exclusive(pid).unwrap();
             held.store(true, Ordering::SeqCst);
-            while frame_retries_in_process() < before + 2 * MAX_RETRIES && !done.load(Ordering::SeqCst) {
+            while !release() && !done.load(Ordering::SeqCst) {
                 std::thread::yield_now();
             }
             drop(guard);
@@ -110,12 +104,37 @@ fn a_lookup_outwaits_a_writer_that_holds_a_dirty_page_longer_than_max_retries_re
         while !held.load(Ordering::SeqCst) {
             std::thread::yield_now();
         }
-        let keys = [key(4)];
-        let r = off.lookup(&LookupCall { keys: &keys, pes: 1, mirror: true, shadow: None });
+        let r = lookup();
         done.store(true, Ordering::SeqCst);
         r
-    });
-    let r = result.expect("the lookup waits for the writer instead of giving up");
+    })
+}
+
+/// One test, so that the process-wide retry counter is its alone.
+#[test]
+fn a_lookup_outwaits_a_long_held_latch_and_one_that_gives_up_reports_its_retries() {
+    let dir = tempfile::tempdir().unwrap();
+    // Few keys: the root is the only leaf.
+    let (_dev, kv, off) = setup(dir.path(), true, 10);
+    kv.update(&key(4), &value(4, 1)).unwrap();
+    let keys = [key(4)];
+    let call = LookupCall { keys: &keys, pes: 1, mirror: true, shadow: None };
+    // Held for twice the old budget of reads: the lookup waits it out.
+    let before = frame_retries_in_process();
+    let release = || frame_retries_in_process() >= before + 2 * MAX_RETRIES;
+    let r = while_latched(&kv, kv.root(), release, || off.lookup(&call));
+    let r = r.expect("the lookup waits for the writer instead of giving up");
     assert!(r.retries >= 2 * MAX_RETRIES, "every read of the latched frame counted: {}", r.retries);
     assert_eq!(r.values, vec![Some(value(4, 1))]);
+    // Held until the lookup gives up: its retries still come back.
+    match while_latched(&kv, kv.root(), || false, || off.lookup(&call)) {
+        Err(KvError::LookupFailed { message, retries, commands }) => {
+            assert!(retries >= MAX_RETRIES, "{retries} retries: {message}");
+            assert!(message.contains("reads of its frame"), "{message}");
+            assert_eq!(commands, 2, "Execute, and the MemoryRead of the failed call's statistics");
+        }
+        other => panic!("expected a failed lookup with its retries, got {other:?}"),
+    }
+    let r = off.lookup(&call).unwrap();
+    assert_eq!((r.values.clone(), r.retries), (vec![Some(value(4, 1))], 0), "the page is whole again");
 }

@@ -244,6 +244,11 @@ fn olap(
                 o.done += 1;
             }
             Err(e) => {
+                // A failed lookup's retries and commands count all the same.
+                if let Some(ndpdb_kv::KvError::LookupFailed { retries, commands, .. }) = e.downcast_ref() {
+                    o.retries += retries;
+                    o.commands += commands;
+                }
                 o.errors += 1;
                 o.first_error.get_or_insert_with(|| format!("{e:#}"));
             }
