@@ -43,13 +43,58 @@ pub struct RunState {
     pub seq: u64,
 }
 
-/// The OLTP thread's measurements.
+/// The OLTP thread's measurements (of the measured operations, after the
+/// warm-up).
+///
+/// Two times per operation: its wall time, and its *model* time: the
+/// modelled time of the device commands it waited for
+/// (`ndpdb_device::thread_io`: the union of their submission-to-completion
+/// spans on the model clock) plus the thread's CPU time
+/// (`ndpdb_device::thread_cpu_ns`). On the virtual clock, commands complete
+/// at once in wall time, so only the model time says what the host would
+/// take next to the modelled device; its CPU part is the host code's own
+/// work (the emulator's device side runs on other threads).
 #[derive(Debug, Default)]
 pub struct Host {
     pub ops: u64,
     pub wall_s: f64,
+    /// Sum of the operations' model times, and its two parts.
+    pub model_ns: u64,
+    pub cpu_ns: u64,
+    pub waited_ns: u64,
+    /// Device commands this thread submitted.
+    pub commands: u64,
+    /// Per operation, wall time.
     pub reads: Latencies,
     pub updates: Latencies,
+    /// Per operation, model time.
+    pub reads_model: Latencies,
+    pub updates_model: Latencies,
+}
+
+/// The calling thread's CPU time, modelled wait and commands so far.
+#[derive(Debug, Clone, Copy)]
+struct Stamp {
+    cpu_ns: u64,
+    io: ndpdb_device::ThreadIo,
+}
+
+impl Stamp {
+    fn now() -> Stamp {
+        Stamp { cpu_ns: ndpdb_device::thread_cpu_ns(), io: ndpdb_device::thread_io() }
+    }
+
+    /// Adds the span since `self` to `host`; returns its model time in ns.
+    fn charge(&self, host: &mut Host) -> u64 {
+        let now = Stamp::now();
+        let cpu = now.cpu_ns.saturating_sub(self.cpu_ns);
+        let waited = now.io.waited_ps.saturating_sub(self.io.waited_ps) / 1000;
+        host.cpu_ns += cpu;
+        host.waited_ns += waited;
+        host.model_ns += cpu + waited;
+        host.commands += now.io.submitted - self.io.submitted;
+        cpu + waited
+    }
 }
 
 /// The OLAP thread's measurements.
@@ -171,12 +216,14 @@ fn oltp(
         if warmup == 0 && !flags.warm.load(Ordering::Relaxed) {
             flags.warm.store(true, Ordering::SeqCst);
         }
-        let t = Instant::now();
+        let (t, stamp) = (Instant::now(), Stamp::now());
         match ops.next_op() {
             Op::Read(k) => {
                 let found = store.get_into(&ycsb::key(k), &mut buf)?;
                 anyhow::ensure!(found, "key number {k} is missing from the store");
                 host.reads.record_ns(t.elapsed().as_nanos() as u64);
+                let model_ns = stamp.charge(&mut host);
+                host.reads_model.record_ns(model_ns);
             }
             Op::Update(k) => {
                 seq += 1;
@@ -190,6 +237,8 @@ fn oltp(
                 }
                 checker.commit(ticket);
                 host.updates.record_ns(t.elapsed().as_nanos() as u64);
+                let model_ns = stamp.charge(&mut host);
+                host.updates_model.record_ns(model_ns);
             }
         }
         host.ops += 1;
