@@ -274,10 +274,11 @@ impl KvStore {
         Err(KvError::LogFull { needed: bound, capacity, checkpoint: self.log.checkpoint_lsn() })
     }
 
-    /// After an operation released its latches: waits for its record if the
-    /// store is synchronous, and checkpoints if the log is filling up.
-    pub(crate) fn after_write(&self, end: u64) -> Result<(), KvError> {
-        if self.options.sync && end > 0 {
+    /// After an operation released its latches: waits for its record if
+    /// `sync` (the store's option, false within a bulk load), and
+    /// checkpoints if the log is filling up.
+    pub(crate) fn after_write(&self, end: u64, sync: bool) -> Result<(), KvError> {
+        if sync && end > 0 {
             self.log.flush_to(end)?;
         }
         if let Some(capacity) = self.log.capacity() {
