@@ -102,6 +102,10 @@ impl KvOffload {
     /// LSN). The calling thread must hold no guards of the pool.
     pub fn configure_mirror(&self, store: &KvStore) -> Result<(), KvError> {
         let l = &self.layout;
+        // Splits force their records from now on: no link to a page the
+        // mirror has not heard of (set before the mirror starts; splits
+        // before it are written back below).
+        store.mirrored.store(true, std::sync::atomic::Ordering::SeqCst);
         let frames: Arc<dyn HostMemory> = store.pool().host_memory();
         self.device.attach_host_memory(frames);
         let cmd = Command::MirrorConfigure {

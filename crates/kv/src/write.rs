@@ -128,7 +128,8 @@ impl KvStore {
         Ok(changed)
     }
 
-    /// One write, its record appended (durable only if it split); returns
+    /// One write, its record appended (durable only if it split under a
+    /// mirror); returns
     /// whether it changed anything and its record's end.
     fn write_unsynced(&self, key: &[u8], change: Change<'_>) -> Result<(bool, u64), KvError> {
         let reservation = self.reserve_log()?;
@@ -211,7 +212,9 @@ impl KvStore {
         if matches!(result, LeafResult::NoChange) {
             return Ok((false, 0));
         }
-        let split = !new_pages.is_empty();
+        // A split's record is forced before the latches go once a device
+        // mirrors the pool (`store.rs`).
+        let split = !new_pages.is_empty() && self.mirrored.load(std::sync::atomic::Ordering::SeqCst);
         let mut pages: Vec<Tracked<'_>> = path.into_iter().map(|s| s.page).collect();
         pages.append(&mut new_pages);
         Ok((true, self.commit(change.op(), &mut pages, split)?))
