@@ -24,7 +24,7 @@ use std::sync::atomic::{AtomicBool, Ordering};
 
 use ndpdb_device::kv_lookup::{MAX_RETRIES, frame_retries_in_process};
 use ndpdb_device::{ClockKind, Device, DeviceOptions, Profile};
-use ndpdb_kv::{KvError, KvLog, KvOffload, KvOptions, KvStore, LookupCall};
+use ndpdb_kv::{KvError, KvOffload, KvOptions, KvStore, LookupCall};
 
 const LOG_PAGES: u64 = 512;
 const PAGES: u64 = 2 + LOG_PAGES + 512;
