@@ -6,10 +6,12 @@
 //! checker hears of it. The OLAP thread draws keys from the same
 //! distribution and offloads one lookup per key: Flush writes back every
 //! dirty page first, Shadow serialises its memtable and ships it with the
-//! call, CBM asks for the mirror. Host times are wall times of the OLTP
-//! thread; lookup times are on the device's model clock, from just before
-//! the method's own preparation (the flush, the serialisation) to the
-//! lookup's last completion.
+//! call, CBM asks for the mirror. Each thread's times are taken as wall
+//! times and as model times (the modelled waits for its own commands plus
+//! its CPU time, `Host` and `Olap` below); a lookup's from just before the
+//! method's own preparation (the flush, the serialisation) to its answer.
+//! Every method of a (value size, distribution, mix) gets the same seed, so
+//! the same operation and lookup-key sequences.
 
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::Instant;
