@@ -182,6 +182,9 @@ pub fn run_cell(off: &dyn Offload, spec: &CellSpec<'_>, state: &mut RunState) ->
             std::thread::sleep(std::time::Duration::from_micros(200));
         }
         *before.lock().unwrap_or_else(|p| p.into_inner()) = Some(off.device().counters());
+        // Stops the OLTP thread however this thread leaves (a panic too:
+        // the scope would otherwise wait for it forever).
+        let _stop = StopOnDrop(&stop);
         let olap = olap(off, spec, &checker, memtable.as_ref(), &stop);
         stop.store(true, Ordering::SeqCst);
         let host = oltp.join().unwrap_or_else(|p| std::panic::resume_unwind(p));
@@ -196,6 +199,14 @@ pub fn run_cell(off: &dyn Offload, spec: &CellSpec<'_>, state: &mut RunState) ->
     let shadow_flushes = memtable.map_or(0, |m| m.into_inner().flushes);
     let checkpoints = off.store().stats().checkpoints - checkpoints_before;
     Ok(Measured { cell, host, olap, violations, counters, shadow_flushes, checkpoints })
+}
+
+struct StopOnDrop<'a>(&'a AtomicBool);
+
+impl Drop for StopOnDrop<'_> {
+    fn drop(&mut self) {
+        self.0.store(true, Ordering::SeqCst);
+    }
 }
 
 /// The OLTP thread's signals: `warm` it sets after its warm-up, `stop`
@@ -354,6 +365,48 @@ mod tests {
         }
         off.store().checkpoint().unwrap();
         (dir, off, RunState { base, seq: 0 })
+    }
+
+    /// An `Offload` whose lookups panic (a bug in a lookup path).
+    struct Panicking(DeviceOffload);
+
+    impl Offload for Panicking {
+        fn store(&self) -> &ndpdb_kv::KvStore {
+            self.0.store()
+        }
+        fn device(&self) -> &std::sync::Arc<ndpdb_device::Device> {
+            self.0.device()
+        }
+        fn lookup_path(&self) -> &'static str {
+            "panics"
+        }
+        fn prepare(&self, method: Method) -> Result<()> {
+            self.0.prepare(method)
+        }
+        fn encode_shadow(&self, pairs: &[(Vec<u8>, Option<Vec<u8>>)]) -> Result<Vec<u8>> {
+            self.0.encode_shadow(pairs)
+        }
+        fn lookup(&self, _: &[u8], _: Call<'_>) -> Result<super::super::Lookup> {
+            panic!("a lookup path's bug")
+        }
+    }
+
+    /// A panic on the lookup thread stops the OLTP thread too: the cell
+    /// ends with the panic instead of waiting for the OLTP thread forever.
+    #[test]
+    fn a_panicking_lookup_ends_the_cell_instead_of_hanging_it() {
+        let (_dir, off, mut state) = loaded(300);
+        let off = Panicking(off);
+        let progress = |_| {};
+        let cell = Cell {
+            method: Method::Baseline,
+            mix: Mix::UpdateOnly,
+            distribution: Distribution::Uniform,
+            value_bytes: 100,
+        };
+        let spec = CellSpec { cell, keys: 300, lookups: 10, warmup_ops: 10, seed: 1, progress: &progress };
+        let r = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| run_cell(&off, &spec, &mut state)));
+        assert!(r.is_err(), "the panic comes through");
     }
 
     /// Shadow's host side on the device's search: the memtable insert before
