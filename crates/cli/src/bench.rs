@@ -60,11 +60,12 @@ pub enum BenchCmd {
 
 #[derive(Args)]
 #[command(
-    after_help = "Load --keys pairs (24-byte YCSB keys, 1 KiB values), then for every method x mix x distribution x \
-update value size run an OLTP thread (YCSB reads and updates through the store, each update committed) beside an \
-OLAP thread that offloads one-key lookups until --lookups completed. Each lookup's answer is checked against the \
-values committed between its dispatch and its completion (freshness violations). Host times are wall times; \
-lookup times are on the device's model clock. Methods: baseline (no synchronisation), flush (write back every \
+    after_help = "Load --keys pairs (24-byte YCSB keys, 1 KiB values; a bulk load in key order), then for every \
+method x mix x distribution x update value size run an OLTP thread (YCSB reads and updates through the store, each \
+update committed) beside an OLAP thread that offloads one-key lookups until --lookups completed. Each lookup's \
+answer is checked against the values committed between its dispatch and its completion (freshness violations). \
+On the virtual clock host and lookup times are each thread's model time (the modelled time of the device commands \
+it waited for plus its CPU time; wall times are in the JSON too); on the real clock they are end to end. Methods: baseline (no synchronisation), flush (write back every \
 dirty page before each lookup, holding the pool), shadow (ship a 128 KiB memtable of updated pairs), cbm (the \
 device's mirror of the pool). \
 --keys 2000000 --lookups 200000 is the paper's size. See docs/cbm-bench.md."

@@ -26,8 +26,15 @@
 //! (deterministic charges rather than measured CPU time, so repeated runs
 //! give the same modelled latency).
 //!
+//! A call that fails still leaves its PE's statistics (retries, DMA reads)
+//! in the output range, so the host can count the retries of failed
+//! lookups too.
+//!
 //! Nothing read is trusted: every node passes `Node::parse`'s checks (which
 //! name the page), the pid word is compared, and a bad call is an error.
+
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::time::Instant;
 
 use ndpdb_format::btree;
 use ndpdb_format::kv_lookup::{Call, PeStats, SLOT_HEADER_BYTES, STATS_BYTES, encode_slot};
@@ -36,12 +43,36 @@ use crate::error::DeviceError;
 use crate::mirror::View;
 use crate::pe::PeCtx;
 
-/// Optimistic reads of one node before the lookup gives up.
+/// Optimistic reads of one node before the lookup may give up (and only
+/// once [`RETRY_WAIT`] has passed too).
 pub const MAX_RETRIES: u64 = 1000;
 /// PE cycles charged per node searched (a binary search over the slots).
 pub const NODE_SEARCH_CYCLES: u64 = 2000;
 /// PE cycles charged per shadow table search (index and one block).
 pub const SHADOW_SEARCH_CYCLES: u64 = 4000;
+
+/// How long a lookup keeps asking about one node (wall time, from its first
+/// retry) before it fails, once it has retried [`MAX_RETRIES`] times: a
+/// writer may hold the page's exclusive latch across a synchronous log
+/// write (a split's record is made durable before its latches are
+/// released), and on a loaded host that thread may be descheduled for
+/// milliseconds. Counting tries alone gave up after about 1000 yields, a
+/// few milliseconds.
+pub const RETRY_WAIT: std::time::Duration = std::time::Duration::from_secs(1);
+/// Retries past this many sleep between reads (growing to
+/// [`RETRY_SLEEP_MAX`]) rather than yield.
+const RETRY_SPIN: u64 = 64;
+const RETRY_SLEEP_MAX: std::time::Duration = std::time::Duration::from_micros(100);
+
+/// Process-wide count of optimistic reads of host frames that were retried
+/// (every lookup's, failed ones too); for tests and diagnostics.
+static FRAME_RETRIES: AtomicU64 = AtomicU64::new(0);
+
+/// How many optimistic frame reads, in this process, found the frame
+/// changing or holding another page and asked the mirror again.
+pub fn frame_retries_in_process() -> u64 {
+    FRAME_RETRIES.load(Ordering::Relaxed)
+}
 
 pub fn run(ctx: &mut PeCtx<'_>) -> Result<(), DeviceError> {
     let params = ctx.params();
@@ -55,6 +86,9 @@ pub fn run(ctx: &mut PeCtx<'_>) -> Result<(), DeviceError> {
         return Err(ctx.fail("the call reads through the mirror, but none is configured (MirrorConfigure)"));
     }
     let mut stats = PeStats::default();
+    // Zero first: a failure below leaves this call's statistics, not an
+    // earlier call's.
+    ctx.range_write(0, (pe * STATS_BYTES) as u64, &stats.encode())?;
     for i in (pe..call.keys.len()).step_by(pes) {
         let key = call.keys[i];
         let shadowed = match call.shadow {
@@ -66,7 +100,15 @@ pub fn run(ctx: &mut PeCtx<'_>) -> Result<(), DeviceError> {
         };
         let value = match shadowed {
             Some(v) => v.map(<[u8]>::to_vec),
-            None => lookup(ctx, &call, key, &mut stats)?,
+            None => match lookup(ctx, &call, key, &mut stats) {
+                Ok(v) => v,
+                Err(e) => {
+                    // The host reads the stats of a failed call too (its
+                    // retries count); a failure to write them changes nothing.
+                    let _ = ctx.range_write(0, (pe * STATS_BYTES) as u64, &stats.encode());
+                    return Err(e);
+                }
+            },
         };
         let max = call.slot_bytes as usize - SLOT_HEADER_BYTES;
         if value.as_ref().is_some_and(|v| v.len() > max) {
@@ -119,6 +161,7 @@ fn fetch(
     stats.nodes += 1;
     ctx.charge_cycles(NODE_SEARCH_CYCLES);
     let mut tries = 0;
+    let mut first_retry: Option<Instant> = None;
     loop {
         let view = if call.mirror { ctx.mirror_view(pid)? } else { View::Medium };
         let addr = match view {
@@ -134,16 +177,29 @@ fn fetch(
             return Ok(());
         }
         stats.retries += 1;
+        FRAME_RETRIES.fetch_add(1, Ordering::Relaxed);
         tries += 1;
-        if tries >= MAX_RETRIES {
+        let waited = first_retry.get_or_insert_with(Instant::now).elapsed();
+        if tries >= MAX_RETRIES && waited >= RETRY_WAIT {
             return Err(ctx.fail(format!(
-                "page {pid}: {MAX_RETRIES} reads of its frame at host address {addr:#x} found it changing or \
-                 holding another page (front {}, rear {}, pid word {}); retry the lookup",
+                "page {pid}: {tries} reads of its frame at host address {addr:#x} over {waited:.1?} found it \
+                 changing or holding another page (front {}, rear {}, pid word {}); retry the lookup",
                 word(btree::at::FRONT),
                 word(n - 8),
                 word(btree::at::PID)
             )));
         }
+        back_off(tries);
+    }
+}
+
+/// Between two reads of a frame: yield at first, then sleep, growing to
+/// [`RETRY_SLEEP_MAX`] (the writer may be descheduled, not just busy).
+fn back_off(tries: u64) {
+    if tries <= RETRY_SPIN {
         std::thread::yield_now();
+    } else {
+        let shift = (tries - RETRY_SPIN).min(7) as u32;
+        std::thread::sleep(std::time::Duration::from_micros(1 << shift).min(RETRY_SLEEP_MAX));
     }
 }

@@ -102,7 +102,7 @@ pub use host_memory::HostMemory;
 pub use memory::RANGES_MAX;
 pub use pe::{PeCtx, Program, ProgramFn, ProgramLibrary, Scratch, thread_cpu_ns};
 pub use profile::{Profile, ProfileError};
-pub use queue::QueuePair;
+pub use queue::{QueuePair, ThreadIo, thread_io};
 
 /// Packs u64 parameters for [`Command::Execute`] (little-endian).
 pub fn params(values: &[u64]) -> Vec<u8> {

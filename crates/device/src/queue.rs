@@ -3,6 +3,7 @@
 //! or to the execution worker for `Execute`, so that a long program never
 //! holds up page commands; a completion is held until its modelled time.
 
+use std::cell::Cell;
 use std::sync::Arc;
 use std::sync::atomic::Ordering;
 
@@ -13,6 +14,42 @@ use crate::command::{Command, Completion, Reply};
 use crate::counters::{Cells, SQE_BYTES};
 use crate::device::Inner;
 use crate::error::DeviceError;
+
+/// What the calling thread did through queue pairs (any device): commands
+/// it submitted, and the modelled time it waited for completions, counting
+/// overlapping waits once (the union of `[submitted, completed]` spans, in
+/// the order waited). A benchmark charges a host thread with it on the
+/// virtual clock (`docs/cbm-bench.md`).
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct ThreadIo {
+    pub submitted: u64,
+    pub waited_ps: u64,
+}
+
+thread_local! {
+    static THREAD_IO: Cell<ThreadIo> = const { Cell::new(ThreadIo { submitted: 0, waited_ps: 0 }) };
+    /// The latest completion time this thread waited for.
+    static WAITED_UNTIL_PS: Cell<u64> = const { Cell::new(0) };
+}
+
+/// The calling thread's commands and modelled waits so far.
+pub fn thread_io() -> ThreadIo {
+    THREAD_IO.with(Cell::get)
+}
+
+fn note_submitted() {
+    THREAD_IO.with(|t| t.set(ThreadIo { submitted: t.get().submitted + 1, ..t.get() }));
+}
+
+fn note_waited(c: &Completion) {
+    let from = WAITED_UNTIL_PS.with(|w| {
+        let from = c.submitted_ps.max(w.get());
+        w.set(w.get().max(c.completed_ps));
+        from
+    });
+    let ps = c.completed_ps.saturating_sub(from);
+    THREAD_IO.with(|t| t.set(ThreadIo { waited_ps: t.get().waited_ps + ps, ..t.get() }));
+}
 
 /// Where submissions go: the command workers, or the execution worker.
 #[derive(Clone)]
@@ -66,6 +103,7 @@ impl QueuePair {
         *self.inner.cells.commands.lock().entry(kind).or_insert(0) += 1;
         self.outstanding += 1;
         self.submitted += 1;
+        note_submitted();
         debug_assert!(self.outstanding <= self.depth, "a queue pair holds at most `depth` commands");
         Ok(id)
     }
@@ -97,6 +135,7 @@ impl QueuePair {
             self.done.push(c);
         };
         self.inner.clock.hold_until(c.completed_ps);
+        note_waited(&c);
         Ok(c)
     }
 
@@ -117,6 +156,7 @@ impl QueuePair {
         let i = (0..self.done.len()).min_by_key(|&i| self.done[i].completed_ps).expect("not empty");
         let c = self.done.swap_remove(i);
         self.inner.clock.hold_until(c.completed_ps);
+        note_waited(&c);
         Ok(Some(c))
     }
 

@@ -32,6 +32,10 @@ pub enum KvError {
     Recovery(String),
     #[error("the in-storage lookup failed: {0}")]
     Offload(String),
+    /// The lookup program failed on the device; its PEs' retries and the
+    /// commands the call issued are counted all the same.
+    #[error("the in-storage lookup failed: {message} ({retries} optimistic reads retried); retry the lookup")]
+    LookupFailed { message: String, retries: u64, commands: u64 },
     #[error("invalid configuration: {0}")]
     Config(String),
     #[error("internal error: {0} (a bug in ndpdb-kv; please report it)")]

@@ -102,6 +102,10 @@ impl KvOffload {
     /// LSN). The calling thread must hold no guards of the pool.
     pub fn configure_mirror(&self, store: &KvStore) -> Result<(), KvError> {
         let l = &self.layout;
+        // Splits force their records from now on: no link to a page the
+        // mirror has not heard of (set before the mirror starts; splits
+        // before it are written back below).
+        store.mirrored.store(true, std::sync::atomic::Ordering::SeqCst);
         let frames: Arc<dyn HostMemory> = store.pool().host_memory();
         self.device.attach_host_memory(frames);
         let cmd = Command::MirrorConfigure {
@@ -150,9 +154,17 @@ impl KvOffload {
         };
         let exec = Command::Execute { slot: LOOKUP_SLOT, pes: call.pes, params: params.encode(), ranges: vec![range] };
         let done = qp.call_timed(exec).map_err(|e| device_err("submitting the lookup", e))?;
-        let Reply::Executed(report) = done.result.map_err(|e| device_err("the lookup program", e))? else {
-            return Err(KvError::Offload("the device answered Execute without a report".into()));
+        let done = match done.result {
+            Ok(Reply::Executed(report)) => (done.submitted_ps, report),
+            Ok(_) => return Err(KvError::Offload("the device answered Execute without a report".into())),
+            Err(e) => {
+                let message = format!("the lookup program: {e}");
+                let retries = failed_retries(qp, range, call.pes);
+                let commands = qp.submitted() - submitted_before;
+                return Err(KvError::LookupFailed { message, retries, commands });
+            }
         };
+        let (submitted_ps, report) = done;
         let read = qp
             .call_timed(Command::MemoryRead { range, offset: 0, len: out_bytes })
             .map_err(|e| device_err("reading the lookup's output", e))?;
@@ -168,7 +180,7 @@ impl KvOffload {
             medium_reads: report.medium_reads,
             nodes: 0,
             commands,
-            start_ps: done.submitted_ps,
+            start_ps: submitted_ps,
             end_ps,
             exec_start_ps: report.start_ps,
             exec_end_ps: report.end_ps,
@@ -188,4 +200,19 @@ impl KvOffload {
         }
         Ok(result)
     }
+}
+
+/// The retries a failed call's PEs left in its output range (the program
+/// writes its statistics before it fails); 0 if they cannot be read. One
+/// more command, on failures only.
+fn failed_retries(qp: &mut QueuePair, range: RangeId, pes: u32) -> u64 {
+    let len = u64::from(pes) * STATS_BYTES as u64;
+    let Ok(reply) = qp.call(Command::MemoryRead { range, offset: 0, len }) else {
+        return 0;
+    };
+    let out = reply.into_data();
+    (0..pes as usize)
+        .filter_map(|pe| out.get(pe * STATS_BYTES..).and_then(|b| PeStats::decode(b).ok()))
+        .map(|s| s.retries)
+        .sum()
 }

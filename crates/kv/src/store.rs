@@ -7,9 +7,12 @@
 //! page, and releases the latches; then, if the store is synchronous, it
 //! waits until the log is durable up to the record (group commit). An
 //! operation that allocated pages (a split) makes its record durable before
-//! it releases any latch: the device's mirror learns of new pages only from
+//! it releases any latch once a device mirrors the pool
+//! (`KvOffload::configure_mirror`): the mirror learns of new pages only from
 //! the log write that names them, and must not find a link to a page it has
-//! not heard of.
+//! not heard of (test `a_split_is_known_to_the_mirror_before_anyone_can_follow_its_links`).
+//! Before that nothing reads the pool's pages behind the host's back, and a
+//! split waits like any operation (a bulk load's splits cost no log write).
 //!
 //! **A checkpoint** takes the log gate exclusively just long enough to pick
 //! its redo start (the log's end: every record before it belongs to an
@@ -20,7 +23,7 @@
 //! decided against an older one.
 
 use std::sync::Arc;
-use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 
 use ndpdb_bufmgr::{BufferPool, PageIo, Pid};
 use ndpdb_format::btree::{self, NONE, NodeKind, NodeSpec};
@@ -107,6 +110,9 @@ pub struct KvStore {
     reserved: Mutex<u64>,
     /// The tree's height (the root's level + 1), for the log reservation.
     pub(crate) levels: AtomicU64,
+    /// A device mirrors the pool: splits make their records durable before
+    /// releasing their latches.
+    pub(crate) mirrored: AtomicBool,
     pub(crate) counters: Counters,
     /// The image and ring of a store on a device (`image.rs`).
     pub(crate) on_device: Option<crate::image::OnDevice>,
@@ -185,6 +191,7 @@ impl KvStore {
             checkpointing: Mutex::new(()),
             reserved: Mutex::new(0),
             levels: AtomicU64::new(1),
+            mirrored: AtomicBool::new(false),
             counters: Counters::default(),
             on_device: None,
         }
@@ -274,10 +281,11 @@ impl KvStore {
         Err(KvError::LogFull { needed: bound, capacity, checkpoint: self.log.checkpoint_lsn() })
     }
 
-    /// After an operation released its latches: waits for its record if the
-    /// store is synchronous, and checkpoints if the log is filling up.
-    pub(crate) fn after_write(&self, end: u64) -> Result<(), KvError> {
-        if self.options.sync && end > 0 {
+    /// After an operation released its latches: waits for its record if
+    /// `sync` (the store's option, false within a bulk load), and
+    /// checkpoints if the log is filling up.
+    pub(crate) fn after_write(&self, end: u64, sync: bool) -> Result<(), KvError> {
+        if sync && end > 0 {
             self.log.flush_to(end)?;
         }
         if let Some(capacity) = self.log.capacity() {

@@ -100,7 +100,38 @@ impl KvStore {
         Ok(())
     }
 
+    /// Inserts every pair (a bulk load): as `put` each, but the records are
+    /// made durable together, with one log write when the batch ends (and
+    /// whenever a split or a checkpoint forces it), instead of one per pair
+    /// in a synchronous store. The pairs are acknowledged when it returns;
+    /// a crash before that keeps a prefix of them. Fails at the first pair
+    /// that cannot be written (its predecessors stay, not yet durable until
+    /// the next commit or `sync`).
+    pub fn put_many<'a>(&self, pairs: impl IntoIterator<Item = (&'a [u8], &'a [u8])>) -> Result<u64, KvError> {
+        let (mut n, mut end) = (0, 0);
+        for (key, value) in pairs {
+            self.check_sizes(key, value.len())?;
+            let (_, e) = self.write_unsynced(key, Change::Put(value))?;
+            self.after_write(e, false)?;
+            end = end.max(e);
+            n += 1;
+        }
+        if end > 0 {
+            self.log.flush_to(end)?;
+        }
+        Ok(n)
+    }
+
     fn write(&self, key: &[u8], change: Change<'_>) -> Result<bool, KvError> {
+        let (changed, end) = self.write_unsynced(key, change)?;
+        self.after_write(end, self.options.sync)?;
+        Ok(changed)
+    }
+
+    /// One write, its record appended (durable only if it split under a
+    /// mirror); returns
+    /// whether it changed anything and its record's end.
+    fn write_unsynced(&self, key: &[u8], change: Change<'_>) -> Result<(bool, u64), KvError> {
         let reservation = self.reserve_log()?;
         let (changed, end) = {
             let _gate = self.gate.read();
@@ -114,8 +145,7 @@ impl KvStore {
         };
         drop(reservation);
         bump(&self.counters.writes, 1);
-        self.after_write(end)?;
-        Ok(changed)
+        Ok((changed, end))
     }
 
     /// The leaf under shared coupling, changed if it has room. None: it has
@@ -182,7 +212,9 @@ impl KvStore {
         if matches!(result, LeafResult::NoChange) {
             return Ok((false, 0));
         }
-        let split = !new_pages.is_empty();
+        // A split's record is forced before the latches go once a device
+        // mirrors the pool (`store.rs`).
+        let split = !new_pages.is_empty() && self.mirrored.load(std::sync::atomic::Ordering::SeqCst);
         let mut pages: Vec<Tracked<'_>> = path.into_iter().map(|s| s.page).collect();
         pages.append(&mut new_pages);
         Ok((true, self.commit(change.op(), &mut pages, split)?))

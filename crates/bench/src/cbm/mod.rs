@@ -9,15 +9,17 @@
 //! (the device's mirror of the pool's page states).
 //!
 //! ```text
-//!  load N pairs (24 B keys, 1 KiB values) ─► checkpoint
+//!  load N pairs (24 B keys, 1 KiB values; bulk, in key order) ─► checkpoint
 //!  per cell (method × mix × distribution × update value size):
 //!    OLTP thread: YCSB gets/updates, each update committed ──► checker.commit
 //!                 (Shadow: + memtable)                              │
 //!    OLAP thread: until M lookups:  d = checker.now()               │
 //!                 Flush: flush_dirty │ Shadow: encode memtable      ▼
 //!                 offload.lookup(key) ─► answer ─► checker.check(key, answer, d, c)
-//!    row: host ops/s and latencies (wall), lookup latencies (model clock),
-//!         retries, violations, commands and link bytes (device counters)
+//!    row: host ops/s and latencies, lookup latencies (virtual clock: each
+//!         thread's model time, its commands' modelled waits + CPU time;
+//!         real clock: wall and clock spans), retries, violations, commands
+//!         (the OLTP thread's own per op) and link bytes (device counters)
 //! ```
 //!
 //! Modules: `offload.rs` (the one seam to the store on the device and its

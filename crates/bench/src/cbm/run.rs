@@ -6,10 +6,12 @@
 //! checker hears of it. The OLAP thread draws keys from the same
 //! distribution and offloads one lookup per key: Flush writes back every
 //! dirty page first, Shadow serialises its memtable and ships it with the
-//! call, CBM asks for the mirror. Host times are wall times of the OLTP
-//! thread; lookup times are on the device's model clock, from just before
-//! the method's own preparation (the flush, the serialisation) to the
-//! lookup's last completion.
+//! call, CBM asks for the mirror. Each thread's times are taken as wall
+//! times and as model times (the modelled waits for its own commands plus
+//! its CPU time, `Host` and `Olap` below); a lookup's from just before the
+//! method's own preparation (the flush, the serialisation) to its answer.
+//! Every method of a (value size, distribution, mix) gets the same seed, so
+//! the same operation and lookup-key sequences.
 
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::Instant;
@@ -43,20 +45,81 @@ pub struct RunState {
     pub seq: u64,
 }
 
-/// The OLTP thread's measurements.
+/// The OLTP thread's measurements (of the measured operations, after the
+/// warm-up).
+///
+/// Two times per operation: its wall time, and its *model* time: the
+/// modelled time of the device commands it waited for
+/// (`ndpdb_device::thread_io`: the union of their submission-to-completion
+/// spans on the model clock) plus the thread's CPU time
+/// (`ndpdb_device::thread_cpu_ns`). On the virtual clock, commands complete
+/// at once in wall time, so only the model time says what the host would
+/// take next to the modelled device; its CPU part is the host code's own
+/// work (the emulator's device side runs on other threads).
 #[derive(Debug, Default)]
 pub struct Host {
     pub ops: u64,
     pub wall_s: f64,
+    /// Sum of the operations' model times, and its two parts.
+    pub model_ns: u64,
+    pub cpu_ns: u64,
+    pub waited_ns: u64,
+    /// Device commands this thread submitted.
+    pub commands: u64,
+    /// Per operation, wall time.
     pub reads: Latencies,
     pub updates: Latencies,
+    /// Per operation, model time.
+    pub reads_model: Latencies,
+    pub updates_model: Latencies,
+}
+
+/// The calling thread's CPU time, modelled wait and commands so far.
+#[derive(Debug, Clone, Copy)]
+struct Stamp {
+    cpu_ns: u64,
+    io: ndpdb_device::ThreadIo,
+}
+
+impl Stamp {
+    fn now() -> Stamp {
+        Stamp { cpu_ns: ndpdb_device::thread_cpu_ns(), io: ndpdb_device::thread_io() }
+    }
+
+    /// Adds the span since `self` to `host`; returns its model time in ns.
+    fn charge(&self, host: &mut Host) -> u64 {
+        let now = Stamp::now();
+        let cpu = now.cpu_ns.saturating_sub(self.cpu_ns);
+        let waited = now.io.waited_ps.saturating_sub(self.io.waited_ps) / 1000;
+        host.cpu_ns += cpu;
+        host.waited_ns += waited;
+        host.model_ns += cpu + waited;
+        host.commands += now.io.submitted - self.io.submitted;
+        cpu + waited
+    }
 }
 
 /// The OLAP thread's measurements.
+///
+/// A lookup's latency, from before the method's preparation (Flush's
+/// write-back, Shadow's serialisation) to the answer, is taken two ways:
+/// - `latency_model`: the modelled time of the commands this thread waited
+///   for (`thread_io`: Flush's page writes, the `Execute`, the `MemoryRead`
+///   of the output; overlapping waits once) plus the preparation's CPU time;
+/// - `latency_span`: the device clock's reading at the answer minus its
+///   reading at dispatch.
+///
+/// On the real clock the two agree but for the emulator's lateness. On the
+/// virtual clock the clock is shared: it jumps whenever the OLTP thread
+/// consumes a completion (its commits wait for 800 µs flash programs), so
+/// the span of a lookup also holds the OLTP thread's waits that fell
+/// between its commands; `latency` is then the model measure.
 #[derive(Debug, Default)]
 pub struct Olap {
-    /// Model clock, from before the method's preparation to the answer.
+    /// The measure of the clock (model on virtual, span on real).
     pub latency: Latencies,
+    pub latency_model: Latencies,
+    pub latency_span: Latencies,
     /// Wall time of the same span.
     pub latency_wall: Latencies,
     pub done: u64,
@@ -119,6 +182,9 @@ pub fn run_cell(off: &dyn Offload, spec: &CellSpec<'_>, state: &mut RunState) ->
             std::thread::sleep(std::time::Duration::from_micros(200));
         }
         *before.lock().unwrap_or_else(|p| p.into_inner()) = Some(off.device().counters());
+        // Stops the OLTP thread however this thread leaves (a panic too:
+        // the scope would otherwise wait for it forever).
+        let _stop = StopOnDrop(&stop);
         let olap = olap(off, spec, &checker, memtable.as_ref(), &stop);
         stop.store(true, Ordering::SeqCst);
         let host = oltp.join().unwrap_or_else(|p| std::panic::resume_unwind(p));
@@ -133,6 +199,14 @@ pub fn run_cell(off: &dyn Offload, spec: &CellSpec<'_>, state: &mut RunState) ->
     let shadow_flushes = memtable.map_or(0, |m| m.into_inner().flushes);
     let checkpoints = off.store().stats().checkpoints - checkpoints_before;
     Ok(Measured { cell, host, olap, violations, counters, shadow_flushes, checkpoints })
+}
+
+struct StopOnDrop<'a>(&'a AtomicBool);
+
+impl Drop for StopOnDrop<'_> {
+    fn drop(&mut self) {
+        self.0.store(true, Ordering::SeqCst);
+    }
 }
 
 /// The OLTP thread's signals: `warm` it sets after its warm-up, `stop`
@@ -171,12 +245,14 @@ fn oltp(
         if warmup == 0 && !flags.warm.load(Ordering::Relaxed) {
             flags.warm.store(true, Ordering::SeqCst);
         }
-        let t = Instant::now();
+        let (t, stamp) = (Instant::now(), Stamp::now());
         match ops.next_op() {
             Op::Read(k) => {
                 let found = store.get_into(&ycsb::key(k), &mut buf)?;
                 anyhow::ensure!(found, "key number {k} is missing from the store");
                 host.reads.record_ns(t.elapsed().as_nanos() as u64);
+                let model_ns = stamp.charge(&mut host);
+                host.reads_model.record_ns(model_ns);
             }
             Op::Update(k) => {
                 seq += 1;
@@ -190,6 +266,8 @@ fn oltp(
                 }
                 checker.commit(ticket);
                 host.updates.record_ns(t.elapsed().as_nanos() as u64);
+                let model_ns = stamp.charge(&mut host);
+                host.updates_model.record_ns(model_ns);
             }
         }
         host.ops += 1;
@@ -210,10 +288,11 @@ fn olap(
     let mut keys = KeyChooser::new(spec.keys, spec.cell.distribution, spec.seed.wrapping_mul(2) + 1)?;
     let mut o = Olap::default();
     let device = off.device();
+    let virtual_clock = device.clock() == ndpdb_device::ClockKind::Virtual;
     while o.done + o.errors < spec.lookups && !stop.load(Ordering::Relaxed) {
         let k = keys.next_key();
         let dispatched = checker.now();
-        let (t, start_ps) = (Instant::now(), device.now_ps());
+        let (t, start_ps, stamp) = (Instant::now(), device.now_ps(), Stamp::now());
         let mut table = None;
         match method {
             Method::Flush => {
@@ -229,12 +308,17 @@ fn olap(
             }
             Method::Baseline | Method::Cbm => {}
         }
+        let prep_cpu_ns = ndpdb_device::thread_cpu_ns().saturating_sub(stamp.cpu_ns);
         let call = Call { mirror: method == Method::Cbm, shadow: table.as_deref() };
         match off.lookup(&ycsb::key(k), call) {
             Ok(l) => {
                 let completed = checker.now();
                 checker.check(k, l.value.as_deref(), dispatched, completed);
-                o.latency.record_ns(l.end_ps.saturating_sub(start_ps) / 1000);
+                let waited_ns = ndpdb_device::thread_io().waited_ps.saturating_sub(stamp.io.waited_ps) / 1000;
+                let (model_ns, span_ns) = (waited_ns + prep_cpu_ns, l.end_ps.saturating_sub(start_ps) / 1000);
+                o.latency_model.record_ns(model_ns);
+                o.latency_span.record_ns(span_ns);
+                o.latency.record_ns(if virtual_clock { model_ns } else { span_ns });
                 o.latency_wall.record_ns(t.elapsed().as_nanos() as u64);
                 o.retries += l.retries;
                 o.host_reads += l.host_reads;
@@ -244,6 +328,11 @@ fn olap(
                 o.done += 1;
             }
             Err(e) => {
+                // A failed lookup's retries and commands count all the same.
+                if let Some(ndpdb_kv::KvError::LookupFailed { retries, commands, .. }) = e.downcast_ref() {
+                    o.retries += retries;
+                    o.commands += commands;
+                }
                 o.errors += 1;
                 o.first_error.get_or_insert_with(|| format!("{e:#}"));
             }
@@ -276,6 +365,48 @@ mod tests {
         }
         off.store().checkpoint().unwrap();
         (dir, off, RunState { base, seq: 0 })
+    }
+
+    /// An `Offload` whose lookups panic (a bug in a lookup path).
+    struct Panicking(DeviceOffload);
+
+    impl Offload for Panicking {
+        fn store(&self) -> &ndpdb_kv::KvStore {
+            self.0.store()
+        }
+        fn device(&self) -> &std::sync::Arc<ndpdb_device::Device> {
+            self.0.device()
+        }
+        fn lookup_path(&self) -> &'static str {
+            "panics"
+        }
+        fn prepare(&self, method: Method) -> Result<()> {
+            self.0.prepare(method)
+        }
+        fn encode_shadow(&self, pairs: &[(Vec<u8>, Option<Vec<u8>>)]) -> Result<Vec<u8>> {
+            self.0.encode_shadow(pairs)
+        }
+        fn lookup(&self, _: &[u8], _: Call<'_>) -> Result<super::super::Lookup> {
+            panic!("a lookup path's bug")
+        }
+    }
+
+    /// A panic on the lookup thread stops the OLTP thread too: the cell
+    /// ends with the panic instead of waiting for the OLTP thread forever.
+    #[test]
+    fn a_panicking_lookup_ends_the_cell_instead_of_hanging_it() {
+        let (_dir, off, mut state) = loaded(300);
+        let off = Panicking(off);
+        let progress = |_| {};
+        let cell = Cell {
+            method: Method::Baseline,
+            mix: Mix::UpdateOnly,
+            distribution: Distribution::Uniform,
+            value_bytes: 100,
+        };
+        let spec = CellSpec { cell, keys: 300, lookups: 10, warmup_ops: 10, seed: 1, progress: &progress };
+        let r = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| run_cell(&off, &spec, &mut state)));
+        assert!(r.is_err(), "the panic comes through");
     }
 
     /// Shadow's host side on the device's search: the memtable insert before
