@@ -1,5 +1,7 @@
-//! The mirror's reader of the host's log ring: `format::kv_log` records,
-//! framed as `format::wal` frames them, in one stream of LSNs (byte `lsn`
+//! The mirror's reader of the host's log ring: records framed as
+//! `format::wal` frames them (the key-value store's `format::kv_log`
+//! records, or the MVCC engine's own, `format::wal`; a [`PagesNamed`]
+//! function says which records name pages), in one stream of LSNs (byte `lsn`
 //! is in ring page `(lsn / page_bytes) mod log_pages` at offset
 //! `lsn mod page_bytes`, `docs/format/wal.md`). Records may span pages;
 //! the host rewrites the ring's tail page as it fills.
@@ -37,7 +39,24 @@
 use std::collections::{BTreeMap, HashMap};
 
 use ndpdb_format::kv_log::{KIND_PAGE_REDO, pages_named};
-use ndpdb_format::wal::{MAGIC, RECORD_HEADER_BYTES, RecordHeader};
+use ndpdb_format::wal::{MAGIC, RECORD_HEADER_BYTES, RecordHeader, delta_page_named};
+
+/// The `(pid, frame address)` pairs a record of a kind (the header's code)
+/// names; an error if its payload does not decode.
+pub(crate) type PagesNamed = fn(u32, &[u8]) -> Result<Vec<(u64, u64)>, String>;
+
+/// The key-value store's log: page-redo records name pages.
+pub(crate) fn kv_pages_named(kind: u32, payload: &[u8]) -> Result<Vec<(u64, u64)>, String> {
+    if kind != KIND_PAGE_REDO {
+        return Ok(Vec::new());
+    }
+    pages_named(payload).map_err(|e| e.to_string())
+}
+
+/// The MVCC engine's log: delta-page records name a delta page's frame.
+pub(crate) fn heap_pages_named(kind: u32, payload: &[u8]) -> Result<Vec<(u64, u64)>, String> {
+    Ok(delta_page_named(kind, payload).map_err(|e| e.to_string())?.into_iter().collect())
+}
 
 /// Pages kept aside that arrived ahead of the stream.
 const AHEAD_PAGES_MAX: usize = 16;
@@ -56,10 +75,11 @@ pub(crate) struct LogStream {
     writes: u64,
     /// A write of the page holding `start` has arrived since the start.
     synced: bool,
+    names: PagesNamed,
 }
 
 impl LogStream {
-    pub(crate) fn new(start: u64, page_bytes: u64, log_pages: u64) -> LogStream {
+    pub(crate) fn new(start: u64, page_bytes: u64, log_pages: u64, names: PagesNamed) -> LogStream {
         LogStream {
             start,
             buf: Vec::new(),
@@ -69,6 +89,7 @@ impl LogStream {
             written: HashMap::new(),
             writes: 0,
             synced: false,
+            names,
         }
     }
 
@@ -169,11 +190,9 @@ impl LogStream {
             if !h.checks(payload) {
                 break Err(format!("log record at LSN {lsn} fails its CRC"));
             }
-            if h.kind == KIND_PAGE_REDO {
-                match pages_named(payload) {
-                    Ok(pages) => pages.into_iter().for_each(|(pid, addr)| dirty(pid, addr, lsn + total)),
-                    Err(e) => break Err(format!("log record at LSN {lsn}: {e}")),
-                }
+            match (self.names)(h.kind, payload) {
+                Ok(pages) => pages.into_iter().for_each(|(pid, addr)| dirty(pid, addr, lsn + total)),
+                Err(e) => break Err(format!("log record at LSN {lsn}: {e}")),
             }
             at += total as usize;
         };

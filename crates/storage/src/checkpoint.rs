@@ -281,6 +281,9 @@ impl Store {
                 meta.next_txn = meta.next_txn.max(xmax);
             }
             Record::DropSnapshot { id, .. } => meta.snapshots.retain(|&(i, _)| i != id),
+            // Host memory of the run that wrote it: nothing to restore
+            // (the versions it held are in commit records).
+            Record::DeltaPage { .. } => {}
         }
         Ok(())
     }
