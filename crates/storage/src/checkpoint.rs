@@ -392,6 +392,7 @@ impl Store {
             vid_dirty: BTreeSet::new(),
             vid_pages: t.vid_pages,
             delta: Vec::new(),
+            delta_frames: Vec::new(),
             heap_pages: t.heap_pages,
         };
         Ok(Table::new(t.id, t.name, columns, layout, layout_range, state))
