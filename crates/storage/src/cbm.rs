@@ -67,6 +67,13 @@ impl Store {
         Ok(frames)
     }
 
+    /// Configures the device's mirror of the delta frames now, so that the
+    /// delta pages started from here on are in frames it knows (the first
+    /// CBM call does it otherwise, and writes the pages started before).
+    pub fn prepare_cbm(&self) -> Result<()> {
+        self.cbm_ready().map(drop)
+    }
+
     /// The LSN the device's mirror reads the log from ([`NO_MIRROR`]: none).
     pub(crate) fn mirror_lsn(&self) -> u64 {
         self.cbm.mirror_lsn.load(Ordering::Acquire)

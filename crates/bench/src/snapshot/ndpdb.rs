@@ -42,6 +42,11 @@ pub(super) fn run(
     let (capacity, opts) = orderline::sizing(inserted, inserted + changes);
     let dev = Device::create(dir, cfg.profile.clone(), Some(capacity), DeviceOptions::with_clock(cfg.clock))?;
     let db = Database::new(Store::new(dev, opts)?);
+    if cfg.freshness.contains(&Freshness::Cbm) {
+        // Before the load: every delta page is then started in a frame the
+        // device's mirror knows, as in a store that runs CBM calls.
+        db.store().prepare_cbm()?;
+    }
     let table = db.create_table(ORDER_LINE, order_line_columns())?;
     let query = Query::new(w, &table)?;
     let mut markers = apply(&db, &table, plan, cfg.seed, progress)?;
@@ -208,11 +213,13 @@ fn measure(
     base: &Base<'_>,
 ) -> Result<Vec<Row>> {
     let mut rows = Vec::new();
+    // Flush last: it writes the delta buffer the others read.
+    let order = [Freshness::Ship, Freshness::Cbm, Freshness::Flush];
+    let fresh: Vec<Freshness> = order.into_iter().filter(|f| cfg.freshness.contains(f)).collect();
     for m in markers {
-        let modes = cfg
-            .pes
-            .iter()
-            .map(|&pes| ("ndpdb-ndp", Some(pes), None, ReadMode::Ndp { pes, freshness: Freshness::Ship }));
+        let modes = fresh.iter().flat_map(|&freshness| {
+            cfg.pes.iter().map(move |&pes| ("ndpdb-ndp", Some(pes), None, ReadMode::Ndp { pes, freshness }))
+        });
         let modes =
             modes.chain(cfg.workers.iter().map(|&w| ("ndpdb-host", None, Some(w), ReadMode::Host { workers: w })));
         for (engine, pes, workers, mode) in modes {
@@ -226,6 +233,7 @@ fn measure(
             let r = &runs[median_index(&walls)];
             let mut row = measured(base(engine, pes, workers, &m.label, m.rows), query.answer(r), r);
             row.wall_s_runs = walls;
+            row.freshness = freshness(mode);
             row.control = Some(orderline::control(&mut m.txn, table, query.predicate, mode)?);
             rows.push(row);
         }
@@ -245,4 +253,12 @@ fn measured(mut row: Row, result: Option<String>, r: &AggregateResult) -> Row {
     row.versions_visited = Some(r.partial.visited);
     row.host_cpu_s = (row.engine == "ndpdb-host").then_some(r.stats.host_cpu_s);
     row
+}
+
+/// The freshness of a read mode, for its row (None: host-only).
+fn freshness(mode: ReadMode) -> Option<&'static str> {
+    match mode {
+        ReadMode::Ndp { freshness, .. } => Some(freshness.name()),
+        ReadMode::Host { .. } => None,
+    }
 }
