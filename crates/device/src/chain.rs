@@ -312,9 +312,10 @@ impl Scan<'_, '_> {
                     d.host_addr
                 ))
             }),
-            (None, None) => Err(self.fail(format!(
-                "logical page {lpn} is neither mapped nor in the mirror of the host's delta frames"
-            ))),
+            (None, None) => {
+                Err(self
+                    .fail(format!("logical page {lpn} is neither mapped nor in the mirror of the host's delta frames")))
+            }
         }
     }
 

@@ -73,7 +73,7 @@ use serde::Serialize;
 
 use crate::error::DeviceError;
 
-use crate::mirror_log::{LogStream, heap_pages_named, kv_pages_named};
+use crate::mirror_log::{LogStream, RECORD_PAGES_MAX, heap_pages_named, kv_pages_named};
 
 /// Which host structure the mirror follows.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -193,6 +193,7 @@ impl Mirror {
                 c.page_bytes,
                 c.log_pages,
                 if heap { heap_pages_named } else { kv_pages_named },
+                if heap { c.log_pages * c.page_bytes } else { RECORD_PAGES_MAX * c.page_bytes },
             ),
             by_pid: HashMap::with_capacity(c.frames.min(1 << 16) as usize),
             by_addr: HashMap::with_capacity(c.frames.min(1 << 16) as usize),

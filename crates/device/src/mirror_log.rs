@@ -60,8 +60,11 @@ pub(crate) fn heap_pages_named(kind: u32, payload: &[u8]) -> Result<Vec<(u64, u6
 
 /// Pages kept aside that arrived ahead of the stream.
 const AHEAD_PAGES_MAX: usize = 16;
-/// The longest record (and the most bytes held waiting), in pages.
-const RECORD_PAGES_MAX: u64 = 64;
+/// The longest key-value log record (and the most bytes held waiting), in
+/// pages. The MVCC log's commit records have no bound but the ring (a
+/// transaction's writes), so a heap-mode stream takes records up to the
+/// ring's size ([`LogStream::new`]'s `record_max`).
+pub(crate) const RECORD_PAGES_MAX: u64 = 64;
 
 #[derive(Debug)]
 pub(crate) struct LogStream {
@@ -76,10 +79,12 @@ pub(crate) struct LogStream {
     /// A write of the page holding `start` has arrived since the start.
     synced: bool,
     names: PagesNamed,
+    /// Bytes of the longest record taken (and the most held waiting).
+    record_max: u64,
 }
 
 impl LogStream {
-    pub(crate) fn new(start: u64, page_bytes: u64, log_pages: u64, names: PagesNamed) -> LogStream {
+    pub(crate) fn new(start: u64, page_bytes: u64, log_pages: u64, names: PagesNamed, record_max: u64) -> LogStream {
         LogStream {
             start,
             buf: Vec::new(),
@@ -90,6 +95,7 @@ impl LogStream {
             writes: 0,
             synced: false,
             names,
+            record_max,
         }
     }
 
@@ -110,7 +116,10 @@ impl LogStream {
         self.written.insert(index, self.writes);
         let cur = self.start - self.start % p;
         let delta = (index + self.log_pages - (cur / p) % self.log_pages) % self.log_pages;
-        if delta > AHEAD_PAGES_MAX as u64 {
+        // Pages from `start`'s that hold bytes known (a long record spans
+        // many): a page is ahead up to AHEAD_PAGES_MAX past them, else behind.
+        let known = (self.end() - cur).div_ceil(p);
+        if delta > known + AHEAD_PAGES_MAX as u64 {
             // Behind the stream: a rewrite of parsed pages, unless it holds
             // a valid record of the lap ahead (the host jumped: a hole).
             return match self.valid_record_in(data, Some(cur + delta * p), self.end()) {
@@ -180,7 +189,7 @@ impl LogStream {
                 break self.check_hole(at);
             }
             let total = h.record_bytes();
-            if total > RECORD_PAGES_MAX * self.page_bytes {
+            if total > self.record_max {
                 break Err(format!("log record at LSN {lsn} claims {} payload bytes", h.len));
             }
             if (rest.len() as u64) < total {
@@ -198,7 +207,7 @@ impl LogStream {
         };
         self.buf.drain(..at);
         self.start += at as u64;
-        if result.is_ok() && self.buf.len() as u64 > RECORD_PAGES_MAX * self.page_bytes {
+        if result.is_ok() && self.buf.len() as u64 > self.record_max {
             return Err(format!("no whole log record at LSN {} in {} bytes", self.start, self.buf.len()));
         }
         result

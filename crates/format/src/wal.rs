@@ -396,8 +396,11 @@ mod tests {
                 })),
             (any::<u64>(), any::<u64>()).prop_map(|(id, xmax)| Record::PinSnapshot { id, xmax }),
             (any::<u64>(), any::<u64>()).prop_map(|(id, xmax)| Record::DropSnapshot { id, xmax }),
-            (any::<u32>(), any::<u64>(), any::<u64>())
-                .prop_map(|(table, lpn, frame_addr)| Record::DeltaPage { table, lpn, frame_addr }),
+            (any::<u32>(), any::<u64>(), any::<u64>()).prop_map(|(table, lpn, frame_addr)| Record::DeltaPage {
+                table,
+                lpn,
+                frame_addr
+            }),
         ]
     }
 

@@ -135,7 +135,12 @@ impl DeltaFrames {
         }
         let frames = HostFrames::new(count, page_bytes + FRAME_OVERHEAD)
             .map_err(|e| StoreError::InvalidInput(format!("delta frames: {e}")))?;
-        let state = FrameState { free: (0..count).rev().collect(), limbo: VecDeque::new(), next_epoch: 0, calls: BTreeSet::new() };
+        let state = FrameState {
+            free: (0..count).rev().collect(),
+            limbo: VecDeque::new(),
+            next_epoch: 0,
+            calls: BTreeSet::new(),
+        };
         Ok(DeltaFrames { frames: Arc::new(frames), state: OrderedMutex::new(Level::DeltaFrames, state) })
     }
 

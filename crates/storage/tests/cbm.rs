@@ -144,3 +144,23 @@ fn no_free_frame_is_a_clear_error() {
     assert!(err.contains("no free delta frame") && err.contains("delta_frames"), "{err}");
     let _ = vid;
 }
+
+/// A commit record longer than the mirror's window of pages ahead (16) and
+/// than a key-value record may be (64 pages) does not lose the mirror: the
+/// delta pages around it are still read from host memory.
+#[test]
+fn a_long_commit_record_does_not_lose_the_mirror() {
+    let dir = tempfile::tempdir().unwrap();
+    let opts = StoreOptions { log_bytes: 8 << 20, ..cbm_opts(64) };
+    let store = Store::new(device(dir.path(), true, 32), opts).unwrap();
+    let t = kv_table(&store, "t");
+    store.prepare_cbm().unwrap();
+    commit(&store, &t, 1, &inserts(0..20_000));
+    commit(&store, &t, 2, &updates((0..20_000).step_by(50), 3));
+    let snap = snapshot(3, &[]);
+    let cbm = ndp(&store, &t, &snap, Freshness::Cbm);
+    let stats = store.device().mirror_stats().unwrap();
+    assert!(stats.lost.is_none(), "{stats:?}");
+    assert!(cbm.stats.counters.dma_reads > 0, "the delta pages came from host memory");
+    assert_eq!(cbm.rows, store.host_rows(&t, &snap, &[0, 1], None, 2).unwrap().rows);
+}

@@ -101,6 +101,9 @@ pub struct Row {
     pub modelled_s: Option<f64>,
     pub link_bytes_to_host: Option<u64>,
     pub link_bytes_to_device: Option<u64>,
+    /// Of `link_bytes_to_device`, the bytes the PEs read from host memory
+    /// by DMA (CBM freshness: the delta pages they reached).
+    pub dma_bytes_read: Option<u64>,
     pub medium_bytes_read: Option<u64>,
     /// The device's completions during the query, and those of them that
     /// were late (real clock: the emulator set the pace; `late.rs`).

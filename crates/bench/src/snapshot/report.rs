@@ -92,6 +92,7 @@ pub fn table(rows: &[(f64, Row)]) -> String {
                 r.host_cpu_s.map_or("-".into(), |s| format!("{s:.4}")),
                 opt(r.link_bytes_to_host),
                 opt(r.link_bytes_to_device),
+                opt(r.dma_bytes_read),
                 opt(r.medium_bytes_read),
             ]
         })
@@ -112,6 +113,7 @@ pub fn table(rows: &[(f64, Row)]) -> String {
             "host CPU s",
             "link B to host",
             "link B to device",
+            "of it DMA B",
             "medium B read",
         ],
         &body,
