@@ -97,3 +97,60 @@ impl Store {
         self.cbm.frames.get().map(DeltaFrames::stats)
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use ndpdb_format::ndp::Snapshot;
+    use ndpdb_format::record::VersionHeader;
+    use ndpdb_format::schema::{Column, ColumnType, Value};
+    use ndpdb_format::wal::{Record, frame_into};
+
+    use super::*;
+    use crate::scan::{Freshness, NdpScan};
+    use crate::table::Head;
+    use crate::test_store::store;
+
+    /// Makes the device's mirror lost: a valid record at the stream's
+    /// next LSN naming an address that is no frame.
+    fn lose_the_mirror(s: &Store, table: u32) {
+        s.wal.flush_to(s.wal.end(), &s.wal_qp).unwrap();
+        let lsn = s.wal.end();
+        let (page, geo) = (s.page_bytes as u64, s.wal.geo);
+        let mut rec = Vec::new();
+        let bad = Record::DeltaPage { table, lpn: 3, frame_addr: 7 };
+        frame_into(&mut rec, lsn, bad.kind(), &bad.encode());
+        // Bytes before the stream's next LSN do not matter to the mirror.
+        let mut image = vec![0u8; page as usize];
+        let off = (lsn % page) as usize;
+        image[off..off + rec.len()].copy_from_slice(&rec);
+        s.qp.lock().call(Command::PageWrite { ppn: geo.start + (lsn / page) % geo.pages, data: image }).unwrap();
+        assert!(s.device().mirror_stats().unwrap().lost.is_some());
+    }
+
+    /// A lost mirror is configured again by the next CBM call, which
+    /// answers; a call that fails while it is lost says so (`MirrorLost`).
+    #[test]
+    fn a_lost_mirror_is_configured_again() {
+        let dir = tempfile::tempdir().unwrap();
+        let s = store(dir.path());
+        let t = s.create_table("t", vec![Column::new("k", ColumnType::Int64, false)]).unwrap();
+        let data = t.layout.encode(&[Value::Int(5)]).unwrap();
+        let prev = ndpdb_format::page::RecordId::NONE;
+        let header = VersionHeader { create_ts: 1, prev, tombstone: false, data_len: data.len() as u16 };
+        s.prepare_cbm().unwrap();
+        let vid = s.new_vid(&t);
+        let rid = s.append_version(&t, header, &data).unwrap();
+        s.set_head(&t, vid, Head { rid, create_ts: 1, tombstone: false });
+        lose_the_mirror(&s, t.id);
+        let snap = Snapshot { xmax: 2, active: vec![], own: 0 };
+        let scan = NdpScan { table: &t, snapshot: &snap, predicate: None, pes: 2, freshness: Freshness::Cbm };
+        let again = s.ndp_rows(&scan, &[0]).unwrap();
+        assert_eq!(again.rows, vec![(vid, vec![Value::Int(5)])]);
+        assert_eq!(again.stats.counters.commands.get("mirror_configure"), Some(&1), "configured anew");
+        assert!(s.device().mirror_stats().unwrap().lost.is_none());
+        lose_the_mirror(&s, t.id);
+        let err = s.cbm_failure(StoreError::Corrupt("the program failed".into()));
+        assert!(matches!(err, StoreError::MirrorLost(_)) && err.to_string().contains("call it again"), "{err}");
+        assert_eq!(s.mirror_lsn(), NO_MIRROR);
+    }
+}
