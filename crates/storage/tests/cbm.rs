@@ -133,7 +133,7 @@ fn no_free_frame_is_a_clear_error() {
     let u = kv_table(&store, "u");
     ndp(&store, &t, &snapshot(1, &[]), Freshness::Cbm);
     commit(&store, &t, 1, &inserts(0..10));
-    let vid = store.new_vid(&u);
+    store.new_vid(&u);
     let header = ndpdb_format::record::VersionHeader {
         create_ts: 2,
         prev: ndpdb_format::page::RecordId::NONE,
@@ -142,7 +142,6 @@ fn no_free_frame_is_a_clear_error() {
     };
     let err = store.append_version(&u, header, &[]).unwrap_err().to_string();
     assert!(err.contains("no free delta frame") && err.contains("delta_frames"), "{err}");
-    let _ = vid;
 }
 
 /// A commit record longer than the mirror's window of pages ahead (16) and
