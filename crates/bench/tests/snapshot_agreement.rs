@@ -7,6 +7,7 @@
 use ndpdb_bench::compose::Workload;
 use ndpdb_bench::snapshot::{Config, Postgres, run};
 use ndpdb_device::{ClockKind, Profile};
+use ndpdb_storage::Freshness;
 
 const WORKLOAD: &str = r#"
 name = "small"
@@ -48,6 +49,9 @@ fn engines_agree_on_every_aggregate() {
             postgres_workers: vec![0, 2],
             seed: 3,
             repeat: 2,
+            // NDP with every freshness: each agrees with the others, the
+            // host and PostgreSQL.
+            freshness: vec![Freshness::Ship, Freshness::Flush, Freshness::Cbm],
         };
         let dir = tempfile::tempdir().unwrap();
         let (rows, notes) = run(&w, "test", &cfg, dir.path(), &mut postgres, |_, _, _| {}).unwrap();
@@ -58,7 +62,9 @@ fn engines_agree_on_every_aggregate() {
         } else {
             assert_eq!(pg, 4, "{:?}", notes.postgres);
         }
-        assert_eq!(rows.len(), 2 * 3 + pg);
+        assert_eq!(rows.len(), 2 * (2 * 3 + 1) + pg);
+        let fresh = |f| rows.iter().filter(|r| r.freshness == Some(f)).count();
+        assert_eq!((fresh("ship"), fresh("flush"), fresh("cbm")), (4, 4, 4));
         let oldest: Vec<_> = rows.iter().filter(|r| r.snapshot_position == "oldest").collect();
         let newest: Vec<_> = rows.iter().filter(|r| r.snapshot_position == "newest").collect();
         if op == "sum" {
@@ -91,6 +97,7 @@ fn engines_agree_on_every_aggregate() {
             postgres_workers: vec![2],
             seed: 3,
             repeat: 1,
+            freshness: vec![Freshness::Cbm],
         };
         let dir = tempfile::tempdir().unwrap();
         let (rows, _) = run(&w, "test", &cfg, dir.path(), &mut postgres, |_, _, _| {}).unwrap();

@@ -37,9 +37,17 @@ pub struct HostFrames {
 }
 
 impl HostFrames {
-    /// `frames` zeroed frames of `page_bytes` bytes (a multiple of 8).
-    pub(crate) fn new(frames: usize, page_bytes: usize) -> Result<HostFrames, PoolError> {
-        debug_assert!(page_bytes.is_multiple_of(WORD));
+    /// `frames` zeroed frames of `page_bytes` bytes (a multiple of 8, at
+    /// least 24: front, pid word, rear). The pool makes its own; other
+    /// holders of DMA-readable pages (the MVCC store's delta frames,
+    /// `ndpdb-storage`) make theirs and write them with
+    /// [`HostFrames::install_page`] and [`HostFrames::publish`].
+    pub fn new(frames: usize, page_bytes: usize) -> Result<HostFrames, PoolError> {
+        if !page_bytes.is_multiple_of(WORD) || page_bytes < 3 * WORD {
+            return Err(PoolError::Config {
+                what: format!("frames of {page_bytes} bytes; a frame is a multiple of 8 bytes, at least 24"),
+            });
+        }
         let bytes = frames.checked_mul(page_bytes).filter(|&b| b <= isize::MAX as usize);
         let count = bytes.ok_or_else(|| PoolError::Config {
             what: format!("{frames} frames of {page_bytes} bytes do not fit in host memory"),
@@ -104,6 +112,49 @@ impl HostFrames {
             at = page_end;
         }
         Ok(())
+    }
+
+    /// Puts a new page into `frame` (its reuse): pid word `pid`, `body` at
+    /// byte 16 (the rest of the body zeroed), front and rear one version
+    /// above the frame's (`seqlock::install`), so that a DMA read
+    /// overlapping the reuse is rejected. The caller is the frame's only
+    /// writer (it owns the frame) and `body` fits between pid and rear.
+    pub fn install_page(&self, frame: usize, pid: u64, body: &[u8]) {
+        assert!(frame < self.frames && crate::HEADER_BYTES + body.len() + crate::TRAILER_BYTES <= self.page_bytes);
+        let word = |k: usize| -> u64 {
+            if k == 1 {
+                return u64::from_ne_bytes(pid.to_le_bytes());
+            }
+            let mut b = [0u8; WORD];
+            let at = k * WORD;
+            if at >= crate::HEADER_BYTES && at < crate::HEADER_BYTES + body.len() {
+                let from = at - crate::HEADER_BYTES;
+                let n = WORD.min(body.len() - from);
+                b[..n].copy_from_slice(&body[from..from + n]);
+            }
+            u64::from_ne_bytes(b)
+        };
+        seqlock::install(&*self.words, self.span(frame), word);
+    }
+
+    /// Publishes one change to `frame` under its page versions: each
+    /// `(offset, bytes)` of `parts` is stored at that byte of the frame
+    /// (offsets count from the frame's start; the front, pid and rear words
+    /// are not touched), between `seqlock::begin_write` and `end_write`,
+    /// so a DMA read that overlaps it finds front != rear. The caller is
+    /// the frame's only writer (as a pool guard holds the exclusive latch).
+    pub fn publish(&self, frame: usize, parts: &[(usize, &[u8])]) {
+        assert!(frame < self.frames, "frame {frame} of {}", self.frames);
+        let body = crate::HEADER_BYTES..self.page_bytes - crate::TRAILER_BYTES;
+        for &(off, bytes) in parts {
+            assert!(body.start <= off && off + bytes.len() <= body.end, "a publish inside the body of frame {frame}");
+        }
+        let span = self.span(frame);
+        let v = seqlock::begin_write(&*self.words, span);
+        for &(off, bytes) in parts {
+            self.store(frame, off, bytes);
+        }
+        seqlock::end_write(&*self.words, span, v, true);
     }
 
     /// Where `frame`'s page lies among the words.
@@ -276,6 +327,34 @@ mod tests {
         let err = f.dma_read(150, &mut [0; 43]).unwrap_err();
         assert!(matches!(err, PoolError::OutOfRange { addr: 150, len: 43, size: 192 }), "{err}");
         assert!(f.dma_read(u64::MAX, &mut [0; 2]).is_err());
+    }
+
+    /// A publish is seen whole by a DMA copy of the frame, and a copy that
+    /// overlaps one (front != rear) or an install is not accepted.
+    #[test]
+    fn publish_and_install_keep_the_versions() {
+        let f = HostFrames::new(2, 64).unwrap();
+        f.install_page(1, 42, &[7; 20]);
+        let mut page = vec![0u8; 64];
+        f.dma_read(64, &mut page).unwrap();
+        assert!(seqlock::versions_match(&page));
+        assert_eq!(&page[8..16], &42u64.to_le_bytes());
+        assert_eq!(&page[16..36], &[7; 20]);
+        let (v, _) = seqlock::versions(&page).unwrap();
+        f.publish(1, &[(16, &[1, 2, 3]), (50, &[9])]);
+        f.dma_read(64, &mut page).unwrap();
+        assert_eq!(seqlock::versions(&page), Some((v + 1, v + 1)));
+        assert_eq!((&page[16..19], page[50]), (&[1u8, 2, 3][..], 9));
+        let span = f.span(1);
+        let w = seqlock::begin_write(f.words(), span);
+        f.dma_read(64, &mut page).unwrap();
+        assert!(!seqlock::versions_match(&page), "a change in progress is refused");
+        seqlock::end_write(f.words(), span, w, false);
+        f.install_page(1, 43, &[]);
+        f.dma_read(64, &mut page).unwrap();
+        assert_eq!(seqlock::versions(&page), Some((v + 2, v + 2)));
+        assert_eq!(&page[8..24], &[43, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0], "the old body is gone");
+        assert!(HostFrames::new(1, 12).is_err());
     }
 
     #[test]

@@ -10,6 +10,7 @@ use ndpdb_bench::report::Report;
 use ndpdb_bench::{cbm, crash, device_scaling, locks, locks_report, orderline, recovery, snapshot};
 use ndpdb_device::profile::DEFAULT_PROFILE;
 use ndpdb_device::{ClockKind, Profile};
+use ndpdb_storage::Freshness;
 
 /// How an experiment reports: table and JSON lines, and where its files go.
 #[derive(Args)]
@@ -268,8 +269,16 @@ pub struct SnapshotArgs {
     /// Runs of each query on each engine; the table shows the median run, the JSON lists all (wall_s_runs)
     #[arg(long, default_value_t = 5, value_parser = clap::value_parser!(u32).range(1..=100))]
     repeat: u32,
+    /// How ndpdb NDP calls get the host's shared state, comma separated: ship (the delta buffer with the call),
+    /// flush (written first), cbm (read from host memory through the device's mirror); a row each
+    #[arg(long, value_delimiter = ',', default_value = "ship", value_parser = parse_freshness)]
+    freshness: Vec<Freshness>,
     #[command(flatten)]
     report: ReportArgs,
+}
+
+fn parse_freshness(s: &str) -> std::result::Result<Freshness, String> {
+    Freshness::from_name(s).ok_or_else(|| format!("unknown freshness {s:?}: use ship, flush or cbm"))
 }
 
 #[derive(Args)]
@@ -401,6 +410,7 @@ fn snapshot(a: SnapshotArgs) -> Result<()> {
         postgres_workers: if a.no_postgres { vec![] } else { a.pg_workers },
         seed: a.seed,
         repeat: a.repeat,
+        freshness: a.freshness,
     };
     let points = match a.workload {
         Some(path) => snapshot::Points::File(path),

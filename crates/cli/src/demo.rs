@@ -43,6 +43,7 @@ pub fn run(report: &Report) -> Result<()> {
         postgres_workers: vec![0, 2],
         seed: 1,
         repeat: 3,
+        freshness: vec![ndpdb_storage::Freshness::Ship],
     };
     let scenarios =
         snapshot::Scenarios { list: vec![1, 2, 3], rows: 100_000, rounds: 3, op: "sum".into(), positions: vec![] };

@@ -15,6 +15,31 @@
 //! layout descriptor is the format parser's configuration (nothing about
 //! tables is compiled into the programs).
 //!
+//! **Through the mirror** (CBM freshness, `docs/cbm.md`): with the call's
+//! mirror flag set, the host ships no delta-buffer page; a page the call
+//! reaches is found where the mirror of the host's delta frames says:
+//!
+//! ```text
+//!   locate(lpn):
+//!     copied during this call ─► that copy
+//!     mirror Dirty at a ─► DMA read of the frame at a; front == rear and
+//!                          pid word == lpn ─► the page (copied for the call)
+//!                          another pid: the page left the frame (written, and
+//!                          the frame reused) ─► the L2P below
+//!                          front != rear: count a retry, read again (at most
+//!                          MAX_HOST_RETRIES, then fail naming the page)
+//!     the call's L2P (shipped delta, then map pages) ─► the medium
+//!     unmapped, and the mirror has a descriptor at a (the page was written
+//!     after the call was captured; the host keeps its frame until the call
+//!     ends) ─► the frame at a, checked as above
+//! ```
+//!
+//! A copy taken during the call holds every version the call can reach:
+//! those were appended before the call was captured, and delta pages only
+//! grow. A frame holding another page means the page was written and its
+//! frame reused, which the host does only once every call begun before the
+//! write ended: this call began after it, so its L2P maps the page.
+//!
 //! On NVM every read is byte-granular: per visited version one slot entry
 //! (one 4-byte transfer) and one header (five transfers), 24 bytes; per
 //! visible tuple the columns the operation needs. On flash a PE reads whole
@@ -28,13 +53,21 @@
 //! 1M tuples x 5 versions). On flash the batch is one chain, so the page a
 //! PE keeps stays useful.
 
+use std::collections::HashMap;
+
 use ndpdb_format::ndp::{Aggregate, NdpCall, Operation, RANGE_CALL, RANGE_DELTA, RANGE_LAYOUT};
 use ndpdb_format::page::{self, PAGE_HEADER_BYTES, RecordId, map_entries_per_page};
 use ndpdb_format::record::{HEADER_BYTES, VersionHeader};
 use ndpdb_format::schema::{Layout, LayoutDescriptor};
 
 use crate::error::DeviceError;
+use crate::mirror::{MirrorKind, PageState};
 use crate::pe::PeCtx;
+
+/// DMA reads of one frame that find it changing before the call gives up.
+pub const MAX_HOST_RETRIES: u64 = 1000;
+/// Bytes of a frame before the page: front version and pid word.
+const FRAME_HEAD: usize = 16;
 
 const L2P_CACHE: usize = 4096;
 const HEADER_WORDS: usize = HEADER_BYTES / 4;
@@ -46,6 +79,16 @@ pub(crate) enum Loc {
     Delta(u64),
     /// On the medium, at this physical page.
     Medium(u64),
+    /// Copied from the host's frame during this call: copy `n` (CBM).
+    Host(u32),
+}
+
+/// A PE's reading of delta pages through the mirror (CBM): the frame size
+/// and the pages copied during the call.
+pub(crate) struct HostPages {
+    frame_bytes: u64,
+    copies: Vec<Vec<u8>>,
+    by_lpn: HashMap<u64, u32>,
 }
 
 pub(crate) struct Scan<'c, 'a> {
@@ -78,8 +121,11 @@ pub(crate) struct Scan<'c, 'a> {
     /// Medium bytes read for anything but chain steps: VID-map and L2P
     /// entries, column values and null bitmaps.
     pub(crate) extra_bytes: u64,
-    /// Versions visited in shipped delta-buffer pages.
+    /// Versions visited in shipped delta-buffer pages (and, with CBM, in
+    /// pages copied from host frames).
     pub(crate) dram_visits: u64,
+    /// Set when the call reads delta pages through the mirror.
+    pub(crate) host: Option<HostPages>,
 }
 
 impl<'c, 'a> Scan<'c, 'a> {
@@ -87,6 +133,7 @@ impl<'c, 'a> Scan<'c, 'a> {
     /// walk; `update` says whether `ndp.update` runs (update calls only) or
     /// `ndp.snapshot` (everything else).
     pub(crate) fn open(ctx: &'c mut PeCtx<'a>, update: bool) -> Result<Scan<'c, 'a>, DeviceError> {
+        let host = host_pages(ctx, update)?;
         let mut block = vec![0u8; ctx.range_len(RANGE_CALL)? as usize];
         ctx.range_read(RANGE_CALL, 0, &mut block)?;
         let call = NdpCall::decode(&block).map_err(|e| ctx.fail(format!("call block: {e}")))?;
@@ -125,6 +172,7 @@ impl<'c, 'a> Scan<'c, 'a> {
             vid_cursor: 0,
             extra_bytes: 0,
             dram_visits: 0,
+            host,
             ctx,
         };
         scan.check_columns()?;
@@ -135,6 +183,28 @@ impl<'c, 'a> Scan<'c, 'a> {
         }
         .map(|c| (HEADER_BYTES + usize::from(scan.layout.slots[usize::from(c)].offset)) as u64);
         Ok(scan)
+    }
+}
+
+/// The call's mirror flag: `ndp.snapshot`'s parameter 0, `ndp.update`'s
+/// parameter 2 (its 0 and 1 are the object id and the poll limit); absent
+/// means 0. With 1, the heap mirror must be configured and host memory
+/// attached.
+fn host_pages(ctx: &PeCtx<'_>, update: bool) -> Result<Option<HostPages>, DeviceError> {
+    let i = if update { 2 } else { 0 };
+    let flag = if ctx.params().len() > i * 8 { ctx.param_u64(i)? } else { 0 };
+    match flag {
+        0 => Ok(None),
+        1 => match ctx.mirror_config() {
+            Some(c) if c.kind == MirrorKind::Heap => {
+                Ok(Some(HostPages { frame_bytes: c.frame_bytes, copies: Vec::new(), by_lpn: HashMap::new() }))
+            }
+            _ => Err(ctx.fail(format!(
+                "parameter {i} asks to read delta pages through the mirror, but no heap mirror is configured \
+                 (MirrorConfigureHeap)"
+            ))),
+        },
+        f => Err(ctx.fail(format!("parameter {i} is {f}: 0 ships delta pages, 1 reads them through the mirror"))),
     }
 }
 
@@ -214,10 +284,69 @@ impl Scan<'_, '_> {
         }
         let loc = match self.delta_index.binary_search_by_key(&lpn, |&(l, _)| l) {
             Ok(i) => Loc::Delta(self.delta_index[i].1 as u64 * self.page),
+            Err(_) if self.host.is_some() => self.locate_through_mirror(lpn)?,
             Err(_) => Loc::Medium(self.resolve(lpn)?),
         };
         self.last = Some((lpn, loc));
         Ok(loc)
+    }
+
+    /// [`Scan::locate`] with CBM (module docs, "Through the mirror").
+    #[inline(never)]
+    fn locate_through_mirror(&mut self, lpn: u64) -> Result<Loc, DeviceError> {
+        if let Some(&n) = self.host.as_ref().and_then(|h| h.by_lpn.get(&lpn)) {
+            return Ok(Loc::Host(n));
+        }
+        let d = self.ctx.mirror_descriptor(lpn)?;
+        if let Some(d) = d
+            && d.state == PageState::Dirty
+            && let Some(n) = self.copy_frame(lpn, d.host_addr)?
+        {
+            return Ok(Loc::Host(n));
+        }
+        match (self.resolve_mapped(lpn)?, d) {
+            (Some(ppn), _) => Ok(Loc::Medium(ppn)),
+            (None, Some(d)) => self.copy_frame(lpn, d.host_addr)?.map(Loc::Host).ok_or_else(|| {
+                self.fail(format!(
+                    "logical page {lpn} is not mapped, and its frame at host address {:#x} holds another page",
+                    d.host_addr
+                ))
+            }),
+            (None, None) => {
+                Err(self
+                    .fail(format!("logical page {lpn} is neither mapped nor in the mirror of the host's delta frames")))
+            }
+        }
+    }
+
+    /// Copies page `lpn` from the frame at host address `addr` for the rest
+    /// of the call: its copy's number, or None if the frame holds another
+    /// page. Reads again (counted) while the frame changes.
+    fn copy_frame(&mut self, lpn: u64, addr: u64) -> Result<Option<u32>, DeviceError> {
+        let frame_bytes = self.host.as_ref().expect("CBM calls only").frame_bytes as usize;
+        let mut frame = vec![0u8; frame_bytes];
+        let word = |f: &[u8], at: usize| u64::from_le_bytes(f[at..at + 8].try_into().expect("8 bytes"));
+        for _ in 0..MAX_HOST_RETRIES {
+            self.ctx.host_read(addr, &mut frame)?;
+            if word(&frame, 0) != word(&frame, frame_bytes - 8) {
+                self.ctx.count_host_page_retry();
+                std::thread::yield_now();
+                continue;
+            }
+            if word(&frame, 8) != lpn {
+                return Ok(None);
+            }
+            let page = frame[FRAME_HEAD..FRAME_HEAD + self.page as usize].to_vec();
+            let host = self.host.as_mut().expect("CBM calls only");
+            let n = host.copies.len() as u32;
+            host.copies.push(page);
+            host.by_lpn.insert(lpn, n);
+            return Ok(Some(n));
+        }
+        Err(self.fail(format!(
+            "page {lpn}: {MAX_HOST_RETRIES} reads of its frame at host address {addr:#x} found it changing; \
+             retry the call"
+        )))
     }
 
     /// Hints the emulation's CPU cache at a page byte (no effect on the model).
@@ -252,6 +381,7 @@ impl Scan<'_, '_> {
         match loc {
             Loc::Delta(base) => self.ctx.range_read(2, base + offset, b)?,
             Loc::Medium(ppn) => self.read_physical(ppn, offset, b)?,
+            Loc::Host(n) => self.read_copy(n, offset, b),
         }
         for (o, c) in out.iter_mut().zip(b.chunks_exact(4)) {
             *o = u32::from_le_bytes(c.try_into().expect("4 bytes"));
@@ -267,7 +397,19 @@ impl Scan<'_, '_> {
         match loc {
             Loc::Delta(base) => self.ctx.range_read(2, base + offset, buf),
             Loc::Medium(ppn) => self.read_physical(ppn, offset, buf),
+            Loc::Host(n) => {
+                self.read_copy(n, offset, buf);
+                Ok(())
+            }
         }
+    }
+
+    /// Bytes of copy `n` of a host page at `offset` (in bounds: the callers
+    /// checked against the page size), charged as a device DRAM copy.
+    fn read_copy(&mut self, n: u32, offset: u64, buf: &mut [u8]) {
+        let host = self.host.as_ref().expect("host locations come from CBM calls");
+        let page = &host.copies[n as usize];
+        self.ctx.memcpy(buf, &page[offset as usize..offset as usize + buf.len()]);
     }
 
     fn read_physical(&mut self, ppn: u64, offset: u64, buf: &mut [u8]) -> Result<(), DeviceError> {
@@ -283,6 +425,33 @@ impl Scan<'_, '_> {
         let (_, page) = self.page_cache.as_ref().expect("filled above");
         buf.copy_from_slice(&page[offset as usize..offset as usize + buf.len()]);
         Ok(())
+    }
+
+    /// Logical to physical page, or None if the call's L2P does not map it
+    /// (a CBM call reaches pages written after it was captured).
+    fn resolve_mapped(&mut self, lpn: u64) -> Result<Option<u64>, DeviceError> {
+        let shipped = self.call.l2p_delta.binary_search_by_key(&lpn, |&(l, _)| l);
+        let unmapped = match shipped {
+            Ok(i) => self.call.l2p_delta[i].1 == u64::MAX,
+            Err(_) => (lpn / self.per_page) as usize >= self.call.l2p_pages.len(),
+        };
+        if unmapped {
+            return Ok(None);
+        }
+        match self.resolve(lpn) {
+            Ok(ppn) => Ok(Some(ppn)),
+            Err(_) if self.unmapped_in_map_page(lpn)? => Ok(None),
+            Err(e) => Err(e),
+        }
+    }
+
+    /// Whether `lpn`'s entry in its L2P map page is all ones (unmapped).
+    fn unmapped_in_map_page(&mut self, lpn: u64) -> Result<bool, DeviceError> {
+        let Some(&map_ppn) = self.call.l2p_pages.get((lpn / self.per_page) as usize) else { return Ok(true) };
+        let mut b = [0u8; 8];
+        let at = PAGE_HEADER_BYTES as u64 + 8 * (lpn % self.per_page);
+        self.read_physical(map_ppn, at, &mut b)?;
+        Ok(u64::from_le_bytes(b) == u64::MAX)
     }
 
     /// Logical to physical page: the shipped delta, else the L2P map pages.
@@ -489,7 +658,7 @@ impl Scan<'_, '_> {
     #[inline(always)]
     fn read_slots(&mut self, first_vid: u64, walks: &mut [Walk]) -> Result<(), DeviceError> {
         for w in walks {
-            if matches!(w.loc, Loc::Delta(_)) {
+            if matches!(w.loc, Loc::Delta(_) | Loc::Host(_)) {
                 self.dram_visits += 1;
             }
             let mut raw = [0u32; 1];
@@ -570,6 +739,7 @@ fn place(loc: Loc, rid: RecordId) -> String {
     match loc {
         Loc::Medium(ppn) => format!("page {} (physical {ppn})", rid.lpn()),
         Loc::Delta(_) => format!("page {} (in the delta buffer shipped with the call)", rid.lpn()),
+        Loc::Host(_) => format!("page {} (copied from the host's delta frame)", rid.lpn()),
     }
 }
 

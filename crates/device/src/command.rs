@@ -58,6 +58,18 @@ pub enum Command {
         frames: u64,
         log_lsn: u64,
     },
+    /// `MirrorConfigure` of kind heap (`docs/cbm.md`, CBM for the MVCC
+    /// engine): the mirror follows the MVCC store's delta-buffer pages, in
+    /// `frames` frames of `frame_bytes` (page + 24) of host memory, from
+    /// the records of its log ring `log_first_ppn..+log_pages` from LSN
+    /// `log_lsn` on. Once per store (again after the mirror is lost).
+    MirrorConfigureHeap {
+        log_first_ppn: u64,
+        log_pages: u64,
+        frames: u64,
+        frame_bytes: u64,
+        log_lsn: u64,
+    },
     /// Allocate a range of device DRAM.
     MemoryRangeCreate {
         bytes: u64,
@@ -105,7 +117,7 @@ impl Command {
             Command::Read { .. } => "read",
             Command::PageWrite { .. } => "page_write",
             Command::Flush => "flush",
-            Command::MirrorConfigure { .. } => "mirror_configure",
+            Command::MirrorConfigure { .. } | Command::MirrorConfigureHeap { .. } => "mirror_configure",
             Command::MemoryRangeCreate { .. } => "memory_range_create",
             Command::MemoryRangeDelete { .. } => "memory_range_delete",
             Command::MemoryWrite { .. } => "memory_write",

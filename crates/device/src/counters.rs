@@ -27,6 +27,7 @@ pub(crate) struct Cells {
     pub coherent_remote: AtomicU64,
     pub dma_reads: AtomicU64,
     pub dma_bytes_read: AtomicU64,
+    pub host_page_retries: AtomicU64,
     pub commands: Mutex<BTreeMap<&'static str, u64>>,
     pub pe_busy_ps: Mutex<Vec<u64>>,
 }
@@ -65,6 +66,10 @@ pub struct Counters {
     /// host -> device).
     pub dma_reads: u64,
     pub dma_bytes_read: u64,
+    /// DMA reads of a host page found changing (front != rear) and taken
+    /// again, by the MVCC programs reading delta pages through the mirror
+    /// (`chain.rs`; the key-value lookup reports its own).
+    pub host_page_retries: u64,
     pub commands: BTreeMap<String, u64>,
     /// Modelled busy time per PE, in picoseconds.
     pub pe_busy_ps: Vec<u64>,
@@ -86,6 +91,7 @@ impl Counters {
             coherent_remote: get(&c.coherent_remote),
             dma_reads: get(&c.dma_reads),
             dma_bytes_read: get(&c.dma_bytes_read),
+            host_page_retries: get(&c.host_page_retries),
             commands: c.commands.lock().iter().map(|(k, v)| (k.to_string(), *v)).collect(),
             pe_busy_ps: c.pe_busy_ps.lock().clone(),
         }
@@ -106,6 +112,7 @@ impl Counters {
             coherent_remote: self.coherent_remote - earlier.coherent_remote,
             dma_reads: self.dma_reads - earlier.dma_reads,
             dma_bytes_read: self.dma_bytes_read - earlier.dma_bytes_read,
+            host_page_retries: self.host_page_retries - earlier.host_page_retries,
             commands: self
                 .commands
                 .iter()

@@ -182,6 +182,7 @@ impl Inner {
             Cells::add(&self.cells.coherent_remote, a.coherent_remote);
             Cells::add(&self.cells.dma_reads, a.dma_reads);
             Cells::add(&self.cells.dma_bytes_read, a.dma_bytes_read);
+            Cells::add(&self.cells.host_page_retries, a.host_page_retries);
             Cells::add(&self.cells.link_bytes_to_device, a.dma_bytes_read);
         }
         self.count_medium(false, report.medium_reads, report.medium_bytes_read);

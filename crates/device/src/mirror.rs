@@ -50,21 +50,48 @@
 //!   garbage without the magic) change nothing: the host's next write of
 //!   that page brings the record.
 //!
-//! Host addresses name frames: multiples of the page size below
-//! `frames × page size` (the pool's `HostFrames` addresses).
+//! Host addresses name frames: multiples of the frame size below
+//! `frames × frame size` (the pool's `HostFrames` addresses).
+//!
+//! **Heap mode** (`MirrorKind::Heap`, the MVCC engine's CBM freshness,
+//! `docs/cbm.md`): the pages are the store's delta-buffer pages, named by
+//! lpn, in frames of `frame_bytes` (a page plus the 24 bytes of front, pid
+//! word and rear). The log is the MVCC log (`format::wal`): a delta-page
+//! record makes its lpn Dirty at its frame; a `PageWrite` of any page that
+//! carries a heap page whose lpn has a descriptor makes it Clean, keeping
+//! the address (the frame keeps the bytes until it is reused). Page reads
+//! change nothing. A Dirty descriptor that outlives its page (the record
+//! reached the device after the page was written) is harmless: the frame
+//! still holds the page's final bytes, or another page, which the reader's
+//! pid check sees (`chain.rs`).
 
 use std::collections::HashMap;
 
 use ndpdb_format::btree::at;
+use ndpdb_format::page::{PageHeader, PageKind, RecordId};
 use serde::Serialize;
 
 use crate::error::DeviceError;
 
-use crate::mirror_log::LogStream;
+use crate::mirror_log::{LogStream, RECORD_PAGES_MAX, heap_pages_named, kv_pages_named};
 
-/// What the host told the device with `MirrorConfigure`, and the page size.
+/// Which host structure the mirror follows.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum MirrorKind {
+    /// The key-value store's B+-tree file and its log (`MirrorConfigure`).
+    Kv,
+    /// The MVCC store's delta-buffer pages and its log
+    /// (`MirrorConfigureHeap`; the file fields are 0).
+    Heap,
+}
+
+/// What the host told the device with `MirrorConfigure` (or
+/// `MirrorConfigureHeap`), and the page size.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct MirrorConfig {
+    pub kind: MirrorKind,
+    /// Bytes of a frame: the page size in Kv mode, page + 24 in heap mode.
+    pub frame_bytes: u64,
     pub file_first_ppn: u64,
     pub file_pages: u64,
     pub log_first_ppn: u64,
@@ -115,6 +142,8 @@ pub struct MirrorStats {
     pub reused_frames: u64,
     /// Write-backs that left a page Dirty (the copy predates a record).
     pub stale_write_backs: u64,
+    /// Heap mode: page writes that made a delta page Clean.
+    pub cleaned: u64,
     /// Why the mirror lost track of the log, if it did.
     pub lost: Option<String>,
 }
@@ -139,8 +168,16 @@ impl Mirror {
         if c.frames == 0 || c.frames > 1 << 24 {
             return bad(format!("{} frames; configure 1 to 2^24 (the pool's frame count)", c.frames));
         }
-        if c.file_pages == 0 || c.log_pages == 0 {
+        let heap = c.kind == MirrorKind::Heap;
+        if (!heap && c.file_pages == 0) || c.log_pages == 0 {
             return bad("the file and the log need at least one page each".into());
+        }
+        let frame_min = if heap { c.page_bytes + 24 } else { c.page_bytes };
+        if c.frame_bytes < frame_min || !c.frame_bytes.is_multiple_of(8) || c.frame_bytes > 1 << 24 {
+            return bad(format!(
+                "frames of {} bytes; a frame holds a {}-byte page and its versions (at least {frame_min}, a multiple of 8)",
+                c.frame_bytes, c.page_bytes
+            ));
         }
         let (f, l) =
             (c.file_first_ppn..c.file_first_ppn + c.file_pages, c.log_first_ppn..c.log_first_ppn + c.log_pages);
@@ -151,7 +188,13 @@ impl Mirror {
             return bad(format!("log LSN {} is not a multiple of 8 (records start at multiples of 8)", c.log_lsn));
         }
         Ok(Mirror {
-            log: LogStream::new(c.log_lsn, c.page_bytes, c.log_pages),
+            log: LogStream::new(
+                c.log_lsn,
+                c.page_bytes,
+                c.log_pages,
+                if heap { heap_pages_named } else { kv_pages_named },
+                if heap { c.log_pages * c.page_bytes } else { RECORD_PAGES_MAX * c.page_bytes },
+            ),
             by_pid: HashMap::with_capacity(c.frames.min(1 << 16) as usize),
             by_addr: HashMap::with_capacity(c.frames.min(1 << 16) as usize),
             stats: MirrorStats::default(),
@@ -185,7 +228,16 @@ impl Mirror {
         })
     }
 
+    /// Page `pid`'s descriptor (Clean or Dirty), or None; an error if the
+    /// mirror lost track (as [`Mirror::view`]).
+    pub fn lookup(&self, pid: u64) -> Result<Option<Descriptor>, String> {
+        self.view(pid).map(|_| self.by_pid.get(&pid).copied())
+    }
+
     fn file_pid(&self, ppn: u64) -> Option<u64> {
+        if self.config.kind == MirrorKind::Heap {
+            return None;
+        }
         ppn.checked_sub(self.config.file_first_ppn).filter(|&p| p < self.config.file_pages)
     }
 
@@ -194,7 +246,7 @@ impl Mirror {
     }
 
     fn frame_addr_ok(&self, addr: u64) -> bool {
-        addr.is_multiple_of(self.config.page_bytes) && addr / self.config.page_bytes < self.config.frames
+        addr.is_multiple_of(self.config.frame_bytes) && addr / self.config.frame_bytes < self.config.frames
     }
 
     /// A `PageRead` of physical page `ppn` into the frame at `host_addr`.
@@ -226,28 +278,54 @@ impl Mirror {
                 self.stats.stale_write_backs += 1;
             }
         } else if let Some(index) = self.log_index(ppn) {
-            self.stats.log_pages += 1;
-            if self.stats.lost.is_some() {
+            self.on_log_write(index, data);
+        } else if self.config.kind == MirrorKind::Heap {
+            self.on_heap_write(data);
+        }
+    }
+
+    /// Heap mode: a written heap page whose lpn has a descriptor is Clean
+    /// (at the same address: the frame keeps its bytes until reused).
+    fn on_heap_write(&mut self, data: &[u8]) {
+        let Ok(h) = PageHeader::decode(data) else { return };
+        if h.kind != PageKind::Heap {
+            return;
+        }
+        self.stats.page_writes += 1;
+        if let Some(d) = self.by_pid.get_mut(&h.lpn)
+            && d.state == PageState::Dirty
+        {
+            d.state = PageState::Clean;
+            self.stats.cleaned += 1;
+        }
+    }
+
+    /// A write of log ring page `index`: the records it completes.
+    fn on_log_write(&mut self, index: u64, data: &[u8]) {
+        self.stats.log_pages += 1;
+        if self.stats.lost.is_some() {
+            return;
+        }
+        let mut marks = Vec::new();
+        let outcome = self.log.absorb(index, data, &mut |pid, addr, end| marks.push((pid, addr, end)));
+        for (pid, addr, end) in marks {
+            self.stats.records += 1;
+            if let Err(why) = self.mark_dirty(pid, addr, end) {
+                self.stats.lost = Some(why);
                 return;
             }
-            let mut marks = Vec::new();
-            let outcome = self.log.absorb(index, data, &mut |pid, addr, end| marks.push((pid, addr, end)));
-            for (pid, addr, end) in marks {
-                self.stats.records += 1;
-                if let Err(why) = self.mark_dirty(pid, addr, end) {
-                    self.stats.lost = Some(why);
-                    return;
-                }
-            }
-            if let Err(why) = outcome {
-                self.stats.lost = Some(why);
-            }
+        }
+        if let Err(why) = outcome {
+            self.stats.lost = Some(why);
         }
     }
 
     /// A log record ending at `end` names `pid` in the frame at `addr`.
     fn mark_dirty(&mut self, pid: u64, addr: u64, end: u64) -> Result<(), String> {
-        if pid >= self.config.file_pages {
+        if self.config.kind == MirrorKind::Heap && pid > RecordId::LPN_MAX {
+            return Err(format!("a record ending at LSN {end} names logical page {pid}, above the largest"));
+        }
+        if self.config.kind == MirrorKind::Kv && pid >= self.config.file_pages {
             return Err(format!(
                 "a record ending at LSN {end} names page {pid}; the file has {}",
                 self.config.file_pages

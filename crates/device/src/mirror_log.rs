@@ -1,5 +1,7 @@
-//! The mirror's reader of the host's log ring: `format::kv_log` records,
-//! framed as `format::wal` frames them, in one stream of LSNs (byte `lsn`
+//! The mirror's reader of the host's log ring: records framed as
+//! `format::wal` frames them (the key-value store's `format::kv_log`
+//! records, or the MVCC engine's own, `format::wal`; a [`PagesNamed`]
+//! function says which records name pages), in one stream of LSNs (byte `lsn`
 //! is in ring page `(lsn / page_bytes) mod log_pages` at offset
 //! `lsn mod page_bytes`, `docs/format/wal.md`). Records may span pages;
 //! the host rewrites the ring's tail page as it fills.
@@ -37,12 +39,32 @@
 use std::collections::{BTreeMap, HashMap};
 
 use ndpdb_format::kv_log::{KIND_PAGE_REDO, pages_named};
-use ndpdb_format::wal::{MAGIC, RECORD_HEADER_BYTES, RecordHeader};
+use ndpdb_format::wal::{MAGIC, RECORD_HEADER_BYTES, RecordHeader, delta_page_named};
+
+/// The `(pid, frame address)` pairs a record of a kind (the header's code)
+/// names; an error if its payload does not decode.
+pub(crate) type PagesNamed = fn(u32, &[u8]) -> Result<Vec<(u64, u64)>, String>;
+
+/// The key-value store's log: page-redo records name pages.
+pub(crate) fn kv_pages_named(kind: u32, payload: &[u8]) -> Result<Vec<(u64, u64)>, String> {
+    if kind != KIND_PAGE_REDO {
+        return Ok(Vec::new());
+    }
+    pages_named(payload).map_err(|e| e.to_string())
+}
+
+/// The MVCC engine's log: delta-page records name a delta page's frame.
+pub(crate) fn heap_pages_named(kind: u32, payload: &[u8]) -> Result<Vec<(u64, u64)>, String> {
+    Ok(delta_page_named(kind, payload).map_err(|e| e.to_string())?.into_iter().collect())
+}
 
 /// Pages kept aside that arrived ahead of the stream.
 const AHEAD_PAGES_MAX: usize = 16;
-/// The longest record (and the most bytes held waiting), in pages.
-const RECORD_PAGES_MAX: u64 = 64;
+/// The longest key-value log record (and the most bytes held waiting), in
+/// pages. The MVCC log's commit records have no bound but the ring (a
+/// transaction's writes), so a heap-mode stream takes records up to the
+/// ring's size ([`LogStream::new`]'s `record_max`).
+pub(crate) const RECORD_PAGES_MAX: u64 = 64;
 
 #[derive(Debug)]
 pub(crate) struct LogStream {
@@ -56,10 +78,13 @@ pub(crate) struct LogStream {
     writes: u64,
     /// A write of the page holding `start` has arrived since the start.
     synced: bool,
+    names: PagesNamed,
+    /// Bytes of the longest record taken (and the most held waiting).
+    record_max: u64,
 }
 
 impl LogStream {
-    pub(crate) fn new(start: u64, page_bytes: u64, log_pages: u64) -> LogStream {
+    pub(crate) fn new(start: u64, page_bytes: u64, log_pages: u64, names: PagesNamed, record_max: u64) -> LogStream {
         LogStream {
             start,
             buf: Vec::new(),
@@ -69,6 +94,8 @@ impl LogStream {
             written: HashMap::new(),
             writes: 0,
             synced: false,
+            names,
+            record_max,
         }
     }
 
@@ -89,7 +116,10 @@ impl LogStream {
         self.written.insert(index, self.writes);
         let cur = self.start - self.start % p;
         let delta = (index + self.log_pages - (cur / p) % self.log_pages) % self.log_pages;
-        if delta > AHEAD_PAGES_MAX as u64 {
+        // Pages from `start`'s that hold bytes known (a long record spans
+        // many): a page is ahead up to AHEAD_PAGES_MAX past them, else behind.
+        let known = (self.end() - cur).div_ceil(p);
+        if delta > known + AHEAD_PAGES_MAX as u64 {
             // Behind the stream: a rewrite of parsed pages, unless it holds
             // a valid record of the lap ahead (the host jumped: a hole).
             return match self.valid_record_in(data, Some(cur + delta * p), self.end()) {
@@ -159,7 +189,7 @@ impl LogStream {
                 break self.check_hole(at);
             }
             let total = h.record_bytes();
-            if total > RECORD_PAGES_MAX * self.page_bytes {
+            if total > self.record_max {
                 break Err(format!("log record at LSN {lsn} claims {} payload bytes", h.len));
             }
             if (rest.len() as u64) < total {
@@ -169,17 +199,15 @@ impl LogStream {
             if !h.checks(payload) {
                 break Err(format!("log record at LSN {lsn} fails its CRC"));
             }
-            if h.kind == KIND_PAGE_REDO {
-                match pages_named(payload) {
-                    Ok(pages) => pages.into_iter().for_each(|(pid, addr)| dirty(pid, addr, lsn + total)),
-                    Err(e) => break Err(format!("log record at LSN {lsn}: {e}")),
-                }
+            match (self.names)(h.kind, payload) {
+                Ok(pages) => pages.into_iter().for_each(|(pid, addr)| dirty(pid, addr, lsn + total)),
+                Err(e) => break Err(format!("log record at LSN {lsn}: {e}")),
             }
             at += total as usize;
         };
         self.buf.drain(..at);
         self.start += at as u64;
-        if result.is_ok() && self.buf.len() as u64 > RECORD_PAGES_MAX * self.page_bytes {
+        if result.is_ok() && self.buf.len() as u64 > self.record_max {
             return Err(format!("no whole log record at LSN {} in {} bytes", self.start, self.buf.len()));
         }
         result

@@ -10,6 +10,9 @@
 //! aggregate per PE (`Partial`), or for a rows call an equal share per PE of
 //! rows (`RowsWriter`: `u64 bytes_used, u64 rows`, then per row `u64 vid`
 //! and per projected column `0` (NULL), `1 i64` or `2 u16 len bytes`).
+//! Parameter `[0]` (optional, default 0): 1 reads the delta-buffer pages
+//! through the mirror of the host's delta frames instead of range 2 (CBM
+//! freshness, `chain.rs`, `docs/cbm.md`).
 
 use ndpdb_format::ndp::{Aggregate, Operation, PARTIAL_BYTES, Partial, RANGE_OUTPUT, RowsWriter};
 

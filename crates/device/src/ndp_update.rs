@@ -33,7 +33,8 @@
 //! `(vid, base RecordId, new RecordId)` and how many of its pages it
 //! programmed. Both layouts are `ndpdb_format::ndp`'s (`ndp/update.rs`).
 //! Parameters: `[0]` the table's object id (for page headers and lock keys),
-//! `[1]` poll limit.
+//! `[1]` poll limit, `[2]` (optional, default 0) 1 to read delta pages
+//! through the mirror instead of range 2 (CBM, `chain.rs`).
 
 use ndpdb_format::lock::tuple_key_word;
 use ndpdb_format::ndp::{RANGE_OUTPUT, RANGE_PAGES, UpdateExpr, UpdateWriter, UpdatedTuple, read_page_run};

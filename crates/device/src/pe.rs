@@ -98,6 +98,7 @@ pub(crate) struct PeAccount {
     pub link_to_device_ps: u64,
     pub dma_reads: u64,
     pub dma_bytes_read: u64,
+    pub host_page_retries: u64,
 }
 
 /// Scratch memory in device DRAM, reserved against the profile's budget.
@@ -614,6 +615,23 @@ impl<'a> PeCtx<'a> {
             Some(m) => m.view(pid),
         };
         view.map_err(|e| self.fail(format!("page {pid}: {e}")))
+    }
+
+    /// Page `pid`'s mirror descriptor, Clean or Dirty (charged as
+    /// [`PeCtx::mirror_view`]); fails as it does.
+    pub fn mirror_descriptor(&mut self, pid: u64) -> Result<Option<crate::mirror::Descriptor>, DeviceError> {
+        self.charge_cycles(MIRROR_LOOKUP_CYCLES);
+        let d = match self.mirror.lock().as_ref() {
+            None => Err("no mirror is configured: the host sends MirrorConfigure first".to_string()),
+            Some(m) => m.lookup(pid),
+        };
+        d.map_err(|e| self.fail(format!("page {pid}: {e}")))
+    }
+
+    /// Counts a DMA read of a host page that found it changing
+    /// (`Counters::host_page_retries`).
+    pub fn count_host_page_retry(&mut self) {
+        self.acc.host_page_retries += 1;
     }
 
     /// Reserves device DRAM for the rest of the execution (or until dropped).

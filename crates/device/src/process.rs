@@ -11,7 +11,7 @@ use crate::counters::{CQE_BYTES, Cells};
 use crate::device::{Faults, Inner, Slot};
 use crate::error::DeviceError;
 use crate::memory::check_span;
-use crate::mirror::{Mirror, MirrorConfig};
+use crate::mirror::{Mirror, MirrorConfig, MirrorKind};
 use crate::pe::flash_place;
 use crate::timing::{MediumTiming, Timeline, bytes_ps};
 
@@ -87,8 +87,32 @@ impl Inner {
             Command::PageWrite { ppn, data } => self.page_write(t0, ppn, data),
             Command::MirrorConfigure { file_first_ppn, file_pages, log_first_ppn, log_pages, frames, log_lsn } => {
                 let page_bytes = self.page_bytes();
-                let config =
-                    MirrorConfig { file_first_ppn, file_pages, log_first_ppn, log_pages, frames, log_lsn, page_bytes };
+                let config = MirrorConfig {
+                    kind: MirrorKind::Kv,
+                    frame_bytes: page_bytes,
+                    file_first_ppn,
+                    file_pages,
+                    log_first_ppn,
+                    log_pages,
+                    frames,
+                    log_lsn,
+                    page_bytes,
+                };
+                self.mirror_configure(t0, config)
+            }
+            Command::MirrorConfigureHeap { log_first_ppn, log_pages, frames, frame_bytes, log_lsn } => {
+                let page_bytes = self.page_bytes();
+                let config = MirrorConfig {
+                    kind: MirrorKind::Heap,
+                    frame_bytes,
+                    file_first_ppn: 0,
+                    file_pages: 0,
+                    log_first_ppn,
+                    log_pages,
+                    frames,
+                    log_lsn,
+                    page_bytes,
+                };
                 self.mirror_configure(t0, config)
             }
             Command::Flush => {

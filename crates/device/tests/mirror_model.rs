@@ -8,7 +8,7 @@
 
 use std::borrow::Cow;
 
-use ndpdb_device::mirror::{Mirror, MirrorConfig, View};
+use ndpdb_device::mirror::{Mirror, MirrorConfig, MirrorKind, View};
 use ndpdb_device::programs::SplitMix64;
 use ndpdb_format::kv_log::{KIND_PAGE_REDO, KvOp, PageChange, Redo, frame_into};
 
@@ -21,6 +21,8 @@ const LOG_PAGES: u64 = 5;
 
 fn config(log_lsn: u64) -> MirrorConfig {
     MirrorConfig {
+        kind: MirrorKind::Kv,
+        frame_bytes: P,
         file_first_ppn: FILE_FIRST,
         file_pages: FILE_PAGES,
         log_first_ppn: LOG_FIRST,

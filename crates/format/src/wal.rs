@@ -13,7 +13,8 @@
 //!      8    8 lsn      this record's own LSN (a stale record from an earlier
 //!                      lap of the ring has another)
 //!     16    4 crc      CRC-32 of bytes 0..16 and the payload
-//!     20    4 kind     1 commit, 2 create table, 3 pin snapshot, 4 drop snapshot
+//!     20    4 kind     1 commit, 2 create table, 3 pin snapshot, 4 drop snapshot,
+//!                      5 delta page
 //!     24  len payload  then zero padding to a multiple of 8
 //! ```
 //!
@@ -27,6 +28,9 @@
 //!                  (u32 length + bytes), column names (u16 count, then u16 length + UTF-8 each)
 //! pin snapshot     id u64, xmax u64
 //! drop snapshot    id u64, xmax u64
+//! delta page       table u32, lpn u64, frame_addr u64 (a delta-buffer page
+//!                  started in the host frame at frame_addr; for the device's
+//!                  mirror, docs/cbm.md; recovery skips it)
 //! ```
 //!
 //! A payload decodes only if every byte belongs to a field.
@@ -49,6 +53,7 @@ pub enum RecordKind {
     CreateTable = 2,
     PinSnapshot = 3,
     DropSnapshot = 4,
+    DeltaPage = 5,
 }
 
 impl RecordKind {
@@ -58,6 +63,7 @@ impl RecordKind {
             2 => RecordKind::CreateTable,
             3 => RecordKind::PinSnapshot,
             4 => RecordKind::DropSnapshot,
+            5 => RecordKind::DeltaPage,
             _ => return None,
         })
     }
@@ -217,6 +223,31 @@ pub enum Record<'a> {
         id: u64,
         xmax: u64,
     },
+    /// A delta-buffer page `lpn` of `table` started in the host frame at
+    /// `frame_addr` (CBM freshness, `docs/cbm.md`): the device's mirror
+    /// marks the page Dirty there. Describes host memory of the run that
+    /// wrote it, so recovery skips it.
+    DeltaPage {
+        table: u32,
+        lpn: u64,
+        frame_addr: u64,
+    },
+}
+
+/// Payload bytes of a delta-page record.
+pub const DELTA_PAGE_BYTES: usize = 20;
+
+/// The `(lpn, frame address)` a record of `kind` (a header's code) names
+/// for the device's mirror (`docs/cbm.md`): a delta-page record's; no page
+/// for the other kinds. An error: the payload does not decode.
+pub fn delta_page_named(kind: u32, payload: &[u8]) -> Result<Option<(u64, u64)>, FormatError> {
+    if kind != RecordKind::DeltaPage as u32 {
+        return Ok(None);
+    }
+    match Record::decode(RecordKind::DeltaPage, payload)? {
+        Record::DeltaPage { lpn, frame_addr, .. } => Ok(Some((lpn, frame_addr))),
+        _ => unreachable!("a delta-page payload decodes to a delta-page record"),
+    }
 }
 
 /// Fixed bytes of one commit operation before its data.
@@ -229,6 +260,7 @@ impl Record<'_> {
             Record::CreateTable(_) => RecordKind::CreateTable,
             Record::PinSnapshot { .. } => RecordKind::PinSnapshot,
             Record::DropSnapshot { .. } => RecordKind::DropSnapshot,
+            Record::DeltaPage { .. } => RecordKind::DeltaPage,
         }
     }
 
@@ -247,6 +279,13 @@ impl Record<'_> {
                 w.u64(*xmax);
                 w.0
             }
+            Record::DeltaPage { table, lpn, frame_addr } => {
+                let mut w = Writer(Vec::with_capacity(DELTA_PAGE_BYTES));
+                w.u32(*table);
+                w.u64(*lpn);
+                w.u64(*frame_addr);
+                w.0
+            }
         }
     }
 
@@ -261,6 +300,7 @@ impl Record<'_> {
             }
             RecordKind::PinSnapshot => Record::PinSnapshot { id: r.u64()?, xmax: r.u64()? },
             RecordKind::DropSnapshot => Record::DropSnapshot { id: r.u64()?, xmax: r.u64()? },
+            RecordKind::DeltaPage => Record::DeltaPage { table: r.u32()?, lpn: r.u64()?, frame_addr: r.u64()? },
         };
         r.finish()?;
         Ok(record)
@@ -356,6 +396,11 @@ mod tests {
                 })),
             (any::<u64>(), any::<u64>()).prop_map(|(id, xmax)| Record::PinSnapshot { id, xmax }),
             (any::<u64>(), any::<u64>()).prop_map(|(id, xmax)| Record::DropSnapshot { id, xmax }),
+            (any::<u32>(), any::<u64>(), any::<u64>()).prop_map(|(table, lpn, frame_addr)| Record::DeltaPage {
+                table,
+                lpn,
+                frame_addr
+            }),
         ]
     }
 
@@ -389,6 +434,20 @@ mod tests {
         assert!(Record::decode(RecordKind::Commit, &longer).is_err(), "every byte belongs to a field");
     }
 
+    /// docs/format/wal.md's delta-page record, byte by byte.
+    #[test]
+    fn a_delta_page_record_has_the_documented_bytes() {
+        let rec = Record::DeltaPage { table: 3, lpn: 0x0102, frame_addr: 0x2040 };
+        let payload = rec.encode();
+        let mut expect = vec![3, 0, 0, 0, 2, 1, 0, 0, 0, 0, 0, 0];
+        expect.extend_from_slice(&[0x40, 0x20, 0, 0, 0, 0, 0, 0]);
+        assert_eq!(payload, expect);
+        assert_eq!(rec.kind() as u32, 5);
+        assert_eq!(delta_page_named(5, &payload).unwrap(), Some((0x0102, 0x2040)));
+        assert_eq!(delta_page_named(1, &payload).unwrap(), None, "other kinds name no page");
+        assert!(delta_page_named(5, &payload[..19]).is_err());
+    }
+
     proptest! {
         #[test]
         fn records_roundtrip(rec in record(), lsn in (0u64..1 << 40).prop_map(|l| l * 8)) {
@@ -410,9 +469,10 @@ mod tests {
             if let Ok(h) = RecordHeader::decode(&b) {
                 let _ = h.checks(&b[RECORD_HEADER_BYTES..]);
             }
-            for kind in [RecordKind::Commit, RecordKind::CreateTable, RecordKind::PinSnapshot, RecordKind::DropSnapshot] {
+            for kind in [RecordKind::Commit, RecordKind::CreateTable, RecordKind::PinSnapshot, RecordKind::DropSnapshot, RecordKind::DeltaPage] {
                 let _ = Record::decode(kind, &b);
             }
+            let _ = delta_page_named(5, &b);
             let names = vec!["a".to_string(), "bc".to_string()];
             let table = Record::CreateTable(TableDef { id: 1, name: "t".into(), layout_descriptor: vec![1, 2], column_names: names });
             let ops = vec![LogOp { kind: OpKind::Insert, table: 1, vid: 2, data: vec![3; 5] }; 2];

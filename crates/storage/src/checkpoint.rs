@@ -281,6 +281,9 @@ impl Store {
                 meta.next_txn = meta.next_txn.max(xmax);
             }
             Record::DropSnapshot { id, .. } => meta.snapshots.retain(|&(i, _)| i != id),
+            // Host memory of the run that wrote it: nothing to restore
+            // (the versions it held are in commit records).
+            Record::DeltaPage { .. } => {}
         }
         Ok(())
     }
@@ -389,6 +392,7 @@ impl Store {
             vid_dirty: BTreeSet::new(),
             vid_pages: t.vid_pages,
             delta: Vec::new(),
+            delta_frames: Vec::new(),
             heap_pages: t.heap_pages,
         };
         Ok(Table::new(t.id, t.name, columns, layout, layout_range, state))

@@ -44,6 +44,11 @@ pub enum StoreError {
          without these records with --accept-loss (StoreOptions::accept_loss)"
     )]
     LogDamaged(Box<LogLoss>),
+    #[error(
+        "the device's mirror of the delta frames lost track of the log ({0}); the NDP call failed: call it again \
+         (the store configures the mirror anew), or use Ship or Flush freshness"
+    )]
+    MirrorLost(String),
     #[error("the database is open read-only: {what} would write to the device; open it for writing")]
     ReadOnly { what: &'static str },
 }

@@ -328,9 +328,17 @@ impl Store {
     /// Cuts chains in a delta-buffer page; false if the page was written.
     fn cut_in_delta(&self, table: &Table, lpn: u64, slots: &[u16]) -> Result<bool, StoreError> {
         let mut s = table.state.lock();
-        let Some(p) = s.delta.iter_mut().find(|p| p.lpn() == lpn) else { return Ok(false) };
+        let st = &mut *s;
+        let Some(i) = st.delta.iter().position(|p| p.lpn() == lpn) else { return Ok(false) };
+        let p = &mut st.delta[i];
+        // The device may read this page from its frame (CBM): each cut is
+        // published there too.
+        let frame = st.delta_frames.get(i).copied().flatten().zip(self.cbm.frames.get());
         for &slot in slots {
             p.set_prev(slot, RecordId::NONE).map_err(|e| StoreError::Corrupt(format!("delta page {lpn}: {e}")))?;
+            if let Some((f, frames)) = frame {
+                frames.publish_record(f.frame, p, slot)?;
+            }
         }
         Ok(true)
     }

@@ -32,8 +32,10 @@
 //!   device. An NDP call ships the pages not yet written.
 //!
 //! Freshness of what the device reads is chosen per NDP call ([`Freshness`]):
-//! ship the shared state with the call (neoDBMS), or write it to the device
-//! first.
+//! ship the shared state with the call (neoDBMS), write it to the device
+//! first, or let the device read the delta pages from host memory through
+//! its mirror of the host's delta frames (CBM, `delta_frames.rs`,
+//! `docs/cbm.md`).
 //!
 //! The storage manager does not know transactions: it stores versions and
 //! heads that the transaction layer (`ndpdb-txn`) decides on.
@@ -41,8 +43,10 @@
 //! Where each job lives: the module table in `store.rs`.
 
 mod alloc;
+mod cbm;
 mod check;
 mod checkpoint;
+mod delta_frames;
 mod error;
 mod gc;
 mod lock_order;
@@ -64,6 +68,7 @@ pub use alloc::{Headroom, ROOT_PPN};
 
 pub use check::{CheckReport, ERRORS_MAX};
 pub use checkpoint::{CommittedHeads, TxnMeta};
+pub use delta_frames::DeltaFrameStats;
 pub use error::StoreError;
 pub use gc::GcStats;
 pub use recovery::{DroppedRecord, LogLoss, Recovery};

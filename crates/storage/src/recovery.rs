@@ -484,6 +484,7 @@ fn dropped_record(r: &LogRecord) -> DroppedRecord {
         Ok(Record::CreateTable(def)) => (None, format!("creation of table {}", def.name)),
         Ok(Record::PinSnapshot { id, .. }) => (None, format!("pinning of snapshot {id}")),
         Ok(Record::DropSnapshot { id, .. }) => (None, format!("drop of snapshot {id}")),
+        Ok(Record::DeltaPage { table, lpn, .. }) => (None, format!("start of delta page {lpn} of table {table}")),
         Err(e) => (None, format!("a record whose payload does not decode ({e})")),
     };
     DroppedRecord { lsn: r.lsn, end: r.end(), txn, what }

@@ -37,6 +37,7 @@ use ndpdb_format::page::{self, RecordId};
 use ndpdb_format::record::{HEADER_BYTES, VersionHeader};
 use ndpdb_format::schema::Value;
 
+use crate::delta_frames::DeltaFrame;
 use crate::error::StoreError;
 use crate::store::Store;
 use crate::table::{CHAIN_MAX, Table};
@@ -66,6 +67,27 @@ pub enum Freshness {
     Ship,
     /// Write them to the device first; the call carries only the snapshot.
     Flush,
+    /// Ship the map deltas only: the device reads the delta pages it
+    /// reaches from host memory, through its mirror of the store's delta
+    /// frames (the cooperative buffer manager, `delta_frames.rs`,
+    /// `docs/cbm.md`).
+    Cbm,
+}
+
+impl Freshness {
+    /// The name `ndpdb bench snapshot --freshness` takes and reports.
+    pub fn name(self) -> &'static str {
+        match self {
+            Freshness::Ship => "ship",
+            Freshness::Flush => "flush",
+            Freshness::Cbm => "cbm",
+        }
+    }
+
+    /// The freshness called `name` ([`Freshness::name`]).
+    pub fn from_name(name: &str) -> Option<Freshness> {
+        [Freshness::Ship, Freshness::Flush, Freshness::Cbm].into_iter().find(|f| f.name() == name)
+    }
 }
 
 /// What a scan cost, on the device's counters and clocks.
@@ -313,26 +335,54 @@ impl Store {
         if scan.freshness == Freshness::Flush {
             self.flush(scan.table)?;
         }
+        let cbm = scan.freshness == Freshness::Cbm;
+        let frames = if cbm { Some(self.cbm_ready()?) } else { None };
         // The call carries physical page numbers until it ends.
         let _reading = self.page_reader();
-        let (call, delta) = self.call_block(scan, op, update.as_ref().map(|u| u.vids));
+        // Frames of delta pages written from here on wait for it (CBM).
+        let _cbm_call = frames.map(|f| f.begin_call());
+        let (call, delta) = self.call_block(scan, op, update.as_ref().map(|u| u.vids))?;
+        if cbm {
+            // The delta-page records of the pages the call reaches (usually
+            // durable already: commits forced them).
+            self.wal.flush_to(self.wal.end(), &self.wal_qp)?;
+        }
         let vids = call.vids;
+        // The mirror flag: ndp.snapshot's parameter 0, ndp.update's 2.
         let (slot, params, extra) = match update {
-            Some(u) => (self.ndp.update_slot, ndpdb_device::params(&u.params), Some(u.pages)),
-            None => (self.ndp.snapshot_slot, vec![], None),
+            Some(u) => {
+                let mut params = u.params;
+                params.extend(cbm.then_some(1));
+                (self.ndp.update_slot, ndpdb_device::params(&params), Some(u.pages))
+            }
+            None => (self.ndp.snapshot_slot, if cbm { ndpdb_device::params(&[1]) } else { vec![] }, None),
         };
         let (block, layout, pes) = (call.encode(), scan.table.layout_range, scan.pes);
         let device_call = DeviceCall { slot, pes, params, block, layout, delta, out_bytes, extra };
-        Ok((device_call.run(&mut self.qp.lock())?, vids))
+        match device_call.run(&mut self.qp.lock()) {
+            Ok(out) => Ok((out, vids)),
+            Err(e) if cbm => Err(self.cbm_failure(e)),
+            Err(e) => Err(e),
+        }
     }
 
     /// The call block of an NDP call over the table's state and the maps at
-    /// one moment, and the delta-buffer pages it names (range 2).
-    fn call_block(&self, scan: &NdpScan<'_>, op: Operation, update_vids: Option<u64>) -> (NdpCall, Vec<u8>) {
-        let s = scan.table.state.lock();
+    /// one moment, and the delta-buffer pages it names (range 2). A CBM
+    /// call names none: it first writes the delta buffer if the device's
+    /// mirror cannot find one of its pages (`cbm.rs`).
+    fn call_block(&self, scan: &NdpScan<'_>, op: Operation, update_vids: Option<u64>) -> Result<(NdpCall, Vec<u8>)> {
+        let mut s = scan.table.state.lock();
+        let cbm = scan.freshness == Freshness::Cbm;
+        if cbm {
+            let lsn = self.mirror_lsn();
+            if s.delta_frames.iter().any(|&f| !DeltaFrame::visible(f, lsn)) {
+                self.write_delta(scan.table, &mut s, crate::alloc::AllocClass::Buffered)?;
+            }
+        }
         let m = self.maps.lock();
-        let mut delta_bytes = Vec::with_capacity(s.delta.len() * self.page_bytes);
-        for p in &s.delta {
+        let shipped = if cbm { &[][..] } else { &s.delta[..] };
+        let mut delta_bytes = Vec::with_capacity(shipped.len() * self.page_bytes);
+        for p in shipped {
             delta_bytes.extend_from_slice(p.bytes());
         }
         let call = NdpCall {
@@ -344,9 +394,9 @@ impl Store {
             l2p_delta: m.l2p_dirty.iter().map(|&l| (l, m.l2p[l as usize])).collect(),
             vid_pages: s.vid_pages.clone(),
             vid_delta: s.vid_dirty.iter().map(|&v| (v, s.heads[v as usize].rid.0)).collect(),
-            delta_pages: s.delta.iter().map(|p| p.lpn()).collect(),
+            delta_pages: shipped.iter().map(|p| p.lpn()).collect(),
         };
-        (call, delta_bytes)
+        Ok((call, delta_bytes))
     }
 
     /// Runs an aggregate on the host after reading every page over the link.

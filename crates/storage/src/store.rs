@@ -8,6 +8,7 @@
 //! | `reuse.rs` | when a page given up may be written again (a pure lifecycle) |
 //! | `maps.rs` | the L2P map; writing heap and map pages |
 //! | `table.rs` | tables, their heads (VID map) and delta buffers; writing versions |
+//! | `delta_frames.rs`, `cbm.rs` | delta pages in frames the device reads; CBM calls and the mirror |
 //! | `read.rs` | point reads and the page cache |
 //! | `scan.rs`, `update.rs` | NDP calls and host-only scans; update-NDP |
 //! | `gc.rs`, `check.rs` | garbage collection; the integrity check |
@@ -73,6 +74,11 @@ pub struct StoreOptions {
     /// `Recovery::lost` and `Recovery::damage`. Without it such an open
     /// fails with [`StoreError::LogDamaged`] or [`StoreError::Corrupt`].
     pub accept_loss: bool,
+    /// Frames of host memory the device may read delta pages from (CBM
+    /// freshness, `delta_frames.rs`): one per delta page started after the
+    /// first CBM call, until its page is written and no CBM call begun
+    /// before the write runs. Allocated at the first CBM call.
+    pub delta_frames: usize,
 }
 
 impl Default for StoreOptions {
@@ -85,6 +91,7 @@ impl Default for StoreOptions {
             log_bytes: 0,
             read_only: false,
             accept_loss: false,
+            delta_frames: 256,
         }
     }
 }
@@ -129,6 +136,29 @@ pub struct Store {
     /// waiting for that very transaction's lock).
     pub(crate) wal: Wal,
     pub(crate) wal_qp: Mutex<QueuePair>,
+    /// CBM freshness: the delta frames and the mirror (`delta_frames.rs`).
+    pub(crate) cbm: Cbm,
+}
+
+/// The store's side of CBM freshness: the delta frames, once the first CBM
+/// call configured the device's mirror, and the LSN it reads the log from.
+pub(crate) struct Cbm {
+    pub frames: std::sync::OnceLock<crate::delta_frames::DeltaFrames>,
+    /// The LSN the mirror reads the log from (`cbm::NO_MIRROR`: not
+    /// configured, or lost).
+    pub mirror_lsn: std::sync::atomic::AtomicU64,
+    /// Held while the mirror is configured (with none of the store's locks).
+    pub configuring: Mutex<()>,
+}
+
+impl Default for Cbm {
+    fn default() -> Cbm {
+        Cbm {
+            frames: std::sync::OnceLock::new(),
+            mirror_lsn: std::sync::atomic::AtomicU64::new(crate::cbm::NO_MIRROR),
+            configuring: Mutex::new(()),
+        }
+    }
 }
 
 /// Pages of a region: enough to cover every channel and chip four times.
@@ -201,6 +231,7 @@ impl Store {
             ndp,
             wal: Wal::new(geo, 0, 0, Vec::new()),
             wal_qp: Mutex::new(wal_qp),
+            cbm: Cbm::default(),
         })
     }
 

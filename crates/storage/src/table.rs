@@ -14,8 +14,10 @@ use ndpdb_device::{Command, RangeId, Reply};
 use ndpdb_format::page::{self, HeapPage, RecordId};
 use ndpdb_format::record::VersionHeader;
 use ndpdb_format::schema::{Column, Layout, LayoutDescriptor, Value};
+use ndpdb_format::wal::{DELTA_PAGE_BYTES, Record, record_bytes};
 
 use crate::alloc::{AllocClass, heap_object};
+use crate::delta_frames::DeltaFrame;
 use crate::error::{Result, StoreError};
 use crate::lock_order::{Level, OrderedMutex};
 use crate::store::Store;
@@ -58,6 +60,9 @@ pub(crate) struct TableState {
     pub vid_pages: Vec<u64>,
     /// Delta-buffer pages not yet written; the last one is being filled.
     pub delta: Vec<HeapPage>,
+    /// Each delta page's frame (CBM freshness, `delta_frames.rs`), in the
+    /// same order; None for pages started before the mirror was configured.
+    pub delta_frames: Vec<Option<DeltaFrame>>,
     /// Heap pages written to the device, in order.
     pub heap_pages: Vec<u64>,
 }
@@ -165,9 +170,13 @@ impl Store {
         }
         loop {
             let mut s = table.state.lock();
-            if let Some(p) = s.delta.last_mut()
+            let st = &mut *s;
+            if let Some(p) = st.delta.last_mut()
                 && let Some(slot) = p.insert(&record)
             {
+                if let (Some(Some(f)), Some(frames)) = (st.delta_frames.last(), self.cbm.frames.get()) {
+                    frames.publish_record(f.frame, p, slot)?;
+                }
                 return Ok(RecordId::new(p.lpn(), slot));
             }
             // A read-only store keeps every page it fills in memory.
@@ -191,15 +200,52 @@ impl Store {
         } else {
             self.shape.delta_buffered.fetch_add(1, Ordering::Relaxed);
         }
-        let lpn = match self.new_lpn() {
-            Ok(l) => l,
+        let started = self.new_lpn().and_then(|lpn| {
+            let page = HeapPage::new(self.page_bytes, table.id, lpn);
+            let frame = self.delta_frame(table, &page)?;
+            Ok((page, frame))
+        });
+        let (page, frame) = match started {
+            Ok(p) => p,
             Err(e) => {
                 self.shape.delta_buffered.fetch_sub(1, Ordering::Relaxed);
                 return Err(e);
             }
         };
-        table.state.lock().delta.push(HeapPage::new(self.page_bytes, table.id, lpn));
+        let mut s = table.state.lock();
+        s.delta.push(page);
+        s.delta_frames.push(frame);
         Ok(())
+    }
+
+    /// A frame for a delta page being started, its delta-page record logged
+    /// (not forced), once CBM freshness is in use (`delta_frames.rs`). No
+    /// free frame: the table's delta buffer is written (its frames retire)
+    /// and the store tries again; still none, an error.
+    fn delta_frame(&self, table: &Table, page: &HeapPage) -> Result<Option<DeltaFrame>> {
+        let Some(frames) = self.cbm.frames.get() else { return Ok(None) };
+        let frame = match frames.take(page) {
+            Some(f) => f,
+            None => {
+                self.write_delta(table, &mut table.state.lock(), AllocClass::Buffered)?;
+                frames.take(page).ok_or_else(|| {
+                    let st = frames.stats();
+                    StoreError::InvalidInput(format!(
+                        "no free delta frame for a new delta page of table {}: all {} frames hold unwritten delta \
+                         pages or wait for CBM calls still running ({} in limbo); raise StoreOptions::delta_frames",
+                        table.name, st.frames, st.limbo
+                    ))
+                })?
+            }
+        };
+        let record = Record::DeltaPage { table: table.id, lpn: page.lpn(), frame_addr: frames.addr(frame) };
+        match self.wal.append(record.kind(), &record.encode()) {
+            Ok(end) => Ok(Some(DeltaFrame { frame, record_lsn: end - record_bytes(DELTA_PAGE_BYTES) as u64 })),
+            Err(e) => {
+                frames.retire(frame);
+                Err(e)
+            }
+        }
     }
 
     /// Writes the delta buffer's pages, oldest first. Each page leaves the
@@ -212,6 +258,11 @@ impl Store {
             self.write_page(heap_object(table.id), lpn, bytes, class)?;
             s.heap_pages.push(lpn);
             s.delta.remove(0);
+            if let Some(Some(f)) = (!s.delta_frames.is_empty()).then(|| s.delta_frames.remove(0))
+                && let Some(frames) = self.cbm.frames.get()
+            {
+                frames.retire(f.frame);
+            }
             self.shape.delta_buffered.fetch_sub(1, Ordering::Relaxed);
         }
         Ok(())

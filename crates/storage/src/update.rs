@@ -64,6 +64,9 @@ pub struct NdpUpdateCall<'a> {
     pub predicate: Option<Predicate>,
     pub pes: u32,
     pub poll_limit: u64,
+    /// How both calls (counting, then updating) get the delta pages: Ship,
+    /// or Cbm (through the device's mirror); Flush writes them first.
+    pub freshness: Freshness,
 }
 
 impl Store {
@@ -71,7 +74,7 @@ impl Store {
     /// PEs in `snapshot`, as transaction `snapshot.own`. The value in `expr`
     /// is in the column's stored units (a decimal's value times 10^scale).
     pub fn ndp_update(&self, call: &NdpUpdateCall<'_>) -> Result<NdpUpdate> {
-        let NdpUpdateCall { table, snapshot, column, expr, predicate, pes, poll_limit } = *call;
+        let NdpUpdateCall { table, snapshot, column, expr, predicate, pes, poll_limit, freshness } = *call;
         self.writable("update-NDP")?;
         if snapshot.own == 0 {
             return Err(StoreError::InvalidInput("an update needs a writing transaction (snapshot.own)".into()));
@@ -91,7 +94,7 @@ impl Store {
         // each PE gets the pages its share needs (a predicate can select
         // all of one PE's tuples and none of another's), and have the update
         // split the same VIDs.
-        let scan = NdpScan { table, snapshot, predicate, pes, freshness: Freshness::Ship };
+        let scan = NdpScan { table, snapshot, predicate, pes, freshness };
         let (partials, vids) = self.aggregate_partials(&scan, Aggregate::CountStar, 0)?;
         let per_page = self.records_per_page(table);
         let runs: Vec<u64> = partials.iter().map(|p| p.rows.div_ceil(per_page)).collect();

@@ -173,6 +173,19 @@ impl Wal {
         Ok(s.end)
     }
 
+    /// Runs `f` with the log's end while no append and no flush can run
+    /// (after waiting for a flush under way): every record appended later
+    /// lies at or after that end and reaches the device after `f` returns.
+    /// The store configures the device's mirror this way (`cbm.rs`). `f`
+    /// may use the log's queue pair, nothing else of the log.
+    pub(crate) fn quiesced<T>(&self, f: impl FnOnce(u64) -> T) -> T {
+        let mut s = self.state.lock();
+        while s.flushing {
+            self.flushed.wait(&mut s);
+        }
+        f(s.end)
+    }
+
     /// Waits until the log is on the medium up to `lsn`, flushing it if no
     /// one else is (group commit).
     pub(crate) fn flush_to(&self, lsn: u64, qp: &Mutex<QueuePair>) -> Result<()> {

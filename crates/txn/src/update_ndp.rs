@@ -21,7 +21,8 @@ use std::sync::Arc;
 use ndpdb_format::ndp::{Predicate, UpdateExpr};
 use ndpdb_format::schema::Value;
 use ndpdb_storage::{
-    DEFAULT_POLL_LIMIT, Head, LogOp, NdpUpdate, NdpUpdateCall, OpKind, ScanStats, StoreError, Table, UpdatedTuple,
+    DEFAULT_POLL_LIMIT, Freshness, Head, LogOp, NdpUpdate, NdpUpdateCall, OpKind, ScanStats, StoreError, Table,
+    UpdatedTuple,
 };
 
 use crate::error::{Result, TxnError};
@@ -65,13 +66,27 @@ impl Txn<'_> {
         predicate: Option<Predicate>,
         pes: u32,
     ) -> Result<(u64, ScanStats)> {
+        self.ndp_update_fresh(table, column, expr, predicate, pes, Freshness::Ship)
+    }
+
+    /// [`Txn::ndp_update_stats`] with the device's calls getting the delta
+    /// pages as `freshness` says (Ship, Flush, or Cbm: through the mirror).
+    pub fn ndp_update_fresh(
+        &mut self,
+        table: &Arc<Table>,
+        column: u16,
+        expr: UpdateExpr,
+        predicate: Option<Predicate>,
+        pes: u32,
+        freshness: Freshness,
+    ) -> Result<(u64, ScanStats)> {
         let snapshot = self.statement_snapshot()?;
         self.note_scan(table);
         self.device_locks = true;
         lock_order::assert_none_held("the device's PEs wait for tuple locks");
         let store = self.db.store();
-        let call =
-            NdpUpdateCall { table, snapshot: &snapshot, column, expr, predicate, pes, poll_limit: DEFAULT_POLL_LIMIT };
+        let poll_limit = DEFAULT_POLL_LIMIT;
+        let call = NdpUpdateCall { table, snapshot: &snapshot, column, expr, predicate, pes, poll_limit, freshness };
         let up = match store.ndp_update(&call) {
             Ok(u) => u,
             Err(e) => return self.fail(e.into()),

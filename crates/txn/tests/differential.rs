@@ -233,7 +233,7 @@ fn run(profile: &str, initial: usize, ops: &[Op]) -> Result<(), TestCaseError> {
                 CHECKS.fetch_add(1, Ordering::Relaxed);
                 ROWS_SEEN.fetch_add(rows.len() as u64, Ordering::Relaxed);
                 let pes = 1 + (u32::from(f) % pes_max.max(1));
-                let fresh = if c % 3 == 0 { Freshness::Flush } else { Freshness::Ship };
+                let fresh = [Freshness::Flush, Freshness::Ship, Freshness::Cbm][usize::from(c % 3)];
                 let txn = &mut open[oi].txn;
                 let host =
                     txn.aggregate(&t, func, col, pred, ReadMode::Host { workers: 1 + usize::from(c % 3) }).unwrap();

@@ -19,6 +19,7 @@ use std::path::Path;
 use anyhow::{Result, bail};
 use ndpdb_device::{ClockKind, Profile};
 use ndpdb_format::ndp::Aggregate;
+use ndpdb_storage::Freshness;
 use serde::Serialize;
 
 use crate::compose::{Action, Workload};
@@ -47,6 +48,9 @@ pub struct Config {
     /// Times each engine runs each query; a row reports the run with the
     /// median wall time (the answers of all runs must agree).
     pub repeat: u32,
+    /// How ndpdb's NDP calls get the host's shared state: a row per
+    /// freshness and PE count (`--freshness`; `[Ship]` by default).
+    pub freshness: Vec<Freshness>,
 }
 
 impl Config {
@@ -55,6 +59,9 @@ impl Config {
     pub fn validate(&self) -> Result<()> {
         if self.pes.is_empty() {
             bail!("--pes: give at least one PE count");
+        }
+        if self.freshness.is_empty() {
+            bail!("--freshness: give at least one of ship, flush, cbm");
         }
         for &pes in &self.pes {
             check_pes("--pes", pes, &self.profile)?;
@@ -79,6 +86,9 @@ pub struct Row {
     pub clock: &'static str,
     pub pes: Option<u32>,
     pub workers: Option<usize>,
+    /// ndpdb NDP: how the call got the host's shared state (`ship`,
+    /// `flush`, `cbm`); None for the other engines.
+    pub freshness: Option<&'static str>,
     pub rows: u64,
     pub versions_per_tuple: f64,
     pub snapshot_position: String,
@@ -91,6 +101,9 @@ pub struct Row {
     pub modelled_s: Option<f64>,
     pub link_bytes_to_host: Option<u64>,
     pub link_bytes_to_device: Option<u64>,
+    /// Of `link_bytes_to_device`, the bytes the PEs read from host memory
+    /// by DMA (CBM freshness: the delta pages they reached).
+    pub dma_bytes_read: Option<u64>,
     pub medium_bytes_read: Option<u64>,
     /// The device's completions during the query, and those of them that
     /// were late (real clock: the emulator set the pace; `late.rs`).
@@ -166,10 +179,11 @@ fn check_agreement(w: &Workload, rows: &[Row]) -> Result<()> {
             if !agree(w.query.op, &first.result, &r.result) || first.control != r.control {
                 let says = |r: &Row| {
                     format!(
-                        "{} (pes {:?}, workers {:?}) says {:?} over {}",
+                        "{} (pes {:?}, workers {:?}, freshness {}) says {:?} over {}",
                         r.engine,
                         r.pes,
                         r.workers,
+                        r.freshness.unwrap_or("-"),
                         r.result,
                         r.control.as_deref().unwrap_or("-")
                     )
@@ -195,7 +209,8 @@ pub fn agreement_note(rows: &[(f64, Row)]) -> String {
             None => points.push((key.0, key.1, key.2, key.3, zero)),
         }
     }
-    let engines: std::collections::BTreeSet<_> = rows.iter().map(|(_, r)| (r.engine, r.pes, r.workers)).collect();
+    let engines: std::collections::BTreeSet<_> =
+        rows.iter().map(|(_, r)| (r.engine, r.pes, r.workers, r.freshness)).collect();
     if engines.len() < 2 {
         return "only one engine ran, so no answer was compared with another".to_string();
     }

@@ -42,6 +42,11 @@ pub(super) fn run(
     let (capacity, opts) = orderline::sizing(inserted, inserted + changes);
     let dev = Device::create(dir, cfg.profile.clone(), Some(capacity), DeviceOptions::with_clock(cfg.clock))?;
     let db = Database::new(Store::new(dev, opts)?);
+    if cfg.freshness.contains(&Freshness::Cbm) {
+        // Before the load: every delta page is then started in a frame the
+        // device's mirror knows, as in a store that runs CBM calls.
+        db.store().prepare_cbm()?;
+    }
     let table = db.create_table(ORDER_LINE, order_line_columns())?;
     let query = Query::new(w, &table)?;
     let mut markers = apply(&db, &table, plan, cfg.seed, progress)?;
@@ -200,6 +205,8 @@ fn update(
 }
 
 /// The query at every marker on every ndpdb engine, `cfg.repeat` runs each.
+/// Flush runs after every other engine at every marker (it writes the
+/// delta buffer the others read); the rows come in marker order.
 fn measure(
     markers: &mut [Marker<'_>],
     table: &Arc<Table>,
@@ -207,28 +214,50 @@ fn measure(
     cfg: &Config,
     base: &Base<'_>,
 ) -> Result<Vec<Row>> {
-    let mut rows = Vec::new();
-    for m in markers {
-        let modes = cfg
-            .pes
-            .iter()
-            .map(|&pes| ("ndpdb-ndp", Some(pes), None, ReadMode::Ndp { pes, freshness: Freshness::Ship }));
-        let modes =
-            modes.chain(cfg.workers.iter().map(|&w| ("ndpdb-host", None, Some(w), ReadMode::Host { workers: w })));
-        for (engine, pes, workers, mode) in modes {
-            let mut runs = Vec::new();
-            for _ in 0..cfg.repeat.max(1) {
-                runs.push(m.txn.aggregate(table, query.func, query.column as u16, query.predicate, mode)?);
-            }
-            let walls: Vec<f64> = runs.iter().map(|r| r.stats.wall_s).collect();
-            let answers: Vec<Option<String>> = runs.iter().map(|r| query.answer(r)).collect();
-            same_answers(engine, &m.label, &answers)?;
-            let r = &runs[median_index(&walls)];
-            let mut row = measured(base(engine, pes, workers, &m.label, m.rows), query.answer(r), r);
-            row.wall_s_runs = walls;
-            row.control = Some(orderline::control(&mut m.txn, table, query.predicate, mode)?);
-            rows.push(row);
+    let ndp =
+        |freshness| cfg.pes.iter().map(move |&pes| ("ndpdb-ndp", Some(pes), None, ReadMode::Ndp { pes, freshness }));
+    let mut first: Vec<Mode> =
+        [Freshness::Ship, Freshness::Cbm].into_iter().filter(|f| cfg.freshness.contains(f)).flat_map(ndp).collect();
+    first.extend(cfg.workers.iter().map(|&w| ("ndpdb-host", None, Some(w), ReadMode::Host { workers: w })));
+    let flush: Vec<Mode> =
+        if cfg.freshness.contains(&Freshness::Flush) { ndp(Freshness::Flush).collect() } else { vec![] };
+    let mut rows: Vec<(usize, usize, Row)> = Vec::new();
+    for (pass, modes) in [first, flush].iter().enumerate() {
+        for (i, m) in markers.iter_mut().enumerate() {
+            rows.extend(measure_modes(m, table, query, cfg, base, modes)?.into_iter().map(|r| (i, pass, r)));
         }
+    }
+    rows.sort_by_key(|r| (r.0, r.1));
+    Ok(rows.into_iter().map(|r| r.2).collect())
+}
+
+/// An ndpdb engine configuration: engine, PEs, workers, read mode.
+type Mode = (&'static str, Option<u32>, Option<usize>, ReadMode);
+
+/// The query at marker `m` on each of `modes`.
+fn measure_modes(
+    m: &mut Marker<'_>,
+    table: &Arc<Table>,
+    query: &Query,
+    cfg: &Config,
+    base: &Base<'_>,
+    modes: &[Mode],
+) -> Result<Vec<Row>> {
+    let mut rows = Vec::new();
+    for &(engine, pes, workers, mode) in modes {
+        let mut runs = Vec::new();
+        for _ in 0..cfg.repeat.max(1) {
+            runs.push(m.txn.aggregate(table, query.func, query.column as u16, query.predicate, mode)?);
+        }
+        let walls: Vec<f64> = runs.iter().map(|r| r.stats.wall_s).collect();
+        let answers: Vec<Option<String>> = runs.iter().map(|r| query.answer(r)).collect();
+        same_answers(engine, &m.label, &answers)?;
+        let r = &runs[median_index(&walls)];
+        let mut row = measured(base(engine, pes, workers, &m.label, m.rows), query.answer(r), r);
+        row.wall_s_runs = walls;
+        row.freshness = freshness(mode);
+        row.control = Some(orderline::control(&mut m.txn, table, query.predicate, mode)?);
+        rows.push(row);
     }
     Ok(rows)
 }
@@ -239,10 +268,19 @@ fn measured(mut row: Row, result: Option<String>, r: &AggregateResult) -> Row {
     row.modelled_s = Some(r.stats.modelled_s);
     row.link_bytes_to_host = Some(r.stats.counters.link_bytes_to_host);
     row.link_bytes_to_device = Some(r.stats.counters.link_bytes_to_device);
+    row.dma_bytes_read = Some(r.stats.counters.dma_bytes_read);
     row.medium_bytes_read = Some(r.stats.counters.medium_bytes_read);
     row.completions = Some(r.stats.counters.completions);
     row.late_completions = Some(r.stats.counters.late_completions);
     row.versions_visited = Some(r.partial.visited);
     row.host_cpu_s = (row.engine == "ndpdb-host").then_some(r.stats.host_cpu_s);
     row
+}
+
+/// The freshness of a read mode, for its row (None: host-only).
+fn freshness(mode: ReadMode) -> Option<&'static str> {
+    match mode {
+        ReadMode::Ndp { freshness, .. } => Some(freshness.name()),
+        ReadMode::Host { .. } => None,
+    }
 }

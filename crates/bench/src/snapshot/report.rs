@@ -83,6 +83,7 @@ pub fn table(rows: &[(f64, Row)]) -> String {
                 format!("{:.0}", r.versions_per_tuple),
                 r.snapshot_position.clone(),
                 r.engine.to_string(),
+                r.freshness.unwrap_or("-").to_string(),
                 r.pes.map(|p| format!("{p} PEs")).or(r.workers.map(|w| format!("{w} workers"))).unwrap_or_default(),
                 r.result.clone().unwrap_or_else(|| "NULL".into()),
                 format!("{:.4}", r.wall_s),
@@ -90,6 +91,8 @@ pub fn table(rows: &[(f64, Row)]) -> String {
                 lateness(r).map_or("-".into(), Lateness::cell),
                 r.host_cpu_s.map_or("-".into(), |s| format!("{s:.4}")),
                 opt(r.link_bytes_to_host),
+                opt(r.link_bytes_to_device),
+                opt(r.dma_bytes_read),
                 opt(r.medium_bytes_read),
             ]
         })
@@ -101,6 +104,7 @@ pub fn table(rows: &[(f64, Row)]) -> String {
             "versions",
             "snapshot",
             "engine",
+            "freshness",
             "parallelism",
             "result",
             "wall s (median)",
@@ -108,6 +112,8 @@ pub fn table(rows: &[(f64, Row)]) -> String {
             "late/completions",
             "host CPU s",
             "link B to host",
+            "link B to device",
+            "of it DMA B",
             "medium B read",
         ],
         &body,
@@ -143,7 +149,11 @@ fn lateness_by_engine(rows: &[(f64, Row)]) -> Vec<(String, Lateness)> {
 /// An engine configuration's name in plots and warnings.
 fn engine_name(r: &Row) -> String {
     match r.engine {
-        "ndpdb-ndp" => format!("ndpdb NDP, {} PEs", r.pes.unwrap_or(0)),
+        // Ship keeps the name runs before --freshness had.
+        "ndpdb-ndp" => match r.freshness {
+            Some(f) if f != "ship" => format!("ndpdb NDP {f}, {} PEs", r.pes.unwrap_or(0)),
+            _ => format!("ndpdb NDP, {} PEs", r.pes.unwrap_or(0)),
+        },
         "ndpdb-host" => format!("ndpdb host-only, {} workers", r.workers.unwrap_or(0)),
         _ => format!("PostgreSQL, {} parallel workers", r.workers.unwrap_or(0)),
     }
@@ -177,7 +187,7 @@ pub fn speedups(rows: &[(f64, Row)]) -> Option<String> {
             ndp.rows.to_string(),
             format!("{:.0}", ndp.versions_per_tuple),
             ndp.snapshot_position.clone(),
-            format!("{} PEs{}", ndp.pes.unwrap_or(0), mark(ndp)),
+            format!("{} PEs {}{}", ndp.pes.unwrap_or(0), ndp.freshness.unwrap_or("ship"), mark(ndp)),
         ];
         for c in &columns {
             let other = rows.iter().find(|(_, r)| point(r) == at && r.engine != "ndpdb-ndp" && &label(r) == c);

@@ -93,12 +93,14 @@ fn rows(db: &Database, t: &mut Txn<'_>, name: &str, pred: Option<Predicate>) -> 
     let tb = table(db, name)?;
     let proj: Vec<u16> = (0..tb.columns.len() as u16).collect();
     let err = |e: ndpdb_txn::TxnError| e.to_string();
+    // CBM first: it reads the delta pages Flush would write.
+    let cbm = t.rows(&tb, &proj, pred, ReadMode::Ndp { pes: 3, freshness: Freshness::Cbm }).map_err(err)?;
     let ndp = t.rows(&tb, &proj, pred, ReadMode::Ndp { pes: 3, freshness: Freshness::Flush }).map_err(err)?;
     let host = t.rows(&tb, &proj, pred, ReadMode::Host { workers: 1 }).map_err(err)?;
     let mut n = ndp.rows;
     n.sort_by_key(|r| r.0);
-    if n != host.rows {
-        return Ok("MISMATCH between ndp and host rows".into());
+    if n != host.rows || cbm.rows != host.rows {
+        return Ok("MISMATCH between ndp (flush or cbm) and host rows".into());
     }
     if n.is_empty() {
         return Ok("no rows".into());
@@ -128,6 +130,11 @@ fn statement(db: &Database, txn: &mut Option<Txn<'_>>, words: &[&str]) -> Result
             let ndp =
                 t.aggregate(&tb, func, c, None, ReadMode::Ndp { pes: 4, freshness: Freshness::Ship }).map_err(err)?;
             let host = t.aggregate(&tb, func, c, None, ReadMode::Host { workers: 2 }).map_err(err)?;
+            let cbm =
+                t.aggregate(&tb, func, c, None, ReadMode::Ndp { pes: 2, freshness: Freshness::Cbm }).map_err(err)?;
+            if cbm.value != host.value {
+                return Ok(format!("MISMATCH cbm={:?} host={:?}", cbm.value, host.value));
+            }
             if ndp.value != host.value {
                 return Ok(format!("MISMATCH ndp={:?} host={:?}", ndp.value, host.value));
             }
