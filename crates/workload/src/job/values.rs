@@ -1,0 +1,299 @@
+//! Base values of the non-key columns: IMDB-like text of realistic length
+//! (names as "Last, First", titles of a few words, release dates as
+//! "USA:15 May 2005", ratings as "7.3"), NULLs at rates like IMDB's where
+//! the schema allows them, years skewed towards recent ones.
+//!
+//! A value may depend on columns to its left in the same row (`info` on
+//! `info_type_id`, an episode's numbers on `kind_id`): [`base_value`] sees
+//! the row built so far. Keys and foreign keys are not made here.
+
+use rand::RngExt;
+use rand::rngs::Xoshiro256PlusPlus as Rng;
+use rand::seq::IndexedRandom;
+
+use super::pred::Value;
+use super::schema::{ColType, Table};
+use super::vocab::*;
+
+/// `kind_type` id of episodes and of tv series.
+pub const KIND_EPISODE: i64 = 7;
+pub const KIND_TV_SERIES: i64 = 2;
+
+/// A value for `table.columns[col]`, given the row's earlier columns
+/// (`None` where unknown).
+pub fn base_value(table: &Table, col: usize, row: &[Option<Value>], rng: &mut Rng) -> Value {
+    let c = &table.columns[col];
+    let earlier = |name: &str| -> Option<i64> {
+        let i = table.column(name)?;
+        match row.get(i)? {
+            Some(Value::Int(v)) => Some(*v),
+            _ => None,
+        }
+    };
+    let null = |p: f64, rng: &mut Rng| c.nullable && rng.random_bool(p);
+    let text = |s: String| Value::Text(s);
+    let v = match (table.name.as_str(), c.name.as_str()) {
+        (_, "md5sum") => text(hex(rng, 32)),
+        (_, "phonetic_code" | "name_pcode_cf" | "name_pcode_nf" | "name_pcode_sf" | "surname_pcode") => {
+            if null(0.1, rng) { Value::Null } else { text(soundex_like(rng)) }
+        }
+        (_, "imdb_index") => match rng.random_range(0..20) {
+            0 => text("II".into()),
+            1 => text("I".into()),
+            2 => text("III".into()),
+            _ if c.nullable => Value::Null,
+            _ => text("I".into()),
+        },
+        (_, "imdb_id") => {
+            if null(0.9, rng) {
+                Value::Null
+            } else {
+                Value::Int(rng.random_range(1..3_000_000))
+            }
+        }
+        ("title" | "aka_title", "title") => text(title_text(rng)),
+        (_, "production_year") => {
+            if null(0.05, rng) {
+                Value::Null
+            } else {
+                Value::Int(year(rng))
+            }
+        }
+        (_, "season_nr" | "episode_nr") => {
+            if earlier("kind_id") == Some(KIND_EPISODE) && !null(0.1, rng) {
+                Value::Int(if c.name == "season_nr" { rng.random_range(1..20) } else { rng.random_range(1..200) })
+            } else {
+                Value::Null
+            }
+        }
+        ("title", "series_years") => {
+            if earlier("kind_id") == Some(KIND_TV_SERIES) {
+                let from = rng.random_range(1950..2015);
+                text(format!("{from}-{}", from + rng.random_range(0..10)))
+            } else {
+                Value::Null
+            }
+        }
+        ("name" | "aka_name", "name") => text(person_name(rng)),
+        ("name", "gender") => match rng.random_range(0..20) {
+            0..=10 => text("m".into()),
+            11..=16 => text("f".into()),
+            _ => Value::Null,
+        },
+        ("char_name", "name") => text(character_name(rng)),
+        ("company_name", "name") => text(company_name(rng)),
+        ("company_name", "country_code") => {
+            if null(0.1, rng) {
+                Value::Null
+            } else {
+                text(skewed(COUNTRY_CODES, rng).to_string())
+            }
+        }
+        ("keyword", "keyword") => text(keyword(rng)),
+        ("movie_companies", "note") => {
+            if null(0.4, rng) {
+                Value::Null
+            } else {
+                text(company_note(rng))
+            }
+        }
+        ("cast_info", "note") => {
+            if null(0.65, rng) {
+                Value::Null
+            } else {
+                text(skewed(CAST_NOTES, rng).into())
+            }
+        }
+        ("cast_info", "nr_order") => {
+            if null(0.4, rng) {
+                Value::Null
+            } else {
+                Value::Int(rng.random_range(1..60))
+            }
+        }
+        ("movie_info" | "movie_info_idx" | "person_info", "info") => {
+            let ty = earlier("info_type_id").and_then(|id| INFO_TYPES.get(id as usize - 1)).copied();
+            text(info_text(ty.unwrap_or("plot"), rng))
+        }
+        ("movie_info", "note") => {
+            if null(0.8, rng) {
+                Value::Null
+            } else {
+                text(info_note(rng))
+            }
+        }
+        ("person_info", "note") => {
+            if null(0.7, rng) {
+                Value::Null
+            } else {
+                text(person_name(rng))
+            }
+        }
+        ("aka_title", "note") => {
+            if null(0.6, rng) {
+                Value::Null
+            } else {
+                text(company_note(rng))
+            }
+        }
+        _ => match c.ty {
+            ColType::Int => {
+                if null(0.5, rng) {
+                    Value::Null
+                } else {
+                    Value::Int(rng.random_range(1..1000))
+                }
+            }
+            ColType::Text { .. } => {
+                if null(0.5, rng) {
+                    Value::Null
+                } else {
+                    text(title_text(rng))
+                }
+            }
+        },
+    };
+    fit(v, c.ty)
+}
+
+/// Cuts text to the column's `varchar(n)`.
+pub fn fit(v: Value, ty: ColType) -> Value {
+    match (v, ty) {
+        (Value::Text(s), ColType::Text { max_chars: Some(n) }) if s.chars().count() > n => {
+            Value::Text(s.chars().take(n).collect())
+        }
+        (v, _) => v,
+    }
+}
+
+/// An item of a list ordered most frequent first: rank r has weight ~1/(r+1).
+fn skewed<'a>(items: &[&'a str], rng: &mut Rng) -> &'a str {
+    let u: f64 = rng.random_range(0.0..1.0);
+    // Inverse CDF of a continuous 1/x over [1, n+1): ln-uniform.
+    let r = ((items.len() as f64 + 1.0).powf(u) - 1.0) as usize;
+    items[r.min(items.len() - 1)]
+}
+
+fn hex(rng: &mut Rng, n: usize) -> String {
+    (0..n).map(|_| char::from_digit(rng.random_range(0..16), 16).unwrap_or('0')).collect()
+}
+
+fn soundex_like(rng: &mut Rng) -> String {
+    let letter = (b'A' + rng.random_range(0..26u8)) as char;
+    format!("{letter}{}", rng.random_range(100..700))
+}
+
+fn year(rng: &mut Rng) -> i64 {
+    match rng.random_range(0..10) {
+        0 => rng.random_range(1890..1950),
+        1..=3 => rng.random_range(1950..1990),
+        _ => rng.random_range(1990..2016),
+    }
+}
+
+fn title_text(rng: &mut Rng) -> String {
+    let n = rng.random_range(1..5);
+    let words: Vec<&str> = (0..n).map(|_| *TITLE_WORDS.choose(rng).unwrap_or(&"Film")).collect();
+    words.join(" ")
+}
+
+fn person_name(rng: &mut Rng) -> String {
+    let last = LAST_NAMES.choose(rng).unwrap_or(&"Smith");
+    let first = FIRST_NAMES.choose(rng).unwrap_or(&"John");
+    format!("{last}, {first}")
+}
+
+fn character_name(rng: &mut Rng) -> String {
+    if rng.random_bool(0.5) {
+        CHARACTER_WORDS.choose(rng).unwrap_or(&"Himself").to_string()
+    } else {
+        format!("{} {}", FIRST_NAMES.choose(rng).unwrap_or(&"John"), LAST_NAMES.choose(rng).unwrap_or(&"Lee"))
+    }
+}
+
+fn company_name(rng: &mut Rng) -> String {
+    let a = LAST_NAMES.choose(rng).unwrap_or(&"Smith");
+    let b = COMPANY_WORDS.choose(rng).unwrap_or(&"Film");
+    if rng.random_bool(0.3) {
+        format!("{a} {b} {}", COMPANY_WORDS.choose(rng).unwrap_or(&"Group"))
+    } else {
+        format!("{a} {b}")
+    }
+}
+
+fn keyword(rng: &mut Rng) -> String {
+    if rng.random_bool(0.3) {
+        return KEYWORDS.choose(rng).unwrap_or(&"murder").to_string();
+    }
+    let a = TITLE_WORDS.choose(rng).unwrap_or(&"night").to_lowercase();
+    let b = CHARACTER_WORDS.choose(rng).unwrap_or(&"man").to_lowercase();
+    format!("{a}-{b}")
+}
+
+fn company_note(rng: &mut Rng) -> String {
+    let mut parts = Vec::new();
+    if rng.random_bool(0.6) {
+        parts.push(format!("({})", year(rng)));
+    }
+    for _ in 0..rng.random_range(1..3) {
+        parts.push(skewed(COMPANY_NOTES, rng).to_string());
+    }
+    parts.join(" ")
+}
+
+fn info_note(rng: &mut Rng) -> String {
+    match rng.random_range(0..3) {
+        0 => "(internet)".into(),
+        1 => format!("({})", COUNTRIES.choose(rng).unwrap_or(&"USA")),
+        _ => format!("(limited) ({})", year(rng)),
+    }
+}
+
+const MONTHS: &[&str] = &[
+    "January",
+    "February",
+    "March",
+    "April",
+    "May",
+    "June",
+    "July",
+    "August",
+    "September",
+    "October",
+    "November",
+    "December",
+];
+
+/// An `info` value of the given info type, as IMDB writes it.
+fn info_text(info_type: &str, rng: &mut Rng) -> String {
+    match info_type {
+        "genres" => skewed(GENRES, rng).into(),
+        "countries" => skewed(COUNTRIES, rng).into(),
+        "languages" => skewed(LANGUAGES, rng).into(),
+        "release dates" => format!(
+            "{}:{} {} {}",
+            skewed(COUNTRIES, rng),
+            rng.random_range(1..29),
+            MONTHS.choose(rng).unwrap_or(&"May"),
+            year(rng)
+        ),
+        "runtimes" => format!("{}", rng.random_range(5..200)),
+        "votes" => format!("{}", rng.random_range(5..200_000)),
+        "rating" => format!("{}.{}", rng.random_range(1..10), rng.random_range(0..10)),
+        "votes distribution" => (0..10).map(|_| char::from(b'0' + rng.random_range(0..10u8))).collect(),
+        "top 250 rank" => format!("{}", rng.random_range(1..251)),
+        "bottom 10 rank" => format!("{}", rng.random_range(1..11)),
+        "budget" | "gross" => format!("${},000", rng.random_range(1..200_000)),
+        "birth date" | "death date" => {
+            format!("{} {} {}", rng.random_range(1..29), MONTHS.choose(rng).unwrap_or(&"May"), year(rng))
+        }
+        "height" => format!("{}' {}\"", rng.random_range(4..7), rng.random_range(0..12)),
+        "color info" => (if rng.random_bool(0.8) { "Color" } else { "Black and White" }).into(),
+        "sound mix" => (if rng.random_bool(0.7) { "Stereo" } else { "Mono" }).into(),
+        _ => {
+            let n = rng.random_range(4..16);
+            let words: Vec<String> = (0..n).map(|_| TITLE_WORDS.choose(rng).unwrap_or(&"the").to_lowercase()).collect();
+            format!("{}.", words.join(" "))
+        }
+    }
+}
