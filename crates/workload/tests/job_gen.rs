@@ -39,6 +39,10 @@ fn every_query_is_planted_and_all_tables_written() {
     assert_eq!(rows_of("info_type"), 113);
     assert_eq!(rows_of("kind_type"), 7);
     assert!(rows_of("cast_info") > rows_of("title"), "cast_info is the largest table, as in IMDB");
+    let kinds = std::fs::read_to_string(dir.path().join("kind_type.csv")).unwrap();
+    assert!(kinds.starts_with("1,movie\n2,tv series\n") && kinds.ends_with("7,episode\n"), "{kinds}");
+    let infos = std::fs::read_to_string(dir.path().join("info_type.csv")).unwrap();
+    assert!(infos.contains("\n101,rating\n") && infos.ends_with("113,bottom 10 rank\n"), "IMDB's info_type ids");
 }
 
 #[test]

@@ -43,6 +43,7 @@ use std::path::{Path, PathBuf};
 pub use plant::WitnessFailure;
 pub use pred::{Value, like_match};
 pub use query::QuerySpec;
+pub use schema::FOREIGN_KEYS;
 pub use write::{TableFile, csv_line};
 
 /// IMDB's row counts (the snapshot JOB was published with); S = 1 is these

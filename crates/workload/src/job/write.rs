@@ -105,10 +105,15 @@ pub fn write_tables(
         let mut line = Vec::with_capacity(256);
         let mut pending = 0u64;
         for id in 1..=layout.rows[t] as i64 {
-            let preset = match planted.get(&id) {
+            let mut preset = match planted.get(&id) {
                 Some(&i) => resolve(&plan.rows[i].cells, layout),
                 None => vec![None; table.columns.len()],
             };
+            if let Some(d) = dimension(&table.name)
+                && let Some(c) = table.column(d.column)
+            {
+                preset[c] = Some(Value::Text(d.rows[id as usize - 1].to_string()));
+            }
             let row = rowgen.row(id, preset, &mut rng);
             if let Some(&i) = planted.get(&id) {
                 check(table, &row, &plan.rows[i].checks, queries)?;
