@@ -163,11 +163,11 @@ impl Planter<'_> {
             parent[lr] = rr;
         }
         let mut classes: Vec<(usize, Vec<AliasColumn>)> = Vec::new();
-        for i in 0..nodes.len() {
+        for (i, node) in nodes.iter().enumerate() {
             let r = root(&mut parent, i);
             match classes.iter_mut().find(|(root, _)| *root == r) {
-                Some((_, members)) => members.push(nodes[i]),
-                None => classes.push((r, vec![nodes[i]])),
+                Some((_, members)) => members.push(*node),
+                None => classes.push((r, vec![*node])),
             }
         }
         classes.into_iter().map(|(_, m)| m).collect()
