@@ -222,12 +222,13 @@ fn company_name(rng: &mut Rng) -> String {
 }
 
 fn keyword(rng: &mut Rng) -> String {
-    if rng.random_bool(0.3) {
+    if rng.random_bool(0.05) {
         return KEYWORDS.choose(rng).unwrap_or(&"murder").to_string();
     }
     let a = TITLE_WORDS.choose(rng).unwrap_or(&"night").to_lowercase();
     let b = CHARACTER_WORDS.choose(rng).unwrap_or(&"man").to_lowercase();
-    format!("{a}-{b}")
+    let c = LAST_NAMES.choose(rng).unwrap_or(&"smith").to_lowercase();
+    format!("{a}-{b}-{c}")
 }
 
 fn company_note(rng: &mut Rng) -> String {

@@ -171,8 +171,9 @@ fn check(
 struct RowGen<'a> {
     schema: &'a Schema,
     table: &'a Table,
-    /// Per column: a zipfian picker over the referenced big table.
-    pickers: Vec<Option<KeyPicker>>,
+    /// Per column: a zipfian picker over the referenced big table, and the
+    /// column's own permutation of the picked index.
+    pickers: Vec<Option<(KeyPicker, Affine)>>,
 }
 
 impl<'a> RowGen<'a> {
@@ -190,7 +191,8 @@ impl<'a> RowGen<'a> {
                 }
                 let choice = KeyChoice::ScrambledZipfian { theta: theta(name) };
                 let stream = seed ^ ((t as u64) << 32 | c as u64).wrapping_mul(0x9e37_79b9_7f4a_7c15);
-                KeyPicker::new(layout.rows[target].max(1), choice, stream).ok()
+                let n = layout.rows[target].max(1);
+                Some((KeyPicker::new(n, choice, stream).ok()?, Affine::new(n, stream)))
             })
             .collect();
         RowGen { schema, table, pickers }
@@ -228,8 +230,8 @@ impl<'a> RowGen<'a> {
         }
         let target_name = self.schema.tables[target].name.as_str();
         let Some(dim) = dimension(target_name) else {
-            let picker = self.pickers[c].as_mut().expect("a picker for every big-table foreign key");
-            return Value::Int(picker.next() as i64 + 1);
+            let (picker, perm) = self.pickers[c].as_mut().expect("a picker for every big-table foreign key");
+            return Value::Int(perm.apply(picker.next()) as i64 + 1);
         };
         let named = |list: &[&str], rng: &mut Rng| info_type_id(list[skewed_index(list.len(), rng)]);
         Value::Int(match (self.table.name.as_str(), col.name.as_str()) {
@@ -246,6 +248,41 @@ impl<'a> RowGen<'a> {
             _ => skewed_index(dim.rows.len(), rng) as i64 + 1,
         })
     }
+}
+
+/// A bijection of 0..n, x -> (a·x + b) mod n with gcd(a, n) = 1: each
+/// foreign key column gets its own, so the title hottest in cast_info is
+/// not also the hottest in movie_info, movie_keyword and movie_companies
+/// (with one hot title in all of them, a JOB query joining them on
+/// movie_id multiplies their fan-outs: 10^12 rows at S = 1).
+#[derive(Debug, Clone, Copy)]
+struct Affine {
+    n: u64,
+    a: u64,
+    b: u64,
+}
+
+impl Affine {
+    fn new(n: u64, seed: u64) -> Affine {
+        let mut rng = crate::seeded(seed, 0x4146_4649_4e45); // "AFFINE"
+        let b = rng.random_range(0..n);
+        let mut a = rng.random_range(1..n.max(2));
+        while gcd(a, n) != 1 {
+            a = a % n + 1;
+        }
+        Affine { n, a, b }
+    }
+
+    fn apply(&self, x: u64) -> u64 {
+        ((self.a as u128 * x as u128 + self.b as u128) % self.n as u128) as u64
+    }
+}
+
+fn gcd(mut a: u64, mut b: u64) -> u64 {
+    while b != 0 {
+        (a, b) = (b, a % b);
+    }
+    a
 }
 
 /// An index in 0..n, rank r with weight ~1/(r+1).
