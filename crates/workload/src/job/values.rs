@@ -19,139 +19,111 @@ use super::vocab::*;
 pub const KIND_EPISODE: i64 = 7;
 pub const KIND_TV_SERIES: i64 = 2;
 
+/// What a column holds, for [`base_value`].
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Kind {
+    Md5,
+    Soundex,
+    ImdbIndex,
+    ImdbId,
+    Title,
+    Year,
+    EpisodeNumber { max: i64 },
+    SeriesYears,
+    PersonName,
+    Gender,
+    CharacterName,
+    CompanyName,
+    CountryCode,
+    Keyword,
+    CompanyNote,
+    CastNote,
+    NrOrder,
+    Info,
+    InfoNote,
+    OtherInt,
+    OtherText,
+}
+
+/// The column's kind and the share of its rows that are NULL (where the
+/// schema allows NULL).
+fn kind_of(table: &str, column: &str) -> (Kind, f64) {
+    match (table, column) {
+        (_, "md5sum") => (Kind::Md5, 0.0),
+        (_, "phonetic_code" | "name_pcode_cf" | "name_pcode_nf" | "name_pcode_sf" | "surname_pcode") => {
+            (Kind::Soundex, 0.1)
+        }
+        (_, "imdb_index") => (Kind::ImdbIndex, 0.85),
+        (_, "imdb_id") => (Kind::ImdbId, 0.9),
+        ("title" | "aka_title", "title") => (Kind::Title, 0.0),
+        (_, "production_year") => (Kind::Year, 0.05),
+        (_, "season_nr") => (Kind::EpisodeNumber { max: 20 }, 0.1),
+        (_, "episode_nr") => (Kind::EpisodeNumber { max: 200 }, 0.1),
+        ("title", "series_years") => (Kind::SeriesYears, 0.0),
+        ("name" | "aka_name", "name") => (Kind::PersonName, 0.0),
+        ("name", "gender") => (Kind::Gender, 0.15),
+        ("char_name", "name") => (Kind::CharacterName, 0.0),
+        ("company_name", "name") => (Kind::CompanyName, 0.0),
+        ("company_name", "country_code") => (Kind::CountryCode, 0.1),
+        ("keyword", "keyword") => (Kind::Keyword, 0.0),
+        ("movie_companies", "note") => (Kind::CompanyNote, 0.4),
+        ("aka_title", "note") => (Kind::CompanyNote, 0.6),
+        ("cast_info", "note") => (Kind::CastNote, 0.65),
+        ("cast_info", "nr_order") => (Kind::NrOrder, 0.4),
+        ("movie_info" | "movie_info_idx" | "person_info", "info") => (Kind::Info, 0.0),
+        ("movie_info", "note") => (Kind::InfoNote, 0.8),
+        ("person_info", "note") => (Kind::PersonName, 0.7),
+        (_, _) => (Kind::OtherText, 0.5),
+    }
+}
+
 /// A value for `table.columns[col]`, given the row's earlier columns
 /// (`None` where unknown).
 pub fn base_value(table: &Table, col: usize, row: &[Option<Value>], rng: &mut Rng) -> Value {
     let c = &table.columns[col];
     let earlier = |name: &str| -> Option<i64> {
-        let i = table.column(name)?;
-        match row.get(i)? {
+        match row.get(table.column(name)?)? {
             Some(Value::Int(v)) => Some(*v),
             _ => None,
         }
     };
-    let null = |p: f64, rng: &mut Rng| c.nullable && rng.random_bool(p);
-    let text = |s: String| Value::Text(s);
-    let v = match (table.name.as_str(), c.name.as_str()) {
-        (_, "md5sum") => text(hex(rng, 32)),
-        (_, "phonetic_code" | "name_pcode_cf" | "name_pcode_nf" | "name_pcode_sf" | "surname_pcode") => {
-            if null(0.1, rng) { Value::Null } else { text(soundex_like(rng)) }
+    let (mut kind, null_share) = kind_of(&table.name, &c.name);
+    if kind == Kind::OtherText && c.ty == ColType::Int {
+        kind = Kind::OtherInt;
+    }
+    if c.nullable && rng.random_bool(null_share) {
+        return Value::Null;
+    }
+    let text = |s: &str| Value::Text(s.to_string());
+    let v = match kind {
+        Kind::Md5 => Value::Text(hex(rng, 32)),
+        Kind::Soundex => Value::Text(soundex_like(rng)),
+        Kind::ImdbIndex => text(["I", "II", "III"][rng.random_range(0..3)]),
+        Kind::ImdbId => Value::Int(rng.random_range(1..3_000_000)),
+        Kind::Title | Kind::OtherText => Value::Text(title_text(rng)),
+        Kind::Year => Value::Int(year(rng)),
+        Kind::EpisodeNumber { max } if earlier("kind_id") == Some(KIND_EPISODE) => Value::Int(rng.random_range(1..max)),
+        Kind::EpisodeNumber { .. } => Value::Null,
+        Kind::SeriesYears if earlier("kind_id") == Some(KIND_TV_SERIES) => {
+            let from = rng.random_range(1950..2015);
+            Value::Text(format!("{from}-{}", from + rng.random_range(0..10)))
         }
-        (_, "imdb_index") => match rng.random_range(0..20) {
-            0 => text("II".into()),
-            1 => text("I".into()),
-            2 => text("III".into()),
-            _ if c.nullable => Value::Null,
-            _ => text("I".into()),
-        },
-        (_, "imdb_id") => {
-            if null(0.9, rng) {
-                Value::Null
-            } else {
-                Value::Int(rng.random_range(1..3_000_000))
-            }
+        Kind::SeriesYears => Value::Null,
+        Kind::PersonName => Value::Text(person_name(rng)),
+        Kind::Gender => text(if rng.random_bool(0.65) { "m" } else { "f" }),
+        Kind::CharacterName => Value::Text(character_name(rng)),
+        Kind::CompanyName => Value::Text(company_name(rng)),
+        Kind::CountryCode => text(skewed(COUNTRY_CODES, rng)),
+        Kind::Keyword => Value::Text(keyword(rng)),
+        Kind::CompanyNote => Value::Text(company_note(rng)),
+        Kind::CastNote => text(skewed(CAST_NOTES, rng)),
+        Kind::NrOrder => Value::Int(rng.random_range(1..60)),
+        Kind::Info => {
+            let ty = earlier("info_type_id").and_then(|id| INFO_TYPES.get(usize::try_from(id - 1).ok()?)).copied();
+            Value::Text(info_text(ty.unwrap_or("plot"), rng))
         }
-        ("title" | "aka_title", "title") => text(title_text(rng)),
-        (_, "production_year") => {
-            if null(0.05, rng) {
-                Value::Null
-            } else {
-                Value::Int(year(rng))
-            }
-        }
-        (_, "season_nr" | "episode_nr") => {
-            if earlier("kind_id") == Some(KIND_EPISODE) && !null(0.1, rng) {
-                Value::Int(if c.name == "season_nr" { rng.random_range(1..20) } else { rng.random_range(1..200) })
-            } else {
-                Value::Null
-            }
-        }
-        ("title", "series_years") => {
-            if earlier("kind_id") == Some(KIND_TV_SERIES) {
-                let from = rng.random_range(1950..2015);
-                text(format!("{from}-{}", from + rng.random_range(0..10)))
-            } else {
-                Value::Null
-            }
-        }
-        ("name" | "aka_name", "name") => text(person_name(rng)),
-        ("name", "gender") => match rng.random_range(0..20) {
-            0..=10 => text("m".into()),
-            11..=16 => text("f".into()),
-            _ => Value::Null,
-        },
-        ("char_name", "name") => text(character_name(rng)),
-        ("company_name", "name") => text(company_name(rng)),
-        ("company_name", "country_code") => {
-            if null(0.1, rng) {
-                Value::Null
-            } else {
-                text(skewed(COUNTRY_CODES, rng).to_string())
-            }
-        }
-        ("keyword", "keyword") => text(keyword(rng)),
-        ("movie_companies", "note") => {
-            if null(0.4, rng) {
-                Value::Null
-            } else {
-                text(company_note(rng))
-            }
-        }
-        ("cast_info", "note") => {
-            if null(0.65, rng) {
-                Value::Null
-            } else {
-                text(skewed(CAST_NOTES, rng).into())
-            }
-        }
-        ("cast_info", "nr_order") => {
-            if null(0.4, rng) {
-                Value::Null
-            } else {
-                Value::Int(rng.random_range(1..60))
-            }
-        }
-        ("movie_info" | "movie_info_idx" | "person_info", "info") => {
-            let ty = earlier("info_type_id").and_then(|id| INFO_TYPES.get(id as usize - 1)).copied();
-            text(info_text(ty.unwrap_or("plot"), rng))
-        }
-        ("movie_info", "note") => {
-            if null(0.8, rng) {
-                Value::Null
-            } else {
-                text(info_note(rng))
-            }
-        }
-        ("person_info", "note") => {
-            if null(0.7, rng) {
-                Value::Null
-            } else {
-                text(person_name(rng))
-            }
-        }
-        ("aka_title", "note") => {
-            if null(0.6, rng) {
-                Value::Null
-            } else {
-                text(company_note(rng))
-            }
-        }
-        _ => match c.ty {
-            ColType::Int => {
-                if null(0.5, rng) {
-                    Value::Null
-                } else {
-                    Value::Int(rng.random_range(1..1000))
-                }
-            }
-            ColType::Text { .. } => {
-                if null(0.5, rng) {
-                    Value::Null
-                } else {
-                    text(title_text(rng))
-                }
-            }
-        },
+        Kind::InfoNote => Value::Text(info_note(rng)),
+        Kind::OtherInt => Value::Int(rng.random_range(1..1000)),
     };
     fit(v, c.ty)
 }
