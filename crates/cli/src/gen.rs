@@ -6,11 +6,11 @@
 use std::path::PathBuf;
 use std::time::Instant;
 
-use anyhow::{Context, Result};
+use anyhow::Result;
 use clap::{Args, Subcommand};
 use ndpdb_bench::report::progress_bar;
 use ndpdb_bench::{errln, outln};
-use ndpdb_workload::job::{JobConfig, JobData, default_job_dir, witnesses_per_query};
+use ndpdb_workload::job::{JobConfig, JobData, JobError, default_job_dir, witnesses_per_query};
 
 #[derive(Subcommand)]
 pub enum GenCmd {
@@ -46,9 +46,7 @@ fn job(a: JobArgs) -> Result<()> {
     let started = Instant::now();
     let dir = match a.queries {
         Some(d) => d,
-        None => default_job_dir().context(
-            "no JOB directory found (shared/workloads/job above the current directory); pass it with --queries",
-        )?,
+        None => default_job_dir().ok_or(JobError::NoJobDir)?,
     };
     // `--queries` may name the queries directory itself.
     let dir = if dir.join("schema.sql").is_file() || !dir.parent().is_some_and(|p| p.join("schema.sql").is_file()) {
@@ -71,7 +69,7 @@ fn job(a: JobArgs) -> Result<()> {
     }
     outln!("{:<16} {:>10} {:>12}", "total", rows, bytes);
     outln!(
-        "scale {} seed {}: {} queries, {} planted rows; {:.1} s",
+        "scale {} seed {}: {} queries, {} planted rows; {:.2} s",
         a.scale,
         a.seed,
         data.queries().len(),

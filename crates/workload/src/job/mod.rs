@@ -77,9 +77,9 @@ pub enum JobError {
     #[error("scale factor must be a number in (0, {MAX_SCALE}], got {0}")]
     Scale(f64),
     #[error(
-        "cannot read {path}: {source}; pass the JOB directory (holding schema.sql and queries/) with --queries, or set NDPDB_JOB_DIR"
+        "cannot read {path}: {cause}; pass the JOB directory (holding schema.sql and queries/) with --queries, or set NDPDB_JOB_DIR"
     )]
-    Io { path: PathBuf, source: std::io::Error },
+    Io { path: PathBuf, cause: std::io::Error },
     #[error(
         "no JOB directory found (looked for shared/workloads/job above the current directory and the source tree); pass it with --queries or set NDPDB_JOB_DIR"
     )]
@@ -98,8 +98,8 @@ pub enum JobError {
     Witnesses(Vec<WitnessFailure>),
     #[error("table {table} is in the schema but the generator has no row count for it; add it to IMDB_ROWS")]
     UnknownTable { table: String },
-    #[error("writing {path}: {source}; check that the output directory is writable and has space")]
-    Write { path: PathBuf, source: std::io::Error },
+    #[error("writing {path}: {cause}; check that the output directory is writable and has space")]
+    Write { path: PathBuf, cause: std::io::Error },
     #[error("internal error in the JOB generator (a bug, please report): {0}")]
     Internal(String),
 }
@@ -149,7 +149,7 @@ impl JobData {
         }
         let schema_path = config.dir.join("schema.sql");
         let sql =
-            std::fs::read_to_string(&schema_path).map_err(|e| JobError::Io { path: schema_path.clone(), source: e })?;
+            std::fs::read_to_string(&schema_path).map_err(|e| JobError::Io { path: schema_path.clone(), cause: e })?;
         let schema = schema::Schema::parse(&schema_path.display().to_string(), &sql)?;
         let queries = query::load_queries(&config.dir.join("queries"), &schema)?;
         let base = schema.tables.iter().map(|t| base_rows(&t.name, config.scale)).collect::<Result<Vec<_>, _>>()?;

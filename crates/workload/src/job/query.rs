@@ -46,7 +46,7 @@ pub struct QuerySpec {
 
 /// Reads every `*.sql` of `dir`, in JOB's order (1a, 1b, ..., 2a, ..., 33c).
 pub fn load_queries(dir: &Path, schema: &Schema) -> Result<Vec<QuerySpec>, JobError> {
-    let io = |e: std::io::Error| JobError::Io { path: dir.to_path_buf(), source: e };
+    let io = |e: std::io::Error| JobError::Io { path: dir.to_path_buf(), cause: e };
     let mut files: Vec<_> = std::fs::read_dir(dir)
         .map_err(io)?
         .map(|e| e.map(|e| e.path()))
@@ -61,7 +61,7 @@ pub fn load_queries(dir: &Path, schema: &Schema) -> Result<Vec<QuerySpec>, JobEr
     }
     let mut out = Vec::with_capacity(files.len());
     for f in files {
-        let sql = std::fs::read_to_string(&f).map_err(|e| JobError::Io { path: f.clone(), source: e })?;
+        let sql = std::fs::read_to_string(&f).map_err(|e| JobError::Io { path: f.clone(), cause: e })?;
         let name = f.file_stem().unwrap_or_default().to_string_lossy().into_owned();
         out.push(parse_query(&name, &sql, schema)?);
     }

@@ -92,11 +92,11 @@ pub fn write_tables(
     out: &Path,
     progress: &mut dyn FnMut(u64),
 ) -> Result<Vec<TableFile>, JobError> {
-    std::fs::create_dir_all(out).map_err(|e| JobError::Write { path: out.to_path_buf(), source: e })?;
+    std::fs::create_dir_all(out).map_err(|e| JobError::Write { path: out.to_path_buf(), cause: e })?;
     let mut files = Vec::new();
     for (t, table) in schema.tables.iter().enumerate() {
         let path = out.join(format!("{}.csv", table.name));
-        let io = |e: std::io::Error| JobError::Write { path: path.clone(), source: e };
+        let io = |e: std::io::Error| JobError::Write { path: path.clone(), cause: e };
         let mut w = std::io::BufWriter::with_capacity(1 << 20, std::fs::File::create(&path).map_err(io)?);
         let mut rng = crate::seeded(seed, 0x4a4f_425f_0000_0000 ^ t as u64);
         let mut rowgen = RowGen::new(schema, t, layout, seed);
