@@ -138,12 +138,16 @@ pub fn fit(v: Value, ty: ColType) -> Value {
     }
 }
 
-/// An item of a list ordered most frequent first: rank r has weight ~1/(r+1).
+/// An item of a list ordered most frequent first.
 fn skewed<'a>(items: &[&'a str], rng: &mut Rng) -> &'a str {
+    items[skewed_index(items.len(), rng)]
+}
+
+/// An index in 0..n (n > 0), rank r with weight ~1/(r+1): the inverse CDF
+/// of a continuous 1/x over [1, n+1).
+pub fn skewed_index(n: usize, rng: &mut Rng) -> usize {
     let u: f64 = rng.random_range(0.0..1.0);
-    // Inverse CDF of a continuous 1/x over [1, n+1): ln-uniform.
-    let r = ((items.len() as f64 + 1.0).powf(u) - 1.0) as usize;
-    items[r.min(items.len() - 1)]
+    (((n as f64 + 1.0).powf(u) - 1.0) as usize).min(n.saturating_sub(1))
 }
 
 fn hex(rng: &mut Rng, n: usize) -> String {

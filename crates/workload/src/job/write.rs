@@ -30,7 +30,7 @@ use super::plant::{Cell, Plan, RowRef};
 use super::pred::Value;
 use super::query::QuerySpec;
 use super::schema::{Schema, Table};
-use super::values::{KIND_EPISODE, base_value};
+use super::values::{KIND_EPISODE, base_value, skewed_index};
 use super::vocab::{MOVIE_INFO_IDX_TYPES, MOVIE_INFO_TYPES, PERSON_INFO_TYPES, dimension, info_type_id};
 use crate::{KeyChoice, KeyPicker};
 
@@ -283,12 +283,6 @@ fn gcd(mut a: u64, mut b: u64) -> u64 {
         (a, b) = (b, a % b);
     }
     a
-}
-
-/// An index in 0..n, rank r with weight ~1/(r+1).
-fn skewed_index(n: usize, rng: &mut Rng) -> usize {
-    let u: f64 = rng.random_range(0.0..1.0);
-    (((n as f64 + 1.0).powf(u) - 1.0) as usize).min(n - 1)
 }
 
 /// One CSV line, PostgreSQL's `FORMAT csv` conventions.
