@@ -8,9 +8,10 @@
 //! ```text
 //!   id            the row's id
 //!   foreign key   a planted reference, else a skewed draw over the
-//!                 referenced table's ids (scrambled zipfian for the big
-//!                 tables: a few titles get many cast entries; IMDB's
-//!                 frequencies, most common first, for dimension rows)
+//!                 referenced table's ids (for the big tables scrambled
+//!                 zipfian, permuted per column: a few titles get many cast
+//!                 entries, other few many keywords; for dimension rows
+//!                 IMDB's frequencies, most common first)
 //!   other         a planted value, else values.rs's base value
 //! ```
 //!
