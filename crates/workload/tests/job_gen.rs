@@ -112,6 +112,18 @@ fn an_unsupported_condition_is_refused_not_skipped() {
 }
 
 #[test]
+fn a_filter_on_a_key_column_is_reported() {
+    for filter in ["t.id < 100", "mc.company_id = 5"] {
+        let d = dir_with_query(&format!(
+            "SELECT MIN(t.title) FROM title AS t, movie_companies AS mc WHERE t.id = mc.movie_id AND {filter};"
+        ));
+        let msg =
+            JobData::prepare(JobConfig { scale: 0.01, seed: 1, dir: d.path().to_path_buf() }).unwrap_err().to_string();
+        assert!(msg.contains(filter) && msg.contains("key column"), "{msg}");
+    }
+}
+
+#[test]
 fn scale_out_of_range_is_refused() {
     for s in [0.0, -1.0, f64::NAN, 1000.0] {
         assert!(matches!(JobData::prepare(config(s, 1)), Err(JobError::Scale(_))), "{s}");

@@ -38,6 +38,11 @@ use super::schema::Schema;
 use super::solve::solve;
 use super::vocab::dimension;
 
+/// `id` or a foreign key: values the layout decides, not the filters.
+fn is_key(table: &super::schema::Table, c: usize) -> bool {
+    table.columns[c].name == "id" || table.columns[c].references.is_some()
+}
+
 /// A row whose id is known now (a dimension row) or when the tables are laid out.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum RowRef {
@@ -210,6 +215,12 @@ impl Planter<'_> {
         }
         let mut read = Vec::new();
         preds.iter().for_each(|p| p.columns(&mut read));
+        if let Some(key) = read.iter().find(|c| table.column(c).is_some_and(|i| is_key(table, i))) {
+            return Err(self.fail(
+                all(),
+                format!("filters the key column {}.{key}; ids are laid out later", self.q.aliases[a].name),
+            ));
+        }
         for class in classes {
             for &(ca, c) in class {
                 if ca == a && read.contains(&table.columns[c].name.as_str()) {
