@@ -12,6 +12,7 @@ mod db;
 mod demo;
 mod device;
 mod dump;
+mod r#gen;
 mod profiles;
 
 use std::path::PathBuf;
@@ -73,6 +74,11 @@ enum Cmd {
     /// also from a damaged database: opens it read-only with what can be read, counts what cannot (with
     /// its pages) on stderr, and exits non-zero if anything could not be read
     Dump(dump::DumpArgs),
+    /// Generate benchmark data as CSV files (JOB: the Join-Order Benchmark's IMDB tables)
+    Gen {
+        #[command(subcommand)]
+        command: r#gen::GenCmd,
+    },
     /// Create or inspect a device image in a database directory
     Device {
         #[command(subcommand)]
@@ -135,5 +141,6 @@ fn run(cli: Cli) -> Result<()> {
         Cmd::Check { dir, profile, json, accept_loss } => check::run(&dir, profile.as_deref(), json, accept_loss),
         Cmd::Dump(a) => dump::run(a),
         Cmd::Device { command } => device::run(command),
+        Cmd::Gen { command } => r#gen::run(command),
     }
 }

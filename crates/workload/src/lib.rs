@@ -70,6 +70,7 @@
 //! an [`OrderLineGen`], a [`KeyPicker`] and a [`ValueGen`] does not correlate
 //! them.
 
+pub mod job;
 mod keys;
 mod order_line;
 mod schema;
