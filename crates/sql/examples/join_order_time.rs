@@ -27,14 +27,22 @@ use ndpdb_sql::optimizer::join_order::{
 const RUNS: usize = 20;
 
 /// A JOB query's join graph: relations as (alias, table, filtered) and
-/// equi-join predicates as (alias, column, alias, column).
-struct JobQuery {
-    name: &'static str,
-    relations: &'static [(&'static str, &'static str, bool)],
-    joins: &'static [(&'static str, &'static str, &'static str, &'static str)],
-}
+/// equi-join predicates as (alias, column, alias, column), parsed at run
+/// time from the JOB directory (`ndpdb_workload::job::join_graphs`).
+use ndpdb_workload::job::JoinGraphSpec as JobQuery;
 
-include!("support/job_graphs.rs");
+/// The JOB queries' join graphs, from `$NDPDB_JOB_DIR` or the
+/// `shared/workloads/job` beside the repo.
+fn job_queries() -> Vec<JobQuery> {
+    let Some(dir) = ndpdb_workload::job::default_job_dir() else {
+        eprintln!("no JOB directory found (set NDPDB_JOB_DIR); timing synthetic graphs only");
+        return Vec::new();
+    };
+    ndpdb_workload::job::join_graphs(&dir).unwrap_or_else(|e| {
+        eprintln!("cannot read the JOB queries in {}: {e}; timing synthetic graphs only", dir.display());
+        Vec::new()
+    })
+}
 
 /// Rows of the IMDB tables (the JOB snapshot, rounded).
 fn table_rows(table: &str) -> f64 {
@@ -67,7 +75,7 @@ fn table_rows(table: &str) -> f64 {
 /// Selectivity of `a.x = b.y`: 1/|key's table| when one side is a primary
 /// key (`id`), else 1/|title| or 1/|name| for the movie and person keys.
 fn join_selectivity(q: &JobQuery, (a, x, b, y): (&str, &str, &str, &str)) -> f64 {
-    let table = |alias: &str| q.relations.iter().find(|r| r.0 == alias).map(|r| r.1).unwrap_or("?");
+    let table = |alias: &str| q.relations.iter().find(|r| r.0 == alias).map_or("?", |r| r.1.as_str());
     let keyed = if x == "id" {
         table_rows(table(a))
     } else if y == "id" {
@@ -89,8 +97,8 @@ fn job_graph(q: &JobQuery) -> QueryGraph {
         .relations
         .iter()
         .enumerate()
-        .map(|(i, &(_, table, filtered))| {
-            let rows = table_rows(table);
+        .map(|(i, (_, table, filtered))| {
+            let (rows, filtered) = (table_rows(table), *filtered);
             let out = if filtered { (rows * 0.05).max(1.0) } else { rows };
             Relation { id: i as u64, rows: out, scan: Cost::host(rows * 10e-9) }
         })
@@ -99,7 +107,9 @@ fn job_graph(q: &JobQuery) -> QueryGraph {
     let edges = q
         .joins
         .iter()
-        .map(|&(a, x, b, y)| JoinEdge::simple(index(a), index(b), join_selectivity(q, (a, x, b, y))))
+        .map(|(a, x, b, y)| {
+            JoinEdge::simple(index(a), index(b), join_selectivity(q, (a.as_str(), x.as_str(), b.as_str(), y.as_str())))
+        })
         .collect();
     QueryGraph::new(relations, edges).expect("JOB graphs are valid")
 }
@@ -190,8 +200,9 @@ fn main() {
         "graph", "rels", "algorithm", "pairs", "ms indep", "ms backoff", "cpu ms", "cost/GOO"
     );
     // Every JOB query is planned; those with 11 or more relations are printed.
+    let job = job_queries();
     let mut slowest: Option<(Duration, &str)> = None;
-    for q in JOB_QUERIES {
+    for q in &job {
         let name = format!("JOB {}", q.name);
         if !name.contains(&filter) {
             continue;
@@ -199,7 +210,7 @@ fn main() {
         let graph = job_graph(q);
         let t = report(&name, &graph, graph.len() >= 11);
         if slowest.is_none_or(|(s, _)| t > s) {
-            slowest = Some((t, q.name));
+            slowest = Some((t, &q.name));
         }
     }
     if let Some((t, name)) = slowest {
@@ -213,7 +224,7 @@ fn main() {
             }
         }
     }
-    if let Some(q) = JOB_QUERIES.iter().find(|q| q.name == "29a").filter(|_| filter.is_empty()) {
+    if let Some(q) = job.iter().find(|q| q.name == "29a").filter(|_| filter.is_empty()) {
         let (plan, _, _) = time(&job_graph(q), &ExponentialBackoff::default());
         println!("\nJOB {} with the damped estimator:\n{plan}", q.name);
     }

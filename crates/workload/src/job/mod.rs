@@ -202,3 +202,44 @@ fn base_rows(table: &str, s: f64) -> Result<u64, JobError> {
         .ok_or_else(|| JobError::UnknownTable { table: table.to_string() })?;
     Ok(((imdb as f64 / IMDB_DIVISOR * s).round() as u64).max(1))
 }
+
+/// A JOB query's join graph by name: its FROM list as (alias, table,
+/// filtered by a predicate of its own) and its equi-joins as (alias,
+/// column, alias, column). What the join orderer's timing example plans.
+#[derive(Debug, Clone)]
+pub struct JoinGraphSpec {
+    pub name: String,
+    pub relations: Vec<(String, String, bool)>,
+    pub joins: Vec<(String, String, String, String)>,
+}
+
+/// The join graphs of the queries in `dir` (the JOB directory), read and
+/// parsed at run time, in JOB's order.
+pub fn join_graphs(dir: &Path) -> Result<Vec<JoinGraphSpec>, JobError> {
+    let schema_path = dir.join("schema.sql");
+    let sql =
+        std::fs::read_to_string(&schema_path).map_err(|e| JobError::Io { path: schema_path.clone(), cause: e })?;
+    let schema = schema::Schema::parse(&schema_path.display().to_string(), &sql)?;
+    let queries = query::load_queries(&dir.join("queries"), &schema)?;
+    Ok(queries.iter().map(|q| join_graph(q, &schema)).collect())
+}
+
+fn join_graph(q: &QuerySpec, schema: &schema::Schema) -> JoinGraphSpec {
+    let table = |a: usize| &schema.tables[q.aliases[a].table];
+    let column = |(a, c): (usize, usize)| (q.aliases[a].name.clone(), table(a).columns[c].name.clone());
+    let relations = q
+        .aliases
+        .iter()
+        .enumerate()
+        .map(|(i, a)| (a.name.clone(), table(i).name.clone(), !q.filters[i].is_empty()))
+        .collect();
+    let joins = q
+        .joins
+        .iter()
+        .map(|&(l, r)| {
+            let ((a, x), (b, y)) = (column(l), column(r));
+            (a, x, b, y)
+        })
+        .collect();
+    JoinGraphSpec { name: q.name.clone(), relations, joins }
+}
