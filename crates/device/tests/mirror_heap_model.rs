@@ -7,6 +7,8 @@
 //! page in a frame whose record reached the device is always reported
 //! Dirty at that frame, never Clean or absent.
 
+mod log_ring;
+
 use std::borrow::Cow;
 
 use ndpdb_device::mirror::{Mirror, MirrorConfig, MirrorKind, PageState};
@@ -48,23 +50,11 @@ struct Host {
 
 impl Host {
     fn flush_log(&mut self, m: &mut Mirror) {
-        let end = self.stream.len() as u64;
-        if end == self.durable {
-            return;
+        if self.stream.len() as u64 == self.durable {
+            return; // nothing to write, and no draw (the seeds' sequences stay as they were)
         }
-        let (first, last) = (self.durable / P, (end - 1) / P);
-        let mut order: Vec<u64> = (first..=last).collect();
-        if self.rng.below(4) == 0 {
-            order.reverse();
-        }
-        for k in order {
-            let mut data = vec![0u8; P as usize];
-            let lo = (k * P) as usize;
-            let hi = (lo + P as usize).min(self.stream.len());
-            data[..hi - lo].copy_from_slice(&self.stream[lo..hi]);
-            m.on_page_write(LOG_FIRST + k % LOG_PAGES, &data);
-        }
-        self.durable = end;
+        let reverse = self.rng.below(4) == 0;
+        self.durable = log_ring::flush(&self.stream, self.durable, (P, LOG_FIRST, LOG_PAGES), reverse, m);
     }
 
     fn append(&mut self, record: &Record<'_>, m: &mut Mirror) -> u64 {

@@ -6,6 +6,8 @@
 //! Dirty report names the frame that holds the page. Garbage log pages
 //! never panic and never make the mirror report a dirty page Clean.
 
+mod log_ring;
+
 use std::borrow::Cow;
 
 use ndpdb_device::mirror::{Mirror, MirrorConfig, MirrorKind, View};
@@ -70,23 +72,11 @@ impl Host {
     /// Makes the log durable to its end: writes the ring pages that hold
     /// bytes from `durable` on (sometimes in reverse order).
     fn flush_log(&mut self, m: &mut Mirror) {
-        let end = self.stream.len() as u64;
-        if end == self.durable {
-            return;
+        if self.stream.len() as u64 == self.durable {
+            return; // nothing to write, and no draw (the seeds' sequences stay as they were)
         }
-        let (first, last) = (self.durable / P, (end - 1) / P);
-        let mut order: Vec<u64> = (first..=last).collect();
-        if self.rng.below(4) == 0 {
-            order.reverse();
-        }
-        for k in order {
-            let mut data = vec![0u8; P as usize];
-            let lo = (k * P) as usize;
-            let hi = (lo + P as usize).min(self.stream.len());
-            data[..hi - lo].copy_from_slice(&self.stream[lo..hi]);
-            m.on_page_write(LOG_FIRST + k % LOG_PAGES, &data);
-        }
-        self.durable = end;
+        let reverse = self.rng.below(4) == 0;
+        self.durable = log_ring::flush(&self.stream, self.durable, (P, LOG_FIRST, LOG_PAGES), reverse, m);
     }
 
     /// Appends a record naming `pages` (pid, frame), padded so records
