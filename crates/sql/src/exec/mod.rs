@@ -1,0 +1,94 @@
+//! The executor: runs a physical [`Plan`](crate::plan::Plan) over Arrow
+//! record batches (`docs/execution.md`).
+//!
+//! Tables reach the executor through a [`TableSource`]: the session's
+//! implementation reads the MVCC store inside the statement's transaction
+//! (host block stack or NDP call, by the scan's [`Access`]); tests use the
+//! in-memory one. Expressions are evaluated by [`expr::evaluate`] on whole
+//! batches.
+
+pub mod expr;
+
+use std::sync::Arc;
+use std::sync::atomic::AtomicBool;
+use std::time::Instant;
+
+use arrow_array::RecordBatch;
+
+use crate::catalog::TableDef;
+use crate::error::Result;
+use crate::plan::{Access, Expr};
+use crate::types::Value;
+
+/// Rows of at most this many rows per batch.
+pub const BATCH_ROWS: usize = 2048;
+
+/// What a scan asks of its source.
+#[derive(Debug, Clone, Copy)]
+pub struct ScanSpec<'a> {
+    pub table: &'a TableDef,
+    /// Table column positions to read, in output order.
+    pub columns: &'a [usize],
+    /// Predicate over the scan's output columns. The source may use it to
+    /// skip rows early (on the device for NDP); it reports in
+    /// [`ScanOutput::filter_applied`] whether every returned row satisfies
+    /// it, and the executor evaluates it otherwise.
+    pub filter: Option<&'a Expr>,
+    /// Append the VID as a last Int64 column.
+    pub emit_vid: bool,
+    pub access: &'a Access,
+}
+
+/// Counters of one scan, for EXPLAIN ANALYZE and the benchmarks.
+#[derive(Debug, Clone, Copy, Default, PartialEq)]
+pub struct ScanCounters {
+    pub link_bytes_to_host: u64,
+    pub link_bytes_to_device: u64,
+    pub medium_bytes_read: u64,
+    /// Busy time of the device's PEs, summed, in picoseconds.
+    pub pe_busy_ps: u64,
+    /// Modelled time of the device work, in picoseconds.
+    pub modelled_ps: u64,
+    /// Versions or rows the source examined.
+    pub rows_examined: u64,
+}
+
+pub struct ScanOutput {
+    pub batches: Box<dyn Iterator<Item = Result<RecordBatch>> + Send>,
+    pub filter_applied: bool,
+    /// Filled when the iterator is exhausted (shared with it).
+    pub counters: Arc<parking_lot::Mutex<ScanCounters>>,
+}
+
+/// Where tables come from.
+pub trait TableSource: Send + Sync {
+    fn scan(&self, spec: &ScanSpec<'_>) -> Result<ScanOutput>;
+}
+
+/// What a statement's execution needs besides its plan.
+#[derive(Clone)]
+pub struct ExecContext {
+    pub source: Arc<dyn TableSource>,
+    /// Values of `$1..$n`.
+    pub params: Arc<Vec<Value>>,
+    /// The statement's start (now(), current_date), µs since 1970.
+    pub statement_start_us: i64,
+    /// Set by a cancel request; checked between batches.
+    pub cancel: Arc<AtomicBool>,
+    /// `statement_timeout` as a deadline.
+    pub deadline: Option<Instant>,
+    /// `work_mem` in bytes: the limit of each hash table and sort.
+    pub work_mem: usize,
+    /// Worker threads for parallel pipelines.
+    pub workers: usize,
+    /// Runs subqueries that decorrelation left in expressions (set by the
+    /// executor; None where no plan can be run, e.g. constant folding).
+    pub subqueries: Option<Arc<dyn SubqueryRunner>>,
+}
+
+/// Runs a subquery plan with the values of the outer row its
+/// [`Expr::Outer`] references name (`outer[depth - 1]` is the row `depth`
+/// levels out), returning all its batches.
+pub trait SubqueryRunner: Send + Sync {
+    fn run(&self, plan: &crate::plan::Plan, outer: &[Vec<Value>], ctx: &ExecContext) -> Result<Vec<RecordBatch>>;
+}
