@@ -14,6 +14,7 @@ mod device;
 mod dump;
 mod r#gen;
 mod profiles;
+mod sql;
 
 use std::path::PathBuf;
 
@@ -42,6 +43,8 @@ enum Cmd {
     },
     /// Run the hardware profiler (hybridNDP 3.1) and write the hardware-model parameter file
     Profile(ProfileArgs),
+    /// An interactive SQL shell on a database directory (psql-like), or run SQL with -c / -f
+    Sql(sql::SqlArgs),
     /// Run an experiment
     Bench {
         #[command(subcommand)]
@@ -142,5 +145,6 @@ fn run(cli: Cli) -> Result<()> {
         Cmd::Dump(a) => dump::run(a),
         Cmd::Device { command } => device::run(command),
         Cmd::Gen { command } => r#gen::run(command),
+        Cmd::Sql(a) => sql::run(a),
     }
 }

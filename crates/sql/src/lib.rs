@@ -24,3 +24,4 @@ pub mod plan;
 pub mod types;
 
 pub use error::{Result, SqlError, SqlState};
+pub mod settings;

@@ -96,6 +96,8 @@ pub trait Catalog {
     fn index(&self, name: &str) -> Option<Arc<IndexDef>>;
     /// All tables, by name.
     fn tables(&self) -> Vec<Arc<TableDef>>;
+    /// The names of all views, sorted.
+    fn view_names(&self) -> Vec<String>;
 }
 
 /// A catalog held in memory: the persistent catalog's snapshot, and the
@@ -121,5 +123,9 @@ impl Catalog for MemCatalog {
 
     fn tables(&self) -> Vec<Arc<TableDef>> {
         self.tables.values().cloned().collect()
+    }
+
+    fn view_names(&self) -> Vec<String> {
+        self.views.keys().cloned().collect()
     }
 }

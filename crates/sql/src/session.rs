@@ -1,0 +1,321 @@
+//! Sessions: where SQL text becomes results, one statement at a time, inside
+//! transactions.
+//!
+//! An [`Engine`] is one open database: the MVCC store with its transaction
+//! manager, the committed catalog, the hardware profile. A [`Session`] is
+//! one user of it (the shell, a test, or one connection of the server):
+//! its [`Settings`], and its transaction, which lives across statements
+//! between BEGIN and COMMIT and otherwise only for one statement (implicit
+//! transactions, autocommit as PostgreSQL).
+//!
+//! ```text
+//!  run(sql) ─► parse ─► for each statement:
+//!               bind (against the transaction's catalog)
+//!               ├─ BEGIN/COMMIT/ROLLBACK/SET/SHOW: session state
+//!               ├─ DDL: catalog rows written in the transaction
+//!               └─ query/DML: optimize ─► execute (TxnSource) ─► writes
+//! ```
+//!
+//! Transaction states follow PostgreSQL's: after an error inside BEGIN ..
+//! COMMIT every statement but ROLLBACK/COMMIT fails with 25P02, and COMMIT
+//! of a failed block rolls back. DDL is transactional: a transaction that
+//! changed the catalog sees its own catalog (re-read from the system table
+//! after each DDL statement), and the engine's committed catalog is re-read
+//! when it commits.
+
+use std::sync::Arc;
+use std::sync::atomic::AtomicBool;
+use std::time::{Instant, SystemTime, UNIX_EPOCH};
+
+use crate::catalog::MemCatalog;
+use crate::error::{Result, SqlError, SqlState};
+use crate::exec::ExecContext;
+use crate::plan::statement::IsolationLevel;
+use crate::plan::{Field, Statement};
+use crate::settings::Settings;
+use crate::types::Value;
+
+mod engine;
+mod explain;
+mod run;
+
+pub use engine::{Engine, EngineOptions};
+
+/// What one statement returned: the command tag (`SELECT 3`, `INSERT 0
+/// 1`, `CREATE TABLE`, ...), the columns and rows of a query (empty
+/// otherwise), and notices.
+#[derive(Debug, Clone, PartialEq)]
+pub struct StatementResult {
+    pub tag: String,
+    pub columns: Vec<Field>,
+    pub rows: Vec<Vec<Value>>,
+    pub notices: Vec<String>,
+}
+
+impl StatementResult {
+    fn command(tag: impl Into<String>) -> StatementResult {
+        StatementResult { tag: tag.into(), columns: Vec::new(), rows: Vec::new(), notices: Vec::new() }
+    }
+}
+
+/// Where the session is with respect to transactions (psql's prompt and
+/// the server's ReadyForQuery status byte).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum TxnStatus {
+    /// No explicit transaction.
+    Idle,
+    /// Inside BEGIN .. COMMIT.
+    InBlock,
+    /// Inside a block that failed: only ROLLBACK/COMMIT end it.
+    Failed,
+}
+
+/// An open transaction of a session.
+struct OpenTxn {
+    txn: crate::store::txn::SharedTxn,
+    /// BEGIN was given (else it is the statement's implicit transaction).
+    explicit: bool,
+    failed: bool,
+    /// The catalog this transaction sees, when its DDL changed it.
+    catalog: Option<Arc<MemCatalog>>,
+}
+
+pub struct Session {
+    engine: Arc<Engine>,
+    settings: Settings,
+    txn: Option<OpenTxn>,
+    cancel: Arc<AtomicBool>,
+}
+
+impl Session {
+    pub(crate) fn new(engine: Arc<Engine>) -> Session {
+        Session { engine, settings: Settings::default(), txn: None, cancel: Arc::new(AtomicBool::new(false)) }
+    }
+
+    pub fn settings(&self) -> &Settings {
+        &self.settings
+    }
+
+    pub fn engine(&self) -> &Arc<Engine> {
+        &self.engine
+    }
+
+    /// A flag that cancels the running statement when set (the server's
+    /// cancel request); cleared at the start of each statement.
+    pub fn cancel_flag(&self) -> Arc<AtomicBool> {
+        self.cancel.clone()
+    }
+
+    pub fn txn_status(&self) -> TxnStatus {
+        match &self.txn {
+            Some(t) if t.explicit && t.failed => TxnStatus::Failed,
+            Some(t) if t.explicit => TxnStatus::InBlock,
+            _ => TxnStatus::Idle,
+        }
+    }
+
+    /// The catalog statements of this session see now.
+    pub fn catalog(&self) -> Arc<MemCatalog> {
+        match self.txn.as_ref().and_then(|t| t.catalog.clone()) {
+            Some(c) => c,
+            None => self.engine.catalog(),
+        }
+    }
+
+    /// Runs every statement of `sql` in order, up to and including the
+    /// first that fails (as PostgreSQL's simple query protocol does).
+    pub fn run(&mut self, sql: &str) -> Vec<Result<StatementResult>> {
+        let stmts = match crate::bind::parse(sql) {
+            Ok(s) => s,
+            Err(e) => {
+                self.note_error();
+                return vec![Err(e)];
+            }
+        };
+        let mut out = Vec::with_capacity(stmts.len());
+        for ast in &stmts {
+            let r = self.run_one(ast);
+            let failed = r.is_err();
+            out.push(r);
+            if failed {
+                break;
+            }
+        }
+        out
+    }
+
+    /// Runs one parsed statement.
+    pub fn run_one(&mut self, ast: &sqlparser::ast::Statement) -> Result<StatementResult> {
+        self.cancel.store(false, std::sync::atomic::Ordering::Relaxed);
+        if let Some(t) = &self.txn
+            && t.failed
+            && !is_txn_end(ast)
+        {
+            return Err(SqlError::new(
+                SqlState::IN_FAILED_TRANSACTION,
+                "current transaction is aborted, commands ignored until end of transaction block",
+            ));
+        }
+        let catalog = self.catalog();
+        let bound = crate::bind::bind(ast, &*catalog, &crate::bind::BindOptions::default());
+        let r = bound.and_then(|stmt| self.dispatch(stmt));
+        if r.is_err() {
+            self.note_error();
+        }
+        r
+    }
+
+    /// After an error: an implicit transaction is rolled back; an explicit
+    /// one is marked failed.
+    fn note_error(&mut self) {
+        match &mut self.txn {
+            Some(t) if t.explicit => t.failed = true,
+            Some(_) => {
+                if let Some(t) = self.txn.take() {
+                    let _ = t.txn.abort();
+                }
+            }
+            None => {}
+        }
+    }
+
+    fn dispatch(&mut self, stmt: Statement) -> Result<StatementResult> {
+        match stmt {
+            Statement::Begin { isolation } => self.begin(isolation),
+            Statement::Commit => self.commit(),
+            Statement::Rollback => self.rollback(),
+            Statement::SetTransaction { isolation } => self.set_transaction(isolation),
+            Statement::Set { name, value } => {
+                self.settings.set(&name, value.as_deref())?;
+                Ok(StatementResult::command("SET"))
+            }
+            Statement::Show { name } => self.show(&name),
+            Statement::Empty => Ok(StatementResult::command("")),
+            other => self.in_transaction(other),
+        }
+    }
+
+    /// Runs a statement inside the session's transaction, or inside an
+    /// implicit one that commits when the statement succeeds.
+    fn in_transaction(&mut self, stmt: Statement) -> Result<StatementResult> {
+        let implicit = self.txn.is_none();
+        if implicit {
+            self.txn = Some(self.open_txn(false, self.settings.default_isolation)?);
+        }
+        let r = self.execute_in_txn(stmt);
+        if implicit && r.is_ok() {
+            self.commit()?;
+        }
+        r
+    }
+
+    fn open_txn(&self, explicit: bool, isolation: IsolationLevel) -> Result<OpenTxn> {
+        let txn = crate::store::txn::SharedTxn::begin(self.engine.database(), isolation);
+        Ok(OpenTxn { txn, explicit, failed: false, catalog: None })
+    }
+
+    fn begin(&mut self, isolation: Option<IsolationLevel>) -> Result<StatementResult> {
+        if self.txn.as_ref().is_some_and(|t| t.explicit) {
+            let mut r = StatementResult::command("BEGIN");
+            r.notices.push("there is already a transaction in progress".into());
+            return Ok(r);
+        }
+        let iso = isolation.unwrap_or(self.settings.default_isolation);
+        self.txn = Some(self.open_txn(true, iso)?);
+        Ok(StatementResult::command("BEGIN"))
+    }
+
+    fn commit(&mut self) -> Result<StatementResult> {
+        let Some(t) = self.txn.take() else {
+            let mut r = StatementResult::command("COMMIT");
+            r.notices.push("there is no transaction in progress".into());
+            return Ok(r);
+        };
+        if t.failed {
+            t.txn.abort()?;
+            return Ok(StatementResult::command("ROLLBACK"));
+        }
+        let ddl = t.catalog.is_some();
+        t.txn.commit()?;
+        if ddl {
+            self.engine.reload_catalog()?;
+        }
+        Ok(StatementResult::command("COMMIT"))
+    }
+
+    fn rollback(&mut self) -> Result<StatementResult> {
+        match self.txn.take() {
+            Some(t) => {
+                t.txn.abort()?;
+                Ok(StatementResult::command("ROLLBACK"))
+            }
+            None => {
+                let mut r = StatementResult::command("ROLLBACK");
+                r.notices.push("there is no transaction in progress".into());
+                Ok(r)
+            }
+        }
+    }
+
+    fn set_transaction(&mut self, isolation: IsolationLevel) -> Result<StatementResult> {
+        match &mut self.txn {
+            Some(t) if t.explicit => {
+                if t.txn.has_snapshot() {
+                    return Err(SqlError::new(
+                        SqlState::ACTIVE_TRANSACTION,
+                        "SET TRANSACTION ISOLATION LEVEL must be called before any query",
+                    ));
+                }
+                t.txn = crate::store::txn::SharedTxn::begin(self.engine.database(), isolation);
+                Ok(StatementResult::command("SET"))
+            }
+            _ => {
+                let mut r = StatementResult::command("SET");
+                r.notices.push("SET TRANSACTION can only be used in transaction blocks".into());
+                Ok(r)
+            }
+        }
+    }
+
+    fn show(&self, name: &str) -> Result<StatementResult> {
+        let text = |n: &str| Field { name: n.into(), qualifier: None, ty: crate::types::DataType::Text, nullable: false };
+        if name.eq_ignore_ascii_case("all") {
+            let rows = self.settings.all().into_iter().map(|(n, v)| vec![Value::Text(n), Value::Text(v)]).collect();
+            return Ok(StatementResult { tag: "SHOW".into(), columns: vec![text("name"), text("setting")], rows, notices: vec![] });
+        }
+        let v = if name.eq_ignore_ascii_case("transaction_isolation") {
+            match &self.txn {
+                Some(t) => crate::settings::isolation_name(t.txn.isolation()).to_string(),
+                None => self.settings.show(name)?,
+            }
+        } else {
+            self.settings.show(name)?
+        };
+        Ok(StatementResult {
+            tag: "SHOW".into(),
+            columns: vec![text(&name.to_ascii_lowercase())],
+            rows: vec![vec![Value::Text(v)]],
+            notices: vec![],
+        })
+    }
+
+    /// The context the executor runs a plan of this statement with.
+    fn exec_context(&self, source: Arc<dyn crate::exec::TableSource>) -> ExecContext {
+        let now_us = SystemTime::now().duration_since(UNIX_EPOCH).map_or(0, |d| d.as_micros() as i64);
+        ExecContext {
+            source,
+            params: Arc::new(Vec::new()),
+            statement_start_us: now_us,
+            cancel: self.cancel.clone(),
+            deadline: self.settings.statement_timeout.map(|d| Instant::now() + d),
+            work_mem: self.settings.work_mem,
+            workers: self.settings.workers,
+            subqueries: None,
+        }
+    }
+}
+
+fn is_txn_end(ast: &sqlparser::ast::Statement) -> bool {
+    use sqlparser::ast::Statement as S;
+    matches!(ast, S::Commit { .. } | S::Rollback { .. })
+}

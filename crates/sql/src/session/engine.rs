@@ -1,0 +1,126 @@
+//! One open database: device, store, transaction manager, committed
+//! catalog, profile.
+
+use std::path::PathBuf;
+use std::sync::Arc;
+
+use ndpdb_device::{ClockKind, Device, DeviceError, DeviceOptions, Profile};
+use ndpdb_storage::{Store, StoreOptions};
+use ndpdb_txn::Database;
+use parking_lot::RwLock;
+
+use super::Session;
+use crate::catalog::MemCatalog;
+use crate::error::{Result, SqlError, SqlState};
+
+/// How to open a database directory.
+#[derive(Debug, Clone)]
+pub struct EngineOptions {
+    pub dir: PathBuf,
+    /// Profile name or .toml path; None = the image's own (a new database:
+    /// the default profile).
+    pub profile: Option<String>,
+    pub clock: ClockKind,
+    /// Create the database when the directory holds none.
+    pub create_if_missing: bool,
+    /// Capacity of a new image in MiB (None: the profile's, at most 4 GiB).
+    pub capacity_mib: Option<u64>,
+}
+
+impl Default for EngineOptions {
+    fn default() -> Self {
+        EngineOptions {
+            dir: PathBuf::from("ndpdb-data"),
+            profile: None,
+            clock: ClockKind::Virtual,
+            create_if_missing: true,
+            capacity_mib: None,
+        }
+    }
+}
+
+pub struct Engine {
+    db: Arc<Database>,
+    catalog: RwLock<Arc<MemCatalog>>,
+    profile: Profile,
+}
+
+fn io_error(what: &str, e: impl std::fmt::Display) -> SqlError {
+    SqlError::new(SqlState::IO_ERROR, format!("{what}: {e}"))
+}
+
+impl Engine {
+    /// Opens (recovering if needed) or creates the database in `opts.dir`.
+    pub fn open(opts: &EngineOptions) -> Result<Arc<Engine>> {
+        let image = opts.dir.join(ndpdb_device::IMAGE_FILE);
+        let exists = image.exists();
+        if !exists && !opts.create_if_missing {
+            return Err(SqlError::new(
+                SqlState::UNDEFINED_FILE,
+                format!("no database in {}: no device image at {}", opts.dir.display(), image.display()),
+            )
+            .with_hint("create one with `ndpdb db create --db DIR` or open with create_if_missing"));
+        }
+        let name = match (&opts.profile, exists) {
+            (Some(p), _) => p.clone(),
+            (None, true) => Device::image_profile(&opts.dir).map_err(|e| io_error("reading the image's profile", e))?,
+            (None, false) => ndpdb_device::profile::DEFAULT_PROFILE.to_string(),
+        };
+        let profile = Profile::load(&name).map_err(|e| {
+            SqlError::new(SqlState::INVALID_PARAMETER_VALUE, format!("loading profile `{name}`: {e}"))
+        })?;
+        let dev_opts = DeviceOptions::with_clock(opts.clock);
+        let db = if exists {
+            let dev = Device::open(&opts.dir, profile.clone(), dev_opts).map_err(device_error)?;
+            let (store, meta) = Store::open(dev, StoreOptions::default()).map_err(crate::store::store_error)?;
+            Database::open(store, meta)
+        } else {
+            std::fs::create_dir_all(&opts.dir).map_err(|e| io_error(&format!("creating {}", opts.dir.display()), e))?;
+            let capacity = opts.capacity_mib.map(|m| m << 20);
+            let dev = Device::create(&opts.dir, profile.clone(), capacity, dev_opts).map_err(device_error)?;
+            let store = Store::new(dev, StoreOptions::default()).map_err(crate::store::store_error)?;
+            Database::create(store).map_err(crate::store::txn_error)?
+        };
+        let db = Arc::new(db);
+        let catalog = crate::store::catalog::CatalogStore::load_committed(&db)?;
+        Ok(Arc::new(Engine { db, catalog: RwLock::new(Arc::new(catalog)), profile }))
+    }
+
+    pub fn session(self: &Arc<Self>) -> Session {
+        Session::new(self.clone())
+    }
+
+    pub fn database(&self) -> &Arc<Database> {
+        &self.db
+    }
+
+    pub fn profile(&self) -> &Profile {
+        &self.profile
+    }
+
+    pub fn profile_name(&self) -> &str {
+        &self.profile.name
+    }
+
+    /// The committed catalog.
+    pub fn catalog(&self) -> Arc<MemCatalog> {
+        self.catalog.read().clone()
+    }
+
+    /// Re-reads the committed catalog (after a transaction with DDL
+    /// committed).
+    pub(crate) fn reload_catalog(&self) -> Result<()> {
+        let c = crate::store::catalog::CatalogStore::load_committed(&self.db)?;
+        *self.catalog.write() = Arc::new(c);
+        Ok(())
+    }
+
+    /// A checkpoint, so the next open has no log to replay.
+    pub fn close(&self) -> Result<()> {
+        self.db.checkpoint().map_err(crate::store::txn_error)
+    }
+}
+
+fn device_error(e: DeviceError) -> SqlError {
+    SqlError::new(SqlState::IO_ERROR, e.to_string())
+}

@@ -1,0 +1,125 @@
+//! The engine end to end through a session: DDL, DML, queries, transactions
+//! and their failure states, settings, EXPLAIN, reopen.
+
+use ndpdb_sql::session::{Engine, EngineOptions, Session, StatementResult, TxnStatus};
+use ndpdb_sql::types::format::pg_text;
+use ndpdb_sql::{SqlError, SqlState};
+
+fn engine(dir: &std::path::Path) -> std::sync::Arc<Engine> {
+    let opts = EngineOptions { dir: dir.to_path_buf(), capacity_mib: Some(64), ..EngineOptions::default() };
+    Engine::open(&opts).expect("open")
+}
+
+/// Runs `sql`, returning the last statement's result; panics on error.
+fn ok(s: &mut Session, sql: &str) -> StatementResult {
+    let mut rs = s.run(sql);
+    let last = rs.pop().expect("a result");
+    for r in rs {
+        r.unwrap_or_else(|e| panic!("{sql}: {e:?}"));
+    }
+    last.unwrap_or_else(|e| panic!("{sql}: {e:?}"))
+}
+
+fn err(s: &mut Session, sql: &str) -> SqlError {
+    s.run(sql).into_iter().find_map(Result::err).unwrap_or_else(|| panic!("{sql}: expected an error"))
+}
+
+/// The rows as psql's text, one string per row, cells joined by `|`.
+fn text(r: &StatementResult) -> Vec<String> {
+    r.rows
+        .iter()
+        .map(|row| row.iter().map(|v| if v.is_null() { "NULL".to_string() } else { pg_text(v) }).collect::<Vec<_>>().join("|"))
+        .collect()
+}
+
+#[test]
+fn create_insert_select_with_filters_joins_and_aggregates() {
+    let dir = tempfile::tempdir().unwrap();
+    let e = engine(dir.path());
+    let mut s = e.session();
+    ok(&mut s, "create table t (a integer primary key, b text, c numeric(10,2))");
+    assert_eq!(ok(&mut s, "insert into t values (1, 'x', 1.50), (2, 'y', NULL), (3, 'x', 2.25)").tag, "INSERT 0 3");
+    assert_eq!(text(&ok(&mut s, "select a, b from t where a >= 2 order by a")), vec!["2|y", "3|x"]);
+    assert_eq!(text(&ok(&mut s, "select b, count(*), sum(c) from t group by b order by b")), vec!["x|2|3.75", "y|1|NULL"]);
+    ok(&mut s, "create table u (a integer, d date)");
+    ok(&mut s, "insert into u values (1, date '1998-12-01'), (3, date '1998-09-02' )");
+    assert_eq!(
+        text(&ok(&mut s, "select t.a, u.d from t join u on t.a = u.a order by t.a")),
+        vec!["1|1998-12-01", "3|1998-09-02"]
+    );
+    assert_eq!(ok(&mut s, "update t set b = 'z' where a = 1").tag, "UPDATE 1");
+    assert_eq!(ok(&mut s, "delete from t where b = 'x'").tag, "DELETE 1");
+    assert_eq!(text(&ok(&mut s, "select a, b from t order by a")), vec!["1|z", "2|y"]);
+}
+
+#[test]
+fn transactions_roll_back_and_a_failed_block_refuses_statements() {
+    let dir = tempfile::tempdir().unwrap();
+    let e = engine(dir.path());
+    let mut s = e.session();
+    ok(&mut s, "create table t (a integer)");
+    ok(&mut s, "begin");
+    assert_eq!(s.txn_status(), TxnStatus::InBlock);
+    ok(&mut s, "insert into t values (1)");
+    ok(&mut s, "rollback");
+    assert_eq!(text(&ok(&mut s, "select count(*) from t")), vec!["0"]);
+    ok(&mut s, "begin");
+    assert_eq!(err(&mut s, "select * from nope").code, SqlState::UNDEFINED_TABLE);
+    assert_eq!(s.txn_status(), TxnStatus::Failed);
+    assert_eq!(err(&mut s, "select 1").code, SqlState::IN_FAILED_TRANSACTION);
+    assert_eq!(ok(&mut s, "commit").tag, "ROLLBACK");
+    assert_eq!(s.txn_status(), TxnStatus::Idle);
+    // DDL is transactional.
+    ok(&mut s, "begin; create table v (x integer); rollback");
+    assert_eq!(err(&mut s, "select * from v").code, SqlState::UNDEFINED_TABLE);
+}
+
+#[test]
+fn errors_carry_postgresqls_sqlstate_and_the_session_goes_on() {
+    let dir = tempfile::tempdir().unwrap();
+    let e = engine(dir.path());
+    let mut s = e.session();
+    ok(&mut s, "create table t (a integer not null, b varchar(3))");
+    assert_eq!(err(&mut s, "select nope from t").code, SqlState::UNDEFINED_COLUMN);
+    assert_eq!(err(&mut s, "select 1/0").code, SqlState::DIVISION_BY_ZERO);
+    assert_eq!(err(&mut s, "insert into t values (NULL, 'a')").code, SqlState::NOT_NULL_VIOLATION);
+    assert_eq!(err(&mut s, "insert into t values (1, 'abcd')").code, SqlState::STRING_DATA_RIGHT_TRUNCATION);
+    assert_eq!(err(&mut s, "select 2147483647 + 1").code, SqlState::NUMERIC_VALUE_OUT_OF_RANGE);
+    assert_eq!(err(&mut s, "selec 1").code, SqlState::SYNTAX_ERROR);
+    assert_eq!(text(&ok(&mut s, "select 1 + 1")), vec!["2"]);
+}
+
+#[test]
+fn settings_and_explain_show_where_scans_run() {
+    let dir = tempfile::tempdir().unwrap();
+    let e = engine(dir.path());
+    let mut s = e.session();
+    ok(&mut s, "create table t (a integer, b bigint)");
+    ok(&mut s, "insert into t select 1, 2");
+    ok(&mut s, "set ndp = on");
+    assert_eq!(text(&ok(&mut s, "show ndp")), vec!["on"]);
+    let plan = text(&ok(&mut s, "explain select sum(b) from t where a = 1")).join("\n");
+    assert!(plan.contains("device"), "{plan}");
+    assert_eq!(text(&ok(&mut s, "select sum(b) from t where a = 1")), vec!["2"]);
+    ok(&mut s, "set ndp = off");
+    let plan = text(&ok(&mut s, "explain select sum(b) from t where a = 1")).join("\n");
+    assert!(!plan.contains("device]"), "{plan}");
+    let analyzed = text(&ok(&mut s, "explain analyze select sum(b) from t")).join("\n");
+    assert!(analyzed.contains("profile") && analyzed.contains("clock"), "{analyzed}");
+}
+
+#[test]
+fn tables_and_rows_survive_reopen() {
+    let dir = tempfile::tempdir().unwrap();
+    {
+        let e = engine(dir.path());
+        let mut s = e.session();
+        ok(&mut s, "create table t (a integer, b text)");
+        ok(&mut s, "insert into t values (7, 'seven')");
+        drop(s);
+        e.close().unwrap();
+    }
+    let e = engine(dir.path());
+    let mut s = e.session();
+    assert_eq!(text(&ok(&mut s, "select a, b from t")), vec!["7|seven"]);
+}
