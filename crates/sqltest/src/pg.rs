@@ -72,7 +72,10 @@ fn io_error(e: std::io::Error) -> EngineError {
 impl PgConnection {
     pub fn connect(address: &PgAddress) -> Result<PgConnection, EngineError> {
         let stream = UnixStream::connect(&address.socket).map_err(|e| {
-            client_error(format!("cannot connect to PostgreSQL at {}: {e}; is the server running?", address.socket.display()))
+            client_error(format!(
+                "cannot connect to PostgreSQL at {}: {e}; is the server running?",
+                address.socket.display()
+            ))
         })?;
         let reader = BufReader::new(stream.try_clone().map_err(io_error)?);
         let mut conn = PgConnection { reader, writer: BufWriter::new(stream) };
@@ -88,7 +91,9 @@ impl PgConnection {
             let (tag, msg) = conn.receive()?;
             match tag {
                 b'R' if read_i32(&msg, 0)? == 0 => {}
-                b'R' => return Err(client_error("PostgreSQL asks for a password; the harness needs trust authentication")),
+                b'R' => {
+                    return Err(client_error("PostgreSQL asks for a password; the harness needs trust authentication"));
+                }
                 b'E' => return Err(parse_error(&msg)),
                 b'Z' => return Ok(conn),
                 _ => {} // ParameterStatus, BackendKeyData, NoticeResponse
