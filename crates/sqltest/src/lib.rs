@@ -273,3 +273,35 @@ pub fn start_postgres() -> Result<Option<pg::PgTestServer>, String> {
         Err(e) => Err(e.to_string()),
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn values_print_as_in_the_slt_files() {
+        assert_eq!(format_value(None), "NULL");
+        assert_eq!(format_value(Some("")), "(empty)");
+        assert_eq!(format_value(Some("t")), "t");
+        assert_eq!(format_value(Some("a b")), "a b");
+    }
+
+    #[test]
+    fn command_tags_give_row_counts() {
+        assert_eq!(affected_rows("INSERT 0 3"), 3);
+        assert_eq!(affected_rows("UPDATE 12"), 12);
+        assert_eq!(affected_rows("DELETE 0"), 0);
+        assert_eq!(affected_rows("COPY 7"), 7);
+        assert_eq!(affected_rows("CREATE TABLE"), 0);
+        assert_eq!(affected_rows(""), 0);
+    }
+
+    #[test]
+    fn errors_read_sqlstate_then_message() {
+        let e = EngineError { sqlstate: "22012".into(), message: "division by zero".into() };
+        assert_eq!(e.to_string(), "22012: division by zero");
+        assert_eq!(type_letter(23), DefaultColumnType::Integer);
+        assert_eq!(type_letter(1700), DefaultColumnType::FloatingPoint);
+        assert_eq!(type_letter(1043), DefaultColumnType::Text);
+    }
+}

@@ -197,6 +197,9 @@ fn parse_row_description(msg: &[u8]) -> Result<Vec<Column>, EngineError> {
         // table oid (4), attnum (2), type oid (4), typlen (2), typmod (4), format (2)
         let type_oid = read_i32(msg, next + 6)? as u32;
         at = next + 18;
+        if msg.len() < at {
+            return Err(garbled("RowDescription"));
+        }
         columns.push(Column { name, type_oid });
     }
     Ok(columns)
@@ -281,5 +284,70 @@ impl PgDatabase {
 impl TestDatabase for PgDatabase {
     fn connect(&self) -> Result<Box<dyn SqlEngine>, EngineError> {
         Ok(Box::new(PgConnection::connect(&self.address)?))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use proptest::prelude::*;
+
+    fn row_description(columns: &[(&str, u32)]) -> Vec<u8> {
+        let mut m = (columns.len() as i16).to_be_bytes().to_vec();
+        for (name, oid) in columns {
+            put_cstr(&mut m, name);
+            m.extend_from_slice(&[0; 6]); // table oid, attnum
+            m.extend_from_slice(&oid.to_be_bytes());
+            m.extend_from_slice(&[0; 8]); // typlen, typmod, format
+        }
+        m
+    }
+
+    fn data_row(values: &[Option<&str>]) -> Vec<u8> {
+        let mut m = (values.len() as i16).to_be_bytes().to_vec();
+        for v in values {
+            match v {
+                None => m.extend_from_slice(&(-1i32).to_be_bytes()),
+                Some(s) => {
+                    m.extend_from_slice(&(s.len() as i32).to_be_bytes());
+                    m.extend_from_slice(s.as_bytes());
+                }
+            }
+        }
+        m
+    }
+
+    #[test]
+    fn decodes_row_description_data_row_and_error() {
+        let cols = parse_row_description(&row_description(&[("a", 23), ("bee", 25)])).expect("valid");
+        assert_eq!(cols, vec![Column { name: "a".into(), type_oid: 23 }, Column { name: "bee".into(), type_oid: 25 }]);
+        let row = parse_data_row(&data_row(&[Some("1"), None, Some("")])).expect("valid");
+        assert_eq!(row, vec![Some("1".into()), None, Some(String::new())]);
+        let e = parse_error(b"SERROR\0C42P01\0Mrelation \"t\" does not exist\0P15\0\0");
+        assert_eq!(e, EngineError { sqlstate: "42P01".into(), message: "relation \"t\" does not exist".into() });
+    }
+
+    #[test]
+    fn truncated_messages_are_errors() {
+        let desc = row_description(&[("a", 23)]);
+        let row = data_row(&[Some("abc")]);
+        for cut in 0..desc.len() {
+            assert!(parse_row_description(&desc[..cut]).is_err(), "cut at {cut}");
+        }
+        for cut in 0..row.len() {
+            assert!(parse_data_row(&row[..cut]).is_err(), "cut at {cut}");
+        }
+    }
+
+    proptest! {
+        #![proptest_config(ProptestConfig { cases: 512, ..ProptestConfig::default() })]
+        /// Decoders never trust the server's bytes: garbage gives an error, never a panic.
+        #[test]
+        fn decoders_never_panic(bytes in proptest::collection::vec(any::<u8>(), 0..64)) {
+            let _ = parse_row_description(&bytes);
+            let _ = parse_data_row(&bytes);
+            let _ = parse_error(&bytes);
+            let _ = read_cstr(&bytes, bytes.len() + 3);
+        }
     }
 }
