@@ -74,6 +74,7 @@ pub mod job;
 mod keys;
 mod order_line;
 mod schema;
+pub mod tpch;
 mod values;
 pub mod ycsb;
 
