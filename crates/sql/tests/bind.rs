@@ -2,6 +2,7 @@
 //! representative statements, PostgreSQL's errors, and every TPC-H and JOB
 //! query.
 
+#[path = "bind/tpch.rs"]
 mod tpch;
 
 use std::sync::Arc;
@@ -341,7 +342,7 @@ fn set_operations_values_ctes_and_views() {
     let p = query(&cat, "with a (x) as (select 1), b as (select x + 1 as y from a) select y from b, a");
     assert_eq!(names(&p), ["y"]);
     let p = query(&cat, "select o_totalprice from big_orders where o_orderkey = 1");
-    assert_eq!(types(&p), vec![numeric(2)]);
+    assert_eq!(types(&p), vec![DataType::Numeric { precision: Some(15), scale: 2 }]);
     let p = query(&cat, "select distinct n_regionkey from nation order by n_regionkey");
     assert_eq!(spine(&p), ["Sort", "Distinct", "Project", "Scan"]);
     let e = error(&cat, "select 1 union select 'a'::text");
@@ -400,10 +401,10 @@ fn expressions_functions_and_case() {
         DataType::Float64,
     ];
     assert_eq!(t[..expected.len()], expected);
-    assert!(t[expected.len()..expected.len() + 7].iter().all(|t| *t == DataType::Bool));
-    assert_eq!(t[expected.len() + 7..], [DataType::Numeric { precision: Some(10), scale: 2 }, DataType::Text, numeric(2), DataType::Int32, DataType::Bool]);
+    assert!(t[expected.len()..expected.len() + 6].iter().all(|t| *t == DataType::Bool));
+    assert_eq!(t[expected.len() + 6..], [DataType::Numeric { precision: Some(10), scale: 2 }, DataType::Text, numeric(2), DataType::Int32, DataType::Bool]);
     let Node::Project { exprs, .. } = &p.node else { panic!() };
-    assert!(matches!(&exprs[29], Expr::Unary { expr, .. } if matches!(&**expr, Expr::Like { escape: Some('!'), negated: true, .. })));
+    assert!(matches!(&exprs[29], Expr::Like { escape: Some('!'), negated: true, .. }), "{:?}", exprs[29]);
     let between = &exprs[28];
     assert!(matches!(between, Expr::Binary { op: BinaryOp::And, .. }), "BETWEEN is >= AND <=: {between:?}");
 }
@@ -537,7 +538,7 @@ fn errors_have_postgresql_codes_and_words() {
         ("select true::date", SqlState("42846"), "cannot cast type boolean to date"),
         ("select 1 order by 5", SqlState::INVALID_COLUMN_REFERENCE, "ORDER BY position 5 is not in select list"),
         ("select n_name from nation group by 3", SqlState::INVALID_COLUMN_REFERENCE, "GROUP BY position 3 is not in select list"),
-        ("select * from nation where n_name", SqlState::DATATYPE_MISMATCH, "argument of WHERE must be type boolean, not type character(25)"),
+        ("select * from nation where n_name", SqlState::DATATYPE_MISMATCH, "argument of WHERE must be type boolean, not type character"),
         ("select count(count(*)) from nation", SqlState::GROUPING_ERROR, "aggregate function calls cannot be nested"),
         ("select date 'x'", SqlState::INVALID_DATETIME_FORMAT, "invalid input syntax for type date: \"x\""),
         ("with recursive r as (select 1) select * from r", SqlState::FEATURE_NOT_SUPPORTED, "WITH RECURSIVE is not supported yet"),

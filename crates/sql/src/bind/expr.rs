@@ -163,10 +163,12 @@ impl Binder<'_> {
                 }
                 let e = self.expr(x, ctx)?;
                 let e = if e.ty() == DataType::Unknown { self.coerce(e, DataType::Numeric { precision: None, scale: 0 })? } else { e };
-                let ty = e.ty();
-                if !ty.is_numeric() && ty != DataType::Interval {
-                    return Err(prefix_no_operator("-", ty));
-                }
+                let ty = match e.ty() {
+                    // An expression's numeric has no declared precision.
+                    DataType::Numeric { scale, .. } => DataType::Numeric { precision: None, scale },
+                    t if t.is_numeric() || t == DataType::Interval => t,
+                    t => return Err(prefix_no_operator("-", t)),
+                };
                 Ok(Expr::Unary { op: UnaryOp::Neg, expr: Box::new(e), ty })
             }
             ast::UnaryOperator::Plus => self.expr(x, ctx),

@@ -189,7 +189,8 @@ impl Binder<'_> {
         } else {
             numeric0
         };
-        args[0] = self.coerce(args.remove(0), arg_ty)?;
+        let first = std::mem::replace(&mut args[0], Expr::literal(Value::Null));
+        args[0] = self.coerce(first, arg_ty)?;
         let (func, ty) = match name {
             "abs" => (Function::Abs, arg_ty),
             "round" | "trunc" => {
@@ -236,7 +237,8 @@ impl Binder<'_> {
             DataType::Date | DataType::Timestamp | DataType::Interval => t,
             _ => return Err(SqlError::internal("not a date")),
         };
-        args[1] = self.coerce(args.remove(1), arg_ty)?;
+        let value = std::mem::replace(&mut args[1], Expr::literal(Value::Null));
+        args[1] = self.coerce(value, arg_ty)?;
         let (func, ty) = match name {
             "date_trunc" => (Function::DateTrunc, if arg_ty == DataType::Interval { arg_ty } else { DataType::Timestamp }),
             "date_part" => (Function::Extract, DataType::Float64),
