@@ -19,7 +19,15 @@ fn catalog_from(schema: &str) -> MemCatalog {
     for (id, stmt) in bind::parse(schema).expect("schema parses").iter().enumerate() {
         match bind::bind(stmt, &cat, &BindOptions::default()).expect("schema binds") {
             Statement::CreateTable { name, columns, primary_key, unique, .. } => {
-                let t = TableDef { id: id as u32, name: name.clone(), columns, primary_key, unique, indexes: vec![], stats: None };
+                let t = TableDef {
+                    id: id as u32,
+                    name: name.clone(),
+                    columns,
+                    primary_key,
+                    unique,
+                    indexes: vec![],
+                    stats: None,
+                };
                 cat.tables.insert(name, Arc::new(t));
             }
             other => panic!("not a CREATE TABLE: {other:?}"),
@@ -38,7 +46,11 @@ fn tpch() -> MemCatalog {
         columns: vec![1],
         unique: true,
     }));
-    let v = ViewDef { name: "big_orders".into(), columns: None, sql: "select o_orderkey, o_totalprice from orders where o_totalprice > 1000".into() };
+    let v = ViewDef {
+        name: "big_orders".into(),
+        columns: None,
+        sql: "select o_orderkey, o_totalprice from orders where o_totalprice > 1000".into(),
+    };
     cat.views.insert(v.name.clone(), Arc::new(v));
     cat
 }
@@ -134,7 +146,8 @@ fn every_job_query_binds() {
     let dir = ndpdb_workload::job::default_job_dir().expect("shared/workloads/job is there");
     let schema = std::fs::read_to_string(dir.join("schema.sql")).expect("schema.sql");
     let cat = catalog_from(&schema);
-    let mut files: Vec<_> = std::fs::read_dir(dir.join("queries")).expect("queries").flatten().map(|e| e.path()).collect();
+    let mut files: Vec<_> =
+        std::fs::read_dir(dir.join("queries")).expect("queries").flatten().map(|e| e.path()).collect();
     files.sort();
     let mut bound = 0;
     for f in &files {
@@ -164,7 +177,8 @@ fn select_shapes_and_types() {
     let p = query(&cat, "select n_name, n_regionkey + 1 as k from nation where n_nationkey > 3");
     assert_eq!(spine(&p), ["Project", "Filter", "Scan"]);
     assert_eq!(names(&p), ["n_name", "k"]);
-    let Some(Plan { node: Node::Scan { columns, emit_vid, .. }, .. }) = find(&p, &|n| matches!(n, Node::Scan { .. })) else {
+    let Some(Plan { node: Node::Scan { columns, emit_vid, .. }, .. }) = find(&p, &|n| matches!(n, Node::Scan { .. }))
+    else {
         panic!("no scan")
     };
     assert_eq!((columns.len(), *emit_vid), (4, false));
@@ -172,7 +186,17 @@ fn select_shapes_and_types() {
     let p = query(&cat, "select 1, 3000000000, 1.50, 'x', 1 + 2.5, 2 * 1.25, 7 / 2, 7.0 / 2, 1e3");
     assert_eq!(
         types(&p),
-        vec![DataType::Int32, DataType::Int64, numeric(2), DataType::Text, numeric(1), numeric(2), DataType::Int32, numeric(16), numeric(0)]
+        vec![
+            DataType::Int32,
+            DataType::Int64,
+            numeric(2),
+            DataType::Text,
+            numeric(1),
+            numeric(2),
+            DataType::Int32,
+            numeric(16),
+            numeric(0)
+        ]
     );
     assert_eq!(names(&p)[0], "?column?");
     // Date arithmetic.
@@ -181,7 +205,10 @@ fn select_shapes_and_types() {
         "select o_orderdate + 1, o_orderdate - o_orderdate, o_orderdate + interval '3 month', \
          date '1998-12-01' - interval '90' day, o_orderdate - 7 from orders",
     );
-    assert_eq!(types(&p), vec![DataType::Date, DataType::Int32, DataType::Timestamp, DataType::Timestamp, DataType::Date]);
+    assert_eq!(
+        types(&p),
+        vec![DataType::Date, DataType::Int32, DataType::Timestamp, DataType::Timestamp, DataType::Date]
+    );
     // The date literal is parsed; the interval too.
     let Node::Project { exprs, .. } = &p.node else { panic!() };
     let Expr::Binary { left, right, .. } = &exprs[3] else { panic!("{:?}", exprs[3]) };
@@ -192,8 +219,12 @@ fn select_shapes_and_types() {
 #[test]
 fn comparisons_cast_operands_to_one_type() {
     let cat = tpch();
-    let p = query(&cat, "select * from lineitem where l_quantity < 24 and l_shipdate >= '1994-01-01' and l_returnflag = 'R'");
-    let Some(Plan { node: Node::Filter { predicate, .. }, .. }) = find(&p, &|n| matches!(n, Node::Filter { .. })) else {
+    let p = query(
+        &cat,
+        "select * from lineitem where l_quantity < 24 and l_shipdate >= '1994-01-01' and l_returnflag = 'R'",
+    );
+    let Some(Plan { node: Node::Filter { predicate, .. }, .. }) = find(&p, &|n| matches!(n, Node::Filter { .. }))
+    else {
         panic!()
     };
     let mut cmps = vec![];
@@ -239,7 +270,11 @@ fn joins_using_natural_and_star() {
     assert_eq!(types(&p), vec![DataType::Int32]);
     for (sql, code, msg) in [
         ("select k from a, b", SqlState::AMBIGUOUS_COLUMN, "column reference \"k\" is ambiguous"),
-        ("select * from a join b using (x)", SqlState::UNDEFINED_COLUMN, "column \"x\" specified in USING clause does not exist in right table"),
+        (
+            "select * from a join b using (x)",
+            SqlState::UNDEFINED_COLUMN,
+            "column \"x\" specified in USING clause does not exist in right table",
+        ),
         ("select q.k from a", SqlState::UNDEFINED_TABLE, "missing FROM-clause entry for table \"q\""),
     ] {
         let e = error(&cat, sql);
@@ -256,7 +291,10 @@ fn aggregates_group_by_having_order_by() {
          count(distinct n_name) filter (where n_nationkey > 2) from nation group by 1 having max(n_nationkey) > 3 order by r",
     );
     assert_eq!(spine(&p), ["Sort", "Project", "Filter", "Aggregate", "Scan"]);
-    assert_eq!(types(&p), vec![DataType::Int32, DataType::Int64, DataType::Int64, numeric(16), DataType::Char(25), DataType::Int64]);
+    assert_eq!(
+        types(&p),
+        vec![DataType::Int32, DataType::Int64, DataType::Int64, numeric(16), DataType::Char(25), DataType::Int64]
+    );
     let agg = find(&p, &|n| matches!(n, Node::Aggregate { .. })).expect("aggregate");
     let Node::Aggregate { group_by, aggregates, .. } = &agg.node else { panic!() };
     assert_eq!(group_by.len(), 1);
@@ -264,7 +302,8 @@ fn aggregates_group_by_having_order_by() {
     assert_eq!(aggregates[0].func, AggFunc::CountStar);
     assert!(aggregates[4].distinct && aggregates[4].filter.is_some());
     // sum(bigint) and sum(numeric) are numeric; expressions of group keys work.
-    let p = query(&cat, "select o_orderkey + 1, sum(o_orderkey), sum(o_totalprice) from orders group by o_orderkey + 1");
+    let p =
+        query(&cat, "select o_orderkey + 1, sum(o_orderkey), sum(o_totalprice) from orders group by o_orderkey + 1");
     assert_eq!(types(&p), vec![DataType::Int64, numeric(0), numeric(2)]);
     // GROUP BY an output alias; ORDER BY an expression not selected.
     let p = query(&cat, "select n_regionkey * 2 as r2 from nation group by r2 order by count(*) desc nulls last");
@@ -273,9 +312,15 @@ fn aggregates_group_by_having_order_by() {
     assert_eq!(p.schema.len(), 1);
     let e = error(&cat, "select n_name, count(*) from nation");
     assert_eq!(e.code, SqlState::GROUPING_ERROR);
-    assert_eq!(e.message, "column \"nation.n_name\" must appear in the GROUP BY clause or be used in an aggregate function");
+    assert_eq!(
+        e.message,
+        "column \"nation.n_name\" must appear in the GROUP BY clause or be used in an aggregate function"
+    );
     let e = error(&cat, "select n_name from nation where count(*) > 1");
-    assert_eq!((e.code, e.message.as_str()), (SqlState::GROUPING_ERROR, "aggregate functions are not allowed in WHERE"));
+    assert_eq!(
+        (e.code, e.message.as_str()),
+        (SqlState::GROUPING_ERROR, "aggregate functions are not allowed in WHERE")
+    );
 }
 
 #[test]
@@ -291,11 +336,17 @@ fn subqueries_and_correlation_depth() {
     // n.n_regionkey from one level in; n.n_nationkey from two; r.r_regionkey from one.
     outer.sort();
     assert_eq!(outer, vec![(1, 0), (1, 2), (2, 0)]);
-    let p = query(&cat, "select (select max(r_name) from region), n_nationkey in (select s_nationkey from supplier) from nation");
+    let p = query(
+        &cat,
+        "select (select max(r_name) from region), n_nationkey in (select s_nationkey from supplier) from nation",
+    );
     assert_eq!(types(&p), vec![DataType::Char(25), DataType::Bool]);
     let p = query(&cat, "select * from nation where n_nationkey > all (select s_suppkey from supplier)");
     let f = find(&p, &|n| matches!(n, Node::Filter { .. })).expect("filter");
-    let Node::Filter { predicate: Expr::Subquery { kind: SubqueryKind::Quantified { op: BinaryOp::Gt, all: true, .. }, .. }, .. } = &f.node
+    let Node::Filter {
+        predicate: Expr::Subquery { kind: SubqueryKind::Quantified { op: BinaryOp::Gt, all: true, .. }, .. },
+        ..
+    } = &f.node
     else {
         panic!("{:?}", f.node)
     };
@@ -346,7 +397,10 @@ fn set_operations_values_ctes_and_views() {
     let p = query(&cat, "select distinct n_regionkey from nation order by n_regionkey");
     assert_eq!(spine(&p), ["Sort", "Distinct", "Project", "Scan"]);
     let e = error(&cat, "select 1 union select 'a'::text");
-    assert_eq!((e.code, e.message.as_str()), (SqlState::DATATYPE_MISMATCH, "UNION types integer and text cannot be matched"));
+    assert_eq!(
+        (e.code, e.message.as_str()),
+        (SqlState::DATATYPE_MISMATCH, "UNION types integer and text cannot be matched")
+    );
     let e = error(&cat, "select 1, 2 intersect select 1");
     assert_eq!(e.message, "each INTERSECT query must have the same number of columns");
     let e = error(&cat, "select distinct n_name from nation order by n_comment");
@@ -402,7 +456,16 @@ fn expressions_functions_and_case() {
     ];
     assert_eq!(t[..expected.len()], expected);
     assert!(t[expected.len()..expected.len() + 6].iter().all(|t| *t == DataType::Bool));
-    assert_eq!(t[expected.len() + 6..], [DataType::Numeric { precision: Some(10), scale: 2 }, DataType::Text, numeric(2), DataType::Int32, DataType::Bool]);
+    assert_eq!(
+        t[expected.len() + 6..],
+        [
+            DataType::Numeric { precision: Some(10), scale: 2 },
+            DataType::Text,
+            numeric(2),
+            DataType::Int32,
+            DataType::Bool
+        ]
+    );
     let Node::Project { exprs, .. } = &p.node else { panic!() };
     assert!(matches!(&exprs[29], Expr::Like { escape: Some('!'), negated: true, .. }), "{:?}", exprs[29]);
     let between = &exprs[28];
@@ -412,7 +475,10 @@ fn expressions_functions_and_case() {
 #[test]
 fn parameters_take_declared_or_inferred_types() {
     let cat = tpch();
-    let stmts = bind::parse("select n_name from nation where n_nationkey = $1 and n_name like $2 and $3::date > date '2000-01-01'").unwrap();
+    let stmts = bind::parse(
+        "select n_name from nation where n_nationkey = $1 and n_name like $2 and $3::date > date '2000-01-01'",
+    )
+    .unwrap();
     let (s, params) = bind::bind_with_params(&stmts[0], &cat, &BindOptions::default()).unwrap();
     assert!(matches!(s, Statement::Query(_)));
     assert_eq!(params, vec![DataType::Int32, DataType::Text, DataType::Date]);
@@ -423,31 +489,72 @@ fn parameters_take_declared_or_inferred_types() {
 
 #[test]
 fn dml_sources() {
-    let cat = catalog_from("create table t (a int not null, b numeric(10,2) default 1.5, c text default 'x' || 'y', d date)");
-    let Statement::Insert { source, .. } = bind_one(&cat, "insert into t (d, a) values ('2020-01-02', 1), (null, 2)").unwrap() else { panic!() };
+    let cat =
+        catalog_from("create table t (a int not null, b numeric(10,2) default 1.5, c text default 'x' || 'y', d date)");
+    let Statement::Insert { source, .. } =
+        bind_one(&cat, "insert into t (d, a) values ('2020-01-02', 1), (null, 2)").unwrap()
+    else {
+        panic!()
+    };
     let Node::Values { rows } = &source.node else { panic!("{:?}", source.node) };
     assert_eq!(rows.len(), 2);
-    assert_eq!(rows[0].iter().map(Expr::ty).collect::<Vec<_>>(), [DataType::Int32, DataType::Numeric { precision: Some(10), scale: 2 }, DataType::Text, DataType::Date]);
+    assert_eq!(
+        rows[0].iter().map(Expr::ty).collect::<Vec<_>>(),
+        [DataType::Int32, DataType::Numeric { precision: Some(10), scale: 2 }, DataType::Text, DataType::Date]
+    );
     assert!(matches!(&rows[1][3], Expr::Literal { value: Value::Null, ty: DataType::Date }));
-    let Statement::Insert { source, .. } = bind_one(&cat, "insert into t select a + 1, b, c, d from t where a > 1").unwrap() else { panic!() };
+    let Statement::Insert { source, .. } =
+        bind_one(&cat, "insert into t select a + 1, b, c, d from t where a > 1").unwrap()
+    else {
+        panic!()
+    };
     assert_eq!(spine(&source)[0], "Project");
     assert_eq!(source.schema.len(), 4);
-    let Statement::Insert { source, .. } = bind_one(&cat, "insert into t values (1, default, default, default)").unwrap() else { panic!() };
+    let Statement::Insert { source, .. } =
+        bind_one(&cat, "insert into t values (1, default, default, default)").unwrap()
+    else {
+        panic!()
+    };
     let Node::Values { rows } = &source.node else { panic!() };
-    assert!(matches!(&rows[0][2], Expr::Binary { op: BinaryOp::Concat, .. }), "DEFAULT's text is bound: {:?}", rows[0][2]);
-    let Statement::Update { source, .. } = bind_one(&cat, "update t set b = b * 2, d = default where a = 3").unwrap() else { panic!() };
+    assert!(
+        matches!(&rows[0][2], Expr::Binary { op: BinaryOp::Concat, .. }),
+        "DEFAULT's text is bound: {:?}",
+        rows[0][2]
+    );
+    let Statement::Update { source, .. } = bind_one(&cat, "update t set b = b * 2, d = default where a = 3").unwrap()
+    else {
+        panic!()
+    };
     assert_eq!(spine(&source), ["Project", "Filter", "Scan"]);
-    assert_eq!(types(&source), vec![DataType::Int64, DataType::Int32, DataType::Numeric { precision: Some(10), scale: 2 }, DataType::Text, DataType::Date]);
+    assert_eq!(
+        types(&source),
+        vec![
+            DataType::Int64,
+            DataType::Int32,
+            DataType::Numeric { precision: Some(10), scale: 2 },
+            DataType::Text,
+            DataType::Date
+        ]
+    );
     let Node::Project { exprs, .. } = &source.node else { panic!() };
     assert_eq!(exprs[0], Expr::column(4, DataType::Int64), "the VID comes from the scan's last column");
-    let Statement::Delete { source, .. } = bind_one(&cat, "delete from t where d < current_date").unwrap() else { panic!() };
+    let Statement::Delete { source, .. } = bind_one(&cat, "delete from t where d < current_date").unwrap() else {
+        panic!()
+    };
     assert_eq!(types(&source), vec![DataType::Int64]);
-    let Some(Plan { node: Node::Scan { emit_vid: true, .. }, .. }) = find(&source, &|n| matches!(n, Node::Scan { .. })) else { panic!() };
+    let Some(Plan { node: Node::Scan { emit_vid: true, .. }, .. }) = find(&source, &|n| matches!(n, Node::Scan { .. }))
+    else {
+        panic!()
+    };
     for (sql, code, msg) in [
         ("insert into t (a, a) values (1, 2)", SqlState::DUPLICATE_COLUMN, "column \"a\" specified more than once"),
         ("insert into t (a) values (1, 2)", SqlState::SYNTAX_ERROR, "INSERT has more expressions than target columns"),
         ("insert into t (zz) values (1)", SqlState::UNDEFINED_COLUMN, "column \"zz\" of relation \"t\" does not exist"),
-        ("insert into t (a) values (true)", SqlState::DATATYPE_MISMATCH, "column \"a\" is of type integer but expression is of type boolean"),
+        (
+            "insert into t (a) values (true)",
+            SqlState::DATATYPE_MISMATCH,
+            "column \"a\" is of type integer but expression is of type boolean",
+        ),
         ("update t set a = 1, a = 2", SqlState::SYNTAX_ERROR, "multiple assignments to same column \"a\""),
         ("delete from nope", SqlState::UNDEFINED_TABLE, "relation \"nope\" does not exist"),
     ] {
@@ -472,19 +579,32 @@ fn ddl_and_utility_statements() {
     assert!(columns[0].not_null && columns[1].not_null && !columns[2].not_null);
     assert_eq!(columns[7].ty, DataType::Numeric { precision: Some(5), scale: 0 });
     assert_eq!(columns[2].default.as_deref(), Some("0"));
-    let Statement::CreateIndex { columns, unique: true, .. } = bind_one(&cat, "create unique index i on nation (n_regionkey, n_name)").unwrap() else { panic!() };
+    let Statement::CreateIndex { columns, unique: true, .. } =
+        bind_one(&cat, "create unique index i on nation (n_regionkey, n_name)").unwrap()
+    else {
+        panic!()
+    };
     assert_eq!(columns, vec![2, 1]);
-    assert!(matches!(bind_one(&cat, "create or replace view v (k) as select n_nationkey from nation").unwrap(), Statement::CreateView { or_replace: true, .. }));
+    assert!(matches!(
+        bind_one(&cat, "create or replace view v (k) as select n_nationkey from nation").unwrap(),
+        Statement::CreateView { or_replace: true, .. }
+    ));
     assert!(matches!(bind_one(&cat, "drop index if exists nope, nation_name").unwrap(), Statement::DropIndex { .. }));
     assert!(matches!(bind_one(&cat, "drop view big_orders").unwrap(), Statement::DropView { .. }));
-    assert!(matches!(bind_one(&cat, "begin isolation level repeatable read").unwrap(), Statement::Begin { isolation: Some(_) }));
+    assert!(matches!(
+        bind_one(&cat, "begin isolation level repeatable read").unwrap(),
+        Statement::Begin { isolation: Some(_) }
+    ));
     for (sql, expected) in [
         ("start transaction", Statement::Begin { isolation: None }),
         ("commit", Statement::Commit),
         ("end", Statement::Commit),
         ("rollback", Statement::Rollback),
         ("set ndp = on", Statement::Set { name: "ndp".into(), value: Some("on".into()) }),
-        ("set statement_timeout to '5s'", Statement::Set { name: "statement_timeout".into(), value: Some("5s".into()) }),
+        (
+            "set statement_timeout to '5s'",
+            Statement::Set { name: "statement_timeout".into(), value: Some("5s".into()) },
+        ),
         ("set ndp to default", Statement::Set { name: "ndp".into(), value: None }),
         ("reset ndp", Statement::Set { name: "ndp".into(), value: None }),
         ("show ndp", Statement::Show { name: "ndp".into() }),
@@ -492,27 +612,42 @@ fn ddl_and_utility_statements() {
     ] {
         assert_eq!(bind_one(&cat, sql).unwrap(), expected, "{sql}");
     }
-    assert!(matches!(bind_one(&cat, "set transaction isolation level serializable").unwrap(), Statement::SetTransaction { .. }));
+    assert!(matches!(
+        bind_one(&cat, "set transaction isolation level serializable").unwrap(),
+        Statement::SetTransaction { .. }
+    ));
     assert!(matches!(bind_one(&cat, "analyze nation").unwrap(), Statement::Analyze { tables } if tables.len() == 1));
     assert!(matches!(bind_one(&cat, "explain analyze select 1").unwrap(), Statement::Explain { analyze: true, .. }));
-    let Statement::Copy { columns, options, path, .. } =
-        bind_one(&cat, "copy nation (n_name, n_nationkey) from '/tmp/n.csv' with (format csv, header, delimiter '|', null 'NULL')").unwrap()
-    else {
+    let Statement::Copy { columns, options, path, .. } = bind_one(
+        &cat,
+        "copy nation (n_name, n_nationkey) from '/tmp/n.csv' with (format csv, header, delimiter '|', null 'NULL')",
+    )
+    .unwrap() else {
         panic!()
     };
     assert_eq!((columns, path.as_str()), (vec![1, 0], "/tmp/n.csv"));
     assert!(options.header && options.delimiter == '|' && options.null == "NULL");
-    let Statement::Copy { options, .. } = bind_one(&cat, "copy nation from '/tmp/n.csv' csv header").unwrap() else { panic!() };
+    let Statement::Copy { options, .. } = bind_one(&cat, "copy nation from '/tmp/n.csv' csv header").unwrap() else {
+        panic!()
+    };
     assert!(options.header);
     for (sql, code, msg) in [
         ("create table nation (a int)", SqlState::DUPLICATE_TABLE, "relation \"nation\" already exists"),
         ("create table y (a int, a text)", SqlState::DUPLICATE_COLUMN, "column \"a\" specified more than once"),
-        ("create index nation_name on part (p_size)", SqlState::DUPLICATE_TABLE, "relation \"nation_name\" already exists"),
+        (
+            "create index nation_name on part (p_size)",
+            SqlState::DUPLICATE_TABLE,
+            "relation \"nation_name\" already exists",
+        ),
         ("drop table nope", SqlState::UNDEFINED_TABLE, "table \"nope\" does not exist"),
         ("drop index nope", SqlState::UNDEFINED_OBJECT, "index \"nope\" does not exist"),
         ("drop table big_orders", SqlState::WRONG_OBJECT_TYPE, "\"big_orders\" is not a table"),
         ("create view big_orders as select 1", SqlState::DUPLICATE_TABLE, "relation \"big_orders\" already exists"),
-        ("create table z (a numeric(40))", SqlState::INVALID_PARAMETER_VALUE, "NUMERIC precision 40 must be between 1 and 38"),
+        (
+            "create table z (a numeric(40))",
+            SqlState::INVALID_PARAMETER_VALUE,
+            "NUMERIC precision 40 must be between 1 and 38",
+        ),
     ] {
         let e = error(&cat, sql);
         assert_eq!((e.code, e.message.as_str()), (code, msg), "{sql}");
@@ -528,21 +663,48 @@ fn errors_have_postgresql_codes_and_words() {
         ("select * from nosuch", SqlState::UNDEFINED_TABLE, "relation \"nosuch\" does not exist"),
         ("select x from nation", SqlState::UNDEFINED_COLUMN, "column \"x\" does not exist"),
         ("select nation.x from nation", SqlState::UNDEFINED_COLUMN, "column nation.x does not exist"),
-        ("select n_name from nation a, nation b", SqlState::AMBIGUOUS_COLUMN, "column reference \"n_name\" is ambiguous"),
-        ("select n_name, count(*) from nation group by n_regionkey", SqlState::GROUPING_ERROR,
-         "column \"nation.n_name\" must appear in the GROUP BY clause or be used in an aggregate function"),
+        (
+            "select n_name from nation a, nation b",
+            SqlState::AMBIGUOUS_COLUMN,
+            "column reference \"n_name\" is ambiguous",
+        ),
+        (
+            "select n_name, count(*) from nation group by n_regionkey",
+            SqlState::GROUPING_ERROR,
+            "column \"nation.n_name\" must appear in the GROUP BY clause or be used in an aggregate function",
+        ),
         ("select 1 + 'a'::text", SqlState::UNDEFINED_FUNCTION, "operator does not exist: integer + text"),
         ("select foo(1)", SqlState::UNDEFINED_FUNCTION, "function foo(integer) does not exist"),
         ("select sum(n_name) from nation", SqlState::UNDEFINED_FUNCTION, "function sum(character) does not exist"),
-        ("select case when true then 'a'::text else 1 end", SqlState::DATATYPE_MISMATCH, "CASE types integer and text cannot be matched"),
+        (
+            "select case when true then 'a'::text else 1 end",
+            SqlState::DATATYPE_MISMATCH,
+            "CASE types integer and text cannot be matched",
+        ),
         ("select true::date", SqlState("42846"), "cannot cast type boolean to date"),
         ("select 1 order by 5", SqlState::INVALID_COLUMN_REFERENCE, "ORDER BY position 5 is not in select list"),
-        ("select n_name from nation group by 3", SqlState::INVALID_COLUMN_REFERENCE, "GROUP BY position 3 is not in select list"),
-        ("select * from nation where n_name", SqlState::DATATYPE_MISMATCH, "argument of WHERE must be type boolean, not type character"),
+        (
+            "select n_name from nation group by 3",
+            SqlState::INVALID_COLUMN_REFERENCE,
+            "GROUP BY position 3 is not in select list",
+        ),
+        (
+            "select * from nation where n_name",
+            SqlState::DATATYPE_MISMATCH,
+            "argument of WHERE must be type boolean, not type character",
+        ),
         ("select count(count(*)) from nation", SqlState::GROUPING_ERROR, "aggregate function calls cannot be nested"),
         ("select date 'x'", SqlState::INVALID_DATETIME_FORMAT, "invalid input syntax for type date: \"x\""),
-        ("with recursive r as (select 1) select * from r", SqlState::FEATURE_NOT_SUPPORTED, "WITH RECURSIVE is not supported yet"),
-        ("select row_number() over () from nation", SqlState::FEATURE_NOT_SUPPORTED, "window functions are not supported yet"),
+        (
+            "with recursive r as (select 1) select * from r",
+            SqlState::FEATURE_NOT_SUPPORTED,
+            "WITH RECURSIVE is not supported yet",
+        ),
+        (
+            "select row_number() over () from nation",
+            SqlState::FEATURE_NOT_SUPPORTED,
+            "window functions are not supported yet",
+        ),
     ] {
         let e = error(&cat, sql);
         assert_eq!((e.code, e.message.as_str()), (code, msg), "{sql}");

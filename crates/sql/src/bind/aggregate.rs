@@ -40,13 +40,9 @@ impl AggContext {
             .iter()
             .map(|g| match g {
                 Expr::Column { index, .. } => self.input.entries[*index].clone(),
-                other => ScopeEntry {
-                    name: String::new(),
-                    qualifier: None,
-                    ty: other.ty(),
-                    nullable: true,
-                    hidden: true,
-                },
+                other => {
+                    ScopeEntry { name: String::new(), qualifier: None, ty: other.ty(), nullable: true, hidden: true }
+                }
             })
             .collect();
         Scope { entries }
@@ -169,7 +165,8 @@ fn children(e: &ast::Expr) -> Vec<&ast::Expr> {
             v
         }
         A::Function(f) => {
-            let mut v: Vec<&ast::Expr> = super::functions::call_args(f).unwrap_or_default().into_iter().flatten().collect();
+            let mut v: Vec<&ast::Expr> =
+                super::functions::call_args(f).unwrap_or_default().into_iter().flatten().collect();
             v.extend(f.filter.as_deref());
             v
         }

@@ -173,8 +173,11 @@ impl Binder<'_> {
             _ => return Ok(()),
         };
         if wrong {
-            return Err(SqlError::new(SqlState::WRONG_OBJECT_TYPE, format!("\"{name}\" is not a{} {word}", if word == "index" { "n" } else { "" }))
-                .with_hint(hint));
+            return Err(SqlError::new(
+                SqlState::WRONG_OBJECT_TYPE,
+                format!("\"{name}\" is not a{} {word}", if word == "index" { "n" } else { "" }),
+            )
+            .with_hint(hint));
         }
         if !exists && !if_exists {
             return Err(SqlError::new(missing, format!("{word} \"{name}\" does not exist")));
@@ -206,7 +209,10 @@ fn key_columns(cols: &[ast::IndexColumn], table: &[ColumnDef]) -> Result<Vec<usi
             SqlError::new(SqlState::UNDEFINED_COLUMN, format!("column \"{name}\" named in key does not exist"))
         })?;
         if out.contains(&i) {
-            return Err(SqlError::new(SqlState::DUPLICATE_COLUMN, format!("column \"{name}\" appears twice in primary key constraint")));
+            return Err(SqlError::new(
+                SqlState::DUPLICATE_COLUMN,
+                format!("column \"{name}\" appears twice in primary key constraint"),
+            ));
         }
         out.push(i);
     }

@@ -151,10 +151,10 @@ impl Binder<'_> {
         match &col.default {
             None => Ok(Expr::Literal { value: Value::Null, ty: col.ty }),
             Some(text) => {
-                let ast = Parser::new(&PostgreSqlDialect {})
-                    .try_with_sql(text)
-                    .and_then(|mut p| p.parse_expr())
-                    .map_err(|e| SqlError::internal(format!("DEFAULT of column \"{}\" does not parse: {e}", col.name)))?;
+                let ast =
+                    Parser::new(&PostgreSqlDialect {}).try_with_sql(text).and_then(|mut p| p.parse_expr()).map_err(
+                        |e| SqlError::internal(format!("DEFAULT of column \"{}\" does not parse: {e}", col.name)),
+                    )?;
                 let e = self.expr(&ast, &mut ExprCtx::new(&Scope::default(), "DEFAULT expressions"))?;
                 self.assign(e, col)
             }
@@ -232,7 +232,13 @@ impl Binder<'_> {
                 hidden: false,
             })
             .collect();
-        entries.push(ScopeEntry { name: String::new(), qualifier: None, ty: DataType::Int64, nullable: false, hidden: true });
+        entries.push(ScopeEntry {
+            name: String::new(),
+            qualifier: None,
+            ty: DataType::Int64,
+            nullable: false,
+            hidden: true,
+        });
         let scope = Scope { entries };
         let columns = (0..table.columns.len()).collect();
         let node = Node::Scan { table: table.clone(), columns, filter: None, emit_vid: true, access: Access::Unchosen };

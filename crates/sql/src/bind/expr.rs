@@ -125,9 +125,11 @@ impl Binder<'_> {
     }
 
     fn param(&mut self, p: &str) -> Result<Expr> {
-        let n: usize = p.strip_prefix('$').and_then(|d| d.parse().ok()).filter(|n| *n >= 1).ok_or_else(|| {
-            SqlError::syntax(format!("syntax error at or near \"{p}\""))
-        })?;
+        let n: usize = p
+            .strip_prefix('$')
+            .and_then(|d| d.parse().ok())
+            .filter(|n| *n >= 1)
+            .ok_or_else(|| SqlError::syntax(format!("syntax error at or near \"{p}\"")))?;
         if n > 65_535 {
             return Err(SqlError::new(SqlState("42P02"), format!("there is no parameter {p}")));
         }
@@ -162,7 +164,11 @@ impl Binder<'_> {
                     return number_literal(&format!("-{text}"));
                 }
                 let e = self.expr(x, ctx)?;
-                let e = if e.ty() == DataType::Unknown { self.coerce(e, DataType::Numeric { precision: None, scale: 0 })? } else { e };
+                let e = if e.ty() == DataType::Unknown {
+                    self.coerce(e, DataType::Numeric { precision: None, scale: 0 })?
+                } else {
+                    e
+                };
                 let ty = match e.ty() {
                     // An expression's numeric has no declared precision.
                     DataType::Numeric { scale, .. } => DataType::Numeric { precision: None, scale },
@@ -256,8 +262,10 @@ impl Binder<'_> {
             Some(ast::Expr::Value(v)) => match &v.value {
                 ast::Value::SingleQuotedString(s) if s.chars().count() == 1 => s.chars().next(),
                 ast::Value::SingleQuotedString(s) if s.is_empty() => None,
-                _ => return Err(SqlError::new(SqlState::INVALID_ESCAPE_SEQUENCE, "invalid escape string")
-                    .with_hint("Escape string must be empty or one character.")),
+                _ => {
+                    return Err(SqlError::new(SqlState::INVALID_ESCAPE_SEQUENCE, "invalid escape string")
+                        .with_hint("Escape string must be empty or one character."));
+                }
             },
             Some(_) => return Err(SqlError::unsupported("ESCAPE must be a string literal")),
         };

@@ -103,9 +103,10 @@ impl Binder<'_> {
         if let Some(view) = self.catalog.view(name) {
             return self.view(&view);
         }
-        let table = self.catalog.table(name).ok_or_else(|| {
-            SqlError::new(SqlState::UNDEFINED_TABLE, format!("relation \"{name}\" does not exist"))
-        })?;
+        let table = self
+            .catalog
+            .table(name)
+            .ok_or_else(|| SqlError::new(SqlState::UNDEFINED_TABLE, format!("relation \"{name}\" does not exist")))?;
         let scope = Scope {
             entries: table
                 .columns

@@ -88,7 +88,13 @@ impl Binder<'_> {
         };
         let distinct = is_distinct(f);
         if name == "count" && matches!(args.as_slice(), [None]) {
-            return Ok(AggregateExpr { func: AggFunc::CountStar, arg: None, distinct: false, filter, ty: DataType::Int64 });
+            return Ok(AggregateExpr {
+                func: AggFunc::CountStar,
+                arg: None,
+                distinct: false,
+                filter,
+                ty: DataType::Int64,
+            });
         }
         let arg = match args.as_slice() {
             [Some(a)] => self.expr(a, &mut ctx)?,
@@ -121,7 +127,11 @@ impl Binder<'_> {
             }
             _ => return Err(no_function(name, &[t])),
         };
-        let arg = if t == DataType::Unknown { self.coerce(arg, if ty == DataType::Bool { ty } else { DataType::Text })? } else { arg };
+        let arg = if t == DataType::Unknown {
+            self.coerce(arg, if ty == DataType::Bool { ty } else { DataType::Text })?
+        } else {
+            arg
+        };
         Ok((func, arg, ty))
     }
 
@@ -132,9 +142,10 @@ impl Binder<'_> {
         match (name, args.len()) {
             ("coalesce" | "greatest" | "least", n) if n >= 1 => self.variadic(name, args),
             ("nullif", 2) => self.nullif(args),
-            ("abs", 1) | ("round" | "trunc", 1 | 2) | ("floor" | "ceil" | "ceiling" | "sqrt", 1) | ("power" | "pow", 2) => {
-                self.number_function(name, args).map_err(|_| fail())
-            }
+            ("abs", 1)
+            | ("round" | "trunc", 1 | 2)
+            | ("floor" | "ceil" | "ceiling" | "sqrt", 1)
+            | ("power" | "pow", 2) => self.number_function(name, args).map_err(|_| fail()),
             ("date_part" | "extract" | "date_trunc", 2) => self.date_function(name, args).map_err(|_| fail()),
             ("now" | "current_timestamp" | "localtimestamp" | "transaction_timestamp" | "statement_timestamp", 0) => {
                 Ok(call(Function::Now, vec![], DataType::Timestamp))
@@ -147,7 +158,9 @@ impl Binder<'_> {
                 let args = args.into_iter().map(|a| self.coerce(a, DataType::Text)).collect::<Result<Vec<_>>>()?;
                 Ok(call(Function::Concat, args, DataType::Text))
             }
-            _ => self.text_function(name, args).map_err(|e| if e.code == SqlState::INTERNAL_ERROR { fail() } else { e }),
+            _ => {
+                self.text_function(name, args).map_err(|e| if e.code == SqlState::INTERNAL_ERROR { fail() } else { e })
+            }
         }
     }
 
@@ -240,7 +253,9 @@ impl Binder<'_> {
         let value = std::mem::replace(&mut args[1], Expr::literal(Value::Null));
         args[1] = self.coerce(value, arg_ty)?;
         let (func, ty) = match name {
-            "date_trunc" => (Function::DateTrunc, if arg_ty == DataType::Interval { arg_ty } else { DataType::Timestamp }),
+            "date_trunc" => {
+                (Function::DateTrunc, if arg_ty == DataType::Interval { arg_ty } else { DataType::Timestamp })
+            }
             "date_part" => (Function::Extract, DataType::Float64),
             _ => {
                 let scale = if matches!(field.as_str(), "second" | "seconds" | "epoch") { 6 } else { 0 };

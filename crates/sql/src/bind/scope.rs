@@ -135,10 +135,9 @@ impl Binder<'_> {
 
     fn unresolved(&self, scope: &Scope, qualifier: Option<&str>, name: &str) -> SqlError {
         match qualifier {
-            Some(q) if !scope.has_qualifier(q) && !self.outer.iter().any(|s| s.has_qualifier(q)) => SqlError::new(
-                SqlState::UNDEFINED_TABLE,
-                format!("missing FROM-clause entry for table \"{q}\""),
-            ),
+            Some(q) if !scope.has_qualifier(q) && !self.outer.iter().any(|s| s.has_qualifier(q)) => {
+                SqlError::new(SqlState::UNDEFINED_TABLE, format!("missing FROM-clause entry for table \"{q}\""))
+            }
             Some(q) => SqlError::new(SqlState::UNDEFINED_COLUMN, format!("column {q}.{name} does not exist")),
             None => SqlError::new(SqlState::UNDEFINED_COLUMN, format!("column \"{name}\" does not exist")),
         }

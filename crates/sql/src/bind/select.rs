@@ -164,7 +164,13 @@ impl Binder<'_> {
                 r[c] = self.coerce(e, ty)?;
             }
             let nullable = rows.iter().any(|r| !matches!(&r[c], Expr::Literal { value, .. } if !value.is_null()));
-            scope.entries.push(ScopeEntry { name: format!("column{}", c + 1), qualifier: None, ty, nullable, hidden: false });
+            scope.entries.push(ScopeEntry {
+                name: format!("column{}", c + 1),
+                qualifier: None,
+                ty,
+                nullable,
+                hidden: false,
+            });
         }
         Ok(Bound { plan: Plan::new(Node::Values { rows }, scope.schema()), scope })
     }
@@ -196,7 +202,9 @@ impl Binder<'_> {
         }
         let group_by: &[ast::Expr] = match &s.group_by {
             ast::GroupByExpr::Expressions(e, mods) if mods.is_empty() => e,
-            _ => return Err(SqlError::unsupported("GROUP BY ALL, ROLLUP, CUBE and GROUPING SETS are not supported yet")),
+            _ => {
+                return Err(SqlError::unsupported("GROUP BY ALL, ROLLUP, CUBE and GROUPING SETS are not supported yet"));
+            }
         };
         let aggregated = !group_by.is_empty()
             || s.having.is_some()
@@ -242,9 +250,11 @@ impl Binder<'_> {
                     let n = position(g, items.len(), "GROUP BY")?;
                     select_item_expr(&items[n]).ok_or_else(|| SqlError::unsupported("GROUP BY position of a *"))?
                 }
-                ast::Expr::Identifier(id) if scope.find(None, &ident(id))?.is_none() => {
-                    items.iter().find(|i| item_alias(i).as_deref() == Some(ident(id).as_str())).and_then(select_item_expr).unwrap_or(g)
-                }
+                ast::Expr::Identifier(id) if scope.find(None, &ident(id))?.is_none() => items
+                    .iter()
+                    .find(|i| item_alias(i).as_deref() == Some(ident(id).as_str()))
+                    .and_then(select_item_expr)
+                    .unwrap_or(g),
                 _ => g,
             };
             let key = self.expr(target, &mut ExprCtx::new(scope, "GROUP BY"))?;
@@ -364,7 +374,13 @@ impl Binder<'_> {
         let mut exprs = list.exprs;
         let mut wide = scope.clone();
         for (i, e) in list.extras.into_iter().enumerate() {
-            wide.entries.push(ScopeEntry { name: format!("?sort{i}?"), qualifier: None, ty: e.ty(), nullable: true, hidden: true });
+            wide.entries.push(ScopeEntry {
+                name: format!("?sort{i}?"),
+                qualifier: None,
+                ty: e.ty(),
+                nullable: true,
+                hidden: true,
+            });
             exprs.push(e);
         }
         // Untyped select-list literals are text, as in PostgreSQL.
@@ -529,7 +545,8 @@ fn aggregate_plan(input: Plan, agg: &AggContext) -> Plan {
         let nullable = !matches!(a.func, crate::plan::AggFunc::Count | crate::plan::AggFunc::CountStar);
         fields.push(crate::plan::Field { name: format!("agg{j}"), qualifier: None, ty: a.ty, nullable });
     }
-    let node = Node::Aggregate { input: Box::new(input), group_by: agg.groups.clone(), aggregates: agg.aggregates.clone() };
+    let node =
+        Node::Aggregate { input: Box::new(input), group_by: agg.groups.clone(), aggregates: agg.aggregates.clone() };
     Plan::new(node, Arc::new(fields))
 }
 
@@ -580,10 +597,13 @@ fn position(e: &ast::Expr, len: usize, clause: &str) -> Result<usize> {
 /// equal to one output column's name.
 fn output_ref(e: &ast::Expr, out: &Scope, clause: &str) -> Result<Option<usize>> {
     match e {
-        ast::Expr::Value(v) if matches!(v.value, ast::Value::Number(..)) => Ok(Some(position(e, out.entries.len(), clause)?)),
+        ast::Expr::Value(v) if matches!(v.value, ast::Value::Number(..)) => {
+            Ok(Some(position(e, out.entries.len(), clause)?))
+        }
         ast::Expr::Identifier(id) => {
             let name = ident(id);
-            let hits: Vec<usize> = out.entries.iter().enumerate().filter(|(_, x)| x.name == name).map(|(i, _)| i).collect();
+            let hits: Vec<usize> =
+                out.entries.iter().enumerate().filter(|(_, x)| x.name == name).map(|(i, _)| i).collect();
             match hits.as_slice() {
                 [] => Ok(None),
                 [i] => Ok(Some(*i)),
@@ -621,7 +641,9 @@ fn constant_count(e: &ast::Expr, clause: &str) -> Result<Option<u64>> {
             ast::Value::Number(t, _) => match t.parse::<i64>() {
                 Ok(n) if n >= 0 => Ok(Some(n as u64)),
                 Ok(_) => Err(SqlError::new(SqlState("2201W"), format!("{clause} must not be negative"))),
-                Err(_) => Err(SqlError::new(SqlState::INVALID_TEXT_REPRESENTATION, format!("invalid {clause} \"{t}\""))),
+                Err(_) => {
+                    Err(SqlError::new(SqlState::INVALID_TEXT_REPRESENTATION, format!("invalid {clause} \"{t}\"")))
+                }
             },
             _ => Err(SqlError::unsupported(format!("{clause} must be an integer constant"))),
         },

@@ -4,8 +4,8 @@ use sqlparser::ast;
 
 use super::{Binder, ident, object_name};
 use crate::error::{Result, SqlError, SqlState};
-use crate::plan::statement::{CopyOptions, IsolationLevel};
 use crate::plan::Statement;
+use crate::plan::statement::{CopyOptions, IsolationLevel};
 
 impl Binder<'_> {
     pub(crate) fn utility(&mut self, stmt: &ast::Statement) -> Result<Statement> {
@@ -35,10 +35,12 @@ impl Binder<'_> {
                 let inner = self.statement(statement)?;
                 Ok(Statement::Explain { analyze: *analyze, statement: Box::new(inner) })
             }
-            S::Copy { source, to: false, target: ast::CopyTarget::File { filename }, options, legacy_options, .. } => {
-                self.copy(source, filename, options, legacy_options)
+            S::Copy {
+                source, to: false, target: ast::CopyTarget::File { filename }, options, legacy_options, ..
+            } => self.copy(source, filename, options, legacy_options),
+            S::Copy { .. } => {
+                Err(SqlError::unsupported("COPY TO, COPY FROM STDIN and COPY of a query are not supported yet"))
             }
-            S::Copy { .. } => Err(SqlError::unsupported("COPY TO, COPY FROM STDIN and COPY of a query are not supported yet")),
             other => {
                 let text = other.to_string();
                 let word = text.split_whitespace().next().unwrap_or("").to_uppercase();
@@ -56,7 +58,9 @@ impl Binder<'_> {
             ast::Set::SingleAssignment { variable, values, .. } => {
                 let name = name_text(variable);
                 let value = match values.as_slice() {
-                    [ast::Expr::Identifier(id)] if id.quote_style.is_none() && id.value.eq_ignore_ascii_case("default") => {
+                    [ast::Expr::Identifier(id)]
+                        if id.quote_style.is_none() && id.value.eq_ignore_ascii_case("default") =>
+                    {
                         None
                     }
                     vals => Some(vals.iter().map(set_value).collect::<Vec<_>>().join(", ")),
