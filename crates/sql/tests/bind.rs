@@ -700,6 +700,14 @@ fn errors_have_postgresql_codes_and_words() {
             SqlState::FEATURE_NOT_SUPPORTED,
             "WITH RECURSIVE is not supported yet",
         ),
+        ("select * from nation n, region n", SqlState("42712"), "table name \"n\" specified more than once"),
+        ("select date '2000-01-01' + '1 day'", SqlState("42725"), "operator is not unique: date + unknown"),
+        ("select 1 limit -1", SqlState("2201W"), "LIMIT must not be negative"),
+        (
+            "select * from nation where n_nationkey in (select 1, 2)",
+            SqlState::SYNTAX_ERROR,
+            "subquery has too many columns",
+        ),
         (
             "select row_number() over () from nation",
             SqlState::FEATURE_NOT_SUPPORTED,
@@ -713,5 +721,24 @@ fn errors_have_postgresql_codes_and_words() {
     assert_eq!(
         e.hint.as_deref(),
         Some("No operator matches the given name and argument types. You might need to add explicit type casts.")
+    );
+}
+
+#[test]
+fn subqueries_in_an_aggregated_select_list_see_group_keys() {
+    let cat = tpch();
+    let p = query(
+        &cat,
+        "select n_regionkey, (select count(*) from region where r_regionkey = n_regionkey) from nation group by n_regionkey",
+    );
+    let mut outer = vec![];
+    collect_outer(&p, &mut outer);
+    // The key's column in the Aggregate's output, not in the scan's.
+    assert_eq!(outer, vec![(1, 0)]);
+    assert_eq!(types(&p), vec![DataType::Int32, DataType::Int64]);
+    let e = error(&cat, "select (select n_name from region limit 1) from nation group by n_regionkey");
+    assert_eq!(
+        (e.code, e.message.as_str()),
+        (SqlState::GROUPING_ERROR, "subquery uses ungrouped column \"nation.n_name\" from outer query")
     );
 }

@@ -40,12 +40,28 @@ impl AggContext {
             .iter()
             .map(|g| match g {
                 Expr::Column { index, .. } => self.input.entries[*index].clone(),
-                other => {
-                    ScopeEntry { name: String::new(), qualifier: None, ty: other.ty(), nullable: true, hidden: true }
-                }
+                other => ScopeEntry {
+                    name: String::new(),
+                    qualifier: None,
+                    ty: other.ty(),
+                    nullable: true,
+                    hidden: true,
+                    ungrouped: false,
+                },
             })
+            .collect::<Vec<_>>();
+        let mut scope = Scope { entries };
+        let grouped: Vec<usize> = self
+            .groups
+            .iter()
+            .filter_map(|g| if let Expr::Column { index, .. } = g { Some(*index) } else { None })
             .collect();
-        Scope { entries }
+        for (i, e) in self.input.entries.iter().enumerate() {
+            if !grouped.contains(&i) {
+                scope.entries.push(ScopeEntry { ungrouped: true, ..e.clone() });
+            }
+        }
+        scope
     }
 }
 

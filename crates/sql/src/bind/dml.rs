@@ -230,6 +230,7 @@ impl Binder<'_> {
                 ty: c.ty,
                 nullable: !c.not_null,
                 hidden: false,
+                ungrouped: false,
             })
             .collect();
         entries.push(ScopeEntry {
@@ -238,6 +239,7 @@ impl Binder<'_> {
             ty: DataType::Int64,
             nullable: false,
             hidden: true,
+            ungrouped: false,
         });
         let scope = Scope { entries };
         let columns = (0..table.columns.len()).collect();

@@ -381,6 +381,18 @@ impl Binder<'_> {
 
     fn arithmetic(&mut self, op: BinaryOp, l: Expr, r: Expr) -> Result<Expr> {
         let (lt, rt) = (l.ty(), r.ty());
+        // PostgreSQL: `date - 'x'` reads 'x' as a date, `date + 'x'` has
+        // no unique operator.
+        let r = match (op, lt, rt) {
+            (BinaryOp::Sub, DataType::Date | DataType::Timestamp, DataType::Unknown) => self.coerce(r, lt)?,
+            (BinaryOp::Add, DataType::Date, DataType::Unknown) => {
+                return Err(SqlError::new(SqlState("42725"), "operator is not unique: date + unknown").with_hint(
+                    "Could not choose a best candidate operator. You might need to add explicit type casts.",
+                ));
+            }
+            _ => r,
+        };
+        let rt = r.ty();
         if let Some(ty) = datetime_result(op, lt, rt) {
             let l = if lt == DataType::Unknown { self.coerce(l, unknown_partner(rt))? } else { l };
             let r = if rt == DataType::Unknown { self.coerce(r, unknown_partner(lt))? } else { r };

@@ -33,6 +33,9 @@ impl Binder<'_> {
         let mut acc: Option<Bound> = None;
         for item in items {
             let b = self.table_with_joins(item)?;
+            if let Some(left) = &acc {
+                check_names(&left.scope, &b.scope)?;
+            }
             acc = Some(match acc {
                 None => b,
                 Some(left) => join_plan(left, b, JoinKind::Inner, None),
@@ -117,6 +120,7 @@ impl Binder<'_> {
                     ty: c.ty,
                     nullable: !c.not_null,
                     hidden: false,
+                    ungrouped: false,
                 })
                 .collect(),
         };
@@ -152,6 +156,7 @@ impl Binder<'_> {
 
     fn join(&mut self, left: Bound, right: Bound, op: &ast::JoinOperator) -> Result<Bound> {
         use ast::JoinOperator as J;
+        check_names(&left.scope, &right.scope)?;
         let (kind, constraint) = match op {
             J::Join(c) | J::Inner(c) => (JoinKind::Inner, c),
             J::Left(c) | J::LeftOuter(c) => (JoinKind::Left, c),
@@ -236,7 +241,14 @@ impl Binder<'_> {
             };
             let nullable = if kind == JoinKind::Full { le.nullable && re.nullable } else { le.nullable };
             exprs.push(e);
-            scope.entries.push(ScopeEntry { name: name.clone(), qualifier: None, ty, nullable, hidden: false });
+            scope.entries.push(ScopeEntry {
+                name: name.clone(),
+                qualifier: None,
+                ty,
+                nullable,
+                hidden: false,
+                ungrouped: false,
+            });
         }
         let merged: Vec<usize> = pairs.iter().flat_map(|&(l, r)| [l, nl + r]).collect();
         for hidden_pass in [false, true] {
@@ -250,6 +262,16 @@ impl Binder<'_> {
         let plan = Plan::new(Node::Project { input: Box::new(joined.plan), exprs }, scope.schema());
         Ok(Bound { plan, scope })
     }
+}
+
+/// 42712 when both sides of a join have a FROM item of the same name.
+fn check_names(left: &Scope, right: &Scope) -> Result<()> {
+    for q in right.entries.iter().filter_map(|e| e.qualifier.as_deref()) {
+        if left.has_qualifier(q) {
+            return Err(SqlError::new(SqlState("42712"), format!("table name \"{q}\" specified more than once")));
+        }
+    }
+    Ok(())
 }
 
 /// A join of two bound items; outer joins make the other side nullable.

@@ -18,6 +18,9 @@ pub struct ScopeEntry {
     pub ty: DataType,
     pub nullable: bool,
     pub hidden: bool,
+    /// A FROM column of an aggregated query that is not a group key: a
+    /// subquery naming it is 42803.
+    pub ungrouped: bool,
 }
 
 #[derive(Debug, Clone, Default, PartialEq)]
@@ -42,6 +45,7 @@ impl Scope {
                 ty: f.ty,
                 nullable: f.nullable,
                 hidden: false,
+                ungrouped: false,
             })
             .collect();
         Scope { entries }
@@ -127,6 +131,12 @@ impl Binder<'_> {
         }
         for (depth, outer) in self.outer.iter().rev().enumerate() {
             if let Some(i) = outer.find(qualifier, name)? {
+                if outer.entries[i].ungrouped {
+                    return Err(SqlError::new(
+                        SqlState::GROUPING_ERROR,
+                        format!("subquery uses ungrouped column \"{}\" from outer query", outer.display_name(i)),
+                    ));
+                }
                 return Ok((Resolved::Outer { depth: depth + 1, index: i }, outer.entries[i].ty));
             }
         }

@@ -170,6 +170,7 @@ impl Binder<'_> {
                 ty,
                 nullable,
                 hidden: false,
+                ungrouped: false,
             });
         }
         Ok(Bound { plan: Plan::new(Node::Values { rows }, scope.schema()), scope })
@@ -203,7 +204,9 @@ impl Binder<'_> {
         let group_by: &[ast::Expr] = match &s.group_by {
             ast::GroupByExpr::Expressions(e, mods) if mods.is_empty() => e,
             _ => {
-                return Err(SqlError::unsupported("GROUP BY ALL, ROLLUP, CUBE and GROUPING SETS are not supported yet"));
+                return Err(SqlError::unsupported(
+                    "GROUP BY ALL, ROLLUP, CUBE and GROUPING SETS are not supported yet",
+                ));
             }
         };
         let aggregated = !group_by.is_empty()
@@ -380,6 +383,7 @@ impl Binder<'_> {
                 ty: e.ty(),
                 nullable: true,
                 hidden: true,
+                ungrouped: false,
             });
             exprs.push(e);
         }
@@ -505,7 +509,14 @@ impl SelectList {
             .names
             .iter()
             .zip(&list.exprs)
-            .map(|(n, e)| ScopeEntry { name: n.clone(), qualifier: None, ty: e.ty(), nullable: true, hidden: false })
+            .map(|(n, e)| ScopeEntry {
+                name: n.clone(),
+                qualifier: None,
+                ty: e.ty(),
+                nullable: true,
+                hidden: false,
+                ungrouped: false,
+            })
             .collect();
         Scope { entries }
     }
@@ -522,7 +533,7 @@ impl SelectList {
                     Expr::Literal { value, .. } => value.is_null(),
                     _ => true,
                 };
-                ScopeEntry { name: n.clone(), qualifier: None, ty: e.ty(), nullable, hidden: false }
+                ScopeEntry { name: n.clone(), qualifier: None, ty: e.ty(), nullable, hidden: false, ungrouped: false }
             })
             .collect();
         Scope { entries }
