@@ -16,6 +16,7 @@
 //! Every plan node carries an estimated cardinality and separate host and
 //! device costs, so that the hybridNDP split can later cut the plan by cost.
 
+pub mod bind;
 pub mod catalog;
 pub mod error;
 pub mod exec;

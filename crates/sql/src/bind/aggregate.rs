@@ -1,0 +1,242 @@
+//! Aggregate mode: expressions over an Aggregate node's output.
+//!
+//! ```text
+//!  SELECT a, sum(b) + 1 FROM t GROUP BY a HAVING count(*) > 2
+//!  Aggregate output: [a (key 0), sum(b) (agg 0), count(*) (agg 1)]
+//!  select list: Column 0, Column 1 + 1;   HAVING: Column 2 > 2
+//! ```
+//!
+//! [`Binder::agg_expr`] maps a whole AST expression onto an aggregate call
+//! or a group key when it can; otherwise the structural binder recurses and
+//! asks again for each child. A bare column that reaches neither is 42803.
+
+use sqlparser::ast;
+
+use super::expr::ExprCtx;
+use super::functions::is_aggregate;
+use super::scope::{Scope, ScopeEntry};
+use super::{Binder, object_name};
+use crate::error::{Result, SqlError, SqlState};
+use crate::plan::{AggregateExpr, Expr};
+use crate::types::DataType;
+
+/// The state of aggregate mode.
+#[derive(Debug, Clone)]
+pub struct AggContext {
+    /// The FROM (and WHERE) scope the keys and arguments are bound over.
+    pub input: Scope,
+    /// Group keys, bound over `input`.
+    pub groups: Vec<Expr>,
+    /// Aggregates found so far.
+    pub aggregates: Vec<AggregateExpr>,
+}
+
+impl AggContext {
+    /// The scope a subquery in the select list sees: the group keys that
+    /// are plain columns, by their names; nothing else can be named.
+    pub fn output_scope(&self) -> Scope {
+        let entries = self
+            .groups
+            .iter()
+            .map(|g| match g {
+                Expr::Column { index, .. } => self.input.entries[*index].clone(),
+                other => ScopeEntry {
+                    name: String::new(),
+                    qualifier: None,
+                    ty: other.ty(),
+                    nullable: true,
+                    hidden: true,
+                    ungrouped: false,
+                },
+            })
+            .collect::<Vec<_>>();
+        let mut scope = Scope { entries };
+        let grouped: Vec<usize> = self
+            .groups
+            .iter()
+            .filter_map(|g| if let Expr::Column { index, .. } = g { Some(*index) } else { None })
+            .collect();
+        for (i, e) in self.input.entries.iter().enumerate() {
+            if !grouped.contains(&i) {
+                scope.entries.push(ScopeEntry { ungrouped: true, ..e.clone() });
+            }
+        }
+        scope
+    }
+}
+
+impl Binder<'_> {
+    /// In aggregate mode: `e` as an aggregate or group-key column, a
+    /// constant, or None (bind structurally).
+    pub(crate) fn agg_expr(&mut self, e: &ast::Expr, ctx: &mut ExprCtx) -> Result<Option<Expr>> {
+        let Some(agg) = ctx.agg.as_deref() else { return Ok(None) };
+        let input = agg.input.clone();
+        if let ast::Expr::Function(f) = e
+            && f.over.is_none()
+            && is_aggregate(&object_name(&f.name)?)
+        {
+            let a = self.aggregate(f, &input)?;
+            let Some(agg) = ctx.agg.as_deref_mut() else { return Ok(None) };
+            let ty = a.ty;
+            let j = match agg.aggregates.iter().position(|x| *x == a) {
+                Some(j) => j,
+                None => {
+                    agg.aggregates.push(a);
+                    agg.aggregates.len() - 1
+                }
+            };
+            return Ok(Some(Expr::Column { index: agg.groups.len() + j, ty }));
+        }
+        if contains(e, &|x| is_aggregate_call(x) || is_subquery(x)) {
+            return Ok(None);
+        }
+        let plain = self.expr(e, &mut ExprCtx::new(&input, ctx.clause))?;
+        let Some(agg) = ctx.agg.as_deref() else { return Ok(None) };
+        if let Some(k) = agg.groups.iter().position(|g| *g == plain) {
+            return Ok(Some(Expr::Column { index: k, ty: plain.ty() }));
+        }
+        if let Expr::Column { index, .. } = plain {
+            return Err(SqlError::new(
+                SqlState::GROUPING_ERROR,
+                format!(
+                    "column \"{}\" must appear in the GROUP BY clause or be used in an aggregate function",
+                    input.display_name(index)
+                ),
+            ));
+        }
+        if !has_column(&plain) {
+            return Ok(Some(plain));
+        }
+        Ok(None)
+    }
+}
+
+fn is_aggregate_call(e: &ast::Expr) -> bool {
+    matches!(e, ast::Expr::Function(f) if f.over.is_none()
+        && object_name(&f.name).map(|n| is_aggregate(&n)).unwrap_or(false))
+}
+
+fn is_subquery(e: &ast::Expr) -> bool {
+    matches!(
+        e,
+        ast::Expr::Subquery(_)
+            | ast::Expr::Exists { .. }
+            | ast::Expr::In { target: ast::InTarget::Subquery(_), .. }
+            | ast::Expr::AnyOp { .. }
+            | ast::Expr::AllOp { .. }
+    )
+}
+
+/// Does `e` contain an aggregate call (not looking into subqueries)?
+pub fn contains_aggregate(e: &ast::Expr) -> bool {
+    contains(e, &is_aggregate_call)
+}
+
+/// Does `e` or an expression under it (not inside subqueries) satisfy `p`?
+pub fn contains(e: &ast::Expr, p: &dyn Fn(&ast::Expr) -> bool) -> bool {
+    p(e) || children(e).into_iter().any(|c| contains(c, p))
+}
+
+/// The direct sub-expressions of an AST expression (subqueries excluded).
+fn children(e: &ast::Expr) -> Vec<&ast::Expr> {
+    use ast::Expr as A;
+    match e {
+        A::IsFalse(x) | A::IsNotFalse(x) | A::IsTrue(x) | A::IsNotTrue(x) | A::IsNull(x) | A::IsNotNull(x) => {
+            vec![x]
+        }
+        A::IsUnknown(x) | A::IsNotUnknown(x) | A::Nested(x) => vec![x],
+        A::IsDistinctFrom(a, b) | A::IsNotDistinctFrom(a, b) => vec![a, b],
+        A::In { expr, target, .. } => {
+            let mut v = vec![expr.as_ref()];
+            if let ast::InTarget::List(l) = target {
+                v.extend(l.iter());
+            }
+            v
+        }
+        A::Between { expr, low, high, .. } => vec![expr, low, high],
+        A::BinaryOp { left, right, .. } => vec![left, right],
+        A::Like { expr, pattern, .. } | A::ILike { expr, pattern, .. } => vec![expr, pattern],
+        A::AnyOp { left, .. } | A::AllOp { left, .. } => vec![left],
+        A::UnaryOp { expr, .. } | A::Cast { expr, .. } | A::Extract { expr, .. } => vec![expr],
+        A::Ceil { expr, .. } | A::Floor { expr, .. } | A::Collate { expr, .. } => vec![expr],
+        A::Position { expr, r#in } => vec![expr, r#in],
+        A::Substring { expr, substring_from, substring_for, .. } => {
+            let mut v = vec![expr.as_ref()];
+            v.extend(substring_from.as_deref());
+            v.extend(substring_for.as_deref());
+            v
+        }
+        A::Trim { expr, trim_what, .. } => {
+            let mut v = vec![expr.as_ref()];
+            v.extend(trim_what.as_deref());
+            v
+        }
+        A::Case { operand, conditions, else_result, .. } => {
+            let mut v: Vec<&ast::Expr> = operand.iter().map(|b| b.as_ref()).collect();
+            for c in conditions {
+                v.push(&c.condition);
+                v.push(&c.result);
+            }
+            v.extend(else_result.as_deref());
+            v
+        }
+        A::Function(f) => {
+            let mut v: Vec<&ast::Expr> =
+                super::functions::call_args(f).unwrap_or_default().into_iter().flatten().collect();
+            v.extend(f.filter.as_deref());
+            v
+        }
+        A::Tuple(items) => items.iter().collect(),
+        _ => vec![],
+    }
+}
+
+/// Does a bound expression read a column of its own input (not counting
+/// subqueries' plans)?
+pub fn has_column(e: &Expr) -> bool {
+    let mut found = false;
+    walk(e, &mut |x| found |= matches!(x, Expr::Column { .. }));
+    found
+}
+
+/// Visits `e` and every expression under it (not inside subquery plans,
+/// but including an IN/ANY subquery's left operand).
+pub fn walk(e: &Expr, f: &mut dyn FnMut(&Expr)) {
+    f(e);
+    match e {
+        Expr::Unary { expr, .. } | Expr::Cast { expr, .. } => walk(expr, f),
+        Expr::Binary { left, right, .. } => {
+            walk(left, f);
+            walk(right, f);
+        }
+        Expr::Case { operand, whens, else_, .. } => {
+            operand.iter().for_each(|o| walk(o, f));
+            for (c, r) in whens {
+                walk(c, f);
+                walk(r, f);
+            }
+            else_.iter().for_each(|x| walk(x, f));
+        }
+        Expr::Like { expr, pattern, .. } => {
+            walk(expr, f);
+            walk(pattern, f);
+        }
+        Expr::InList { expr, list, .. } => {
+            walk(expr, f);
+            list.iter().for_each(|x| walk(x, f));
+        }
+        Expr::Function { args, .. } => args.iter().for_each(|x| walk(x, f)),
+        Expr::Subquery { kind, .. } => match kind {
+            crate::plan::SubqueryKind::In { expr, .. } | crate::plan::SubqueryKind::Quantified { expr, .. } => {
+                walk(expr, f)
+            }
+            _ => {}
+        },
+        Expr::Column { .. } | Expr::Outer { .. } | Expr::Param { .. } | Expr::Literal { .. } => {}
+    }
+}
+
+/// Is this type allowed as a group key / DISTINCT column?
+pub fn groupable(ty: DataType) -> bool {
+    ty != DataType::Unknown
+}
