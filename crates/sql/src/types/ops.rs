@@ -333,24 +333,34 @@ fn datetime_arith(op: BinaryOp, a: &Value, b: &Value) -> Result<Option<Value>> {
 }
 
 /// `interval * factor` or `interval / factor` as PostgreSQL's
-/// `interval_mul`: fractional months cascade into days (30 per month),
-/// fractional days into microseconds.
+/// `interval_mul`/`interval_div`, step for step (their float rounding
+/// included): fractional months cascade into days (30 per month), rounded
+/// to microseconds, fractional days into the time.
 fn interval_scale(iv: Interval, factor: Option<f64>, divide: bool) -> Result<Interval> {
     let f = factor.ok_or_else(|| SqlError::internal("interval scaled by a non-number"))?;
     if divide && f == 0.0 {
         return Err(SqlError::division_by_zero());
     }
-    let f = if divide { 1.0 / f } else { f };
-    let months = iv.months as f64 * f;
-    let whole_m = months.trunc();
-    let days = iv.days as f64 * f + (months - whole_m) * 30.0;
-    let whole_d = days.trunc();
-    let micros = iv.micros as f64 * f + (days - whole_d) * US_PER_DAY as f64;
-    let fits = |v: f64| v.is_finite() && v.abs() <= i32::MAX as f64;
-    if !fits(whole_m) || !fits(whole_d) || !micros.is_finite() || micros.abs() > 9.2e18 {
-        return Err(SqlError::overflow("interval"));
+    let op = |x: f64| if divide { x / f } else { x * f };
+    let tsround = |x: f64| (x * 1e6).round_ties_even() / 1e6;
+    let overflow = || SqlError::overflow("interval");
+    let (m, dd) = (op(iv.months as f64), op(iv.days as f64));
+    if !m.is_finite() || !dd.is_finite() || m.abs() > i32::MAX as f64 || dd.abs() > i32::MAX as f64 {
+        return Err(overflow());
     }
-    Ok(Interval { months: whole_m as i32, days: whole_d as i32, micros: micros.round() as i64 })
+    let (months, mut days) = (m as i32, dd as i32);
+    let month_rem_days = tsround((m - months as f64) * 30.0);
+    let mut sec_rem = tsround((dd - days as f64 + month_rem_days - month_rem_days.trunc()) * 86_400.0);
+    if sec_rem.abs() >= 86_400.0 {
+        days += (sec_rem / 86_400.0) as i32;
+        sec_rem -= (sec_rem / 86_400.0).trunc() * 86_400.0;
+    }
+    days = days.checked_add(month_rem_days as i32).ok_or_else(overflow)?;
+    let micros = (op(iv.micros as f64) + sec_rem * 1e6).round_ties_even();
+    if !micros.is_finite() || micros.abs() > 9.2e18 {
+        return Err(overflow());
+    }
+    Ok(Interval { months, days, micros: micros as i64 })
 }
 
 /// `-v` for numbers and intervals.
