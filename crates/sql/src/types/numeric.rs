@@ -188,7 +188,7 @@ pub fn parse_exact(text: &str) -> Option<(i128, u8)> {
     }
     let all = format!("{int}{frac}");
     let all = all.trim_start_matches('0');
-    let scale = frac.len() as i32 - exp;
+    let scale = (frac.len() as i32).checked_sub(exp)?;
     if all.len() > 60 || !(-40..=200).contains(&scale) {
         return None;
     }

@@ -316,7 +316,7 @@ fn datetime_arith(op: BinaryOp, a: &Value, b: &Value) -> Result<Option<Value>> {
     Ok(Some(match (op, a, b) {
         (Add, V::Date(d), i) | (Add, i, V::Date(d)) if int_of(i).is_some() => date(*d as i64 + int_of(i).unwrap_or(0))?,
         (Sub, V::Date(d), i) if int_of(i).is_some() => date(*d as i64 - int_of(i).unwrap_or(0))?,
-        (Sub, V::Date(x), V::Date(y)) => V::Int32(x - y),
+        (Sub, V::Date(x), V::Date(y)) => int_value(*x as i64 - *y as i64, &DataType::Int32)?,
         (Add, V::Date(d), V::Interval(iv)) | (Add, V::Interval(iv), V::Date(d)) => ts_iv(day_us(*d), *iv)?,
         (Sub, V::Date(d), V::Interval(iv)) => ts_iv(day_us(*d), datetime::interval_neg(*iv)?)?,
         (Add, V::Timestamp(t), V::Interval(iv)) | (Add, V::Interval(iv), V::Timestamp(t)) => ts_iv(*t, *iv)?,

@@ -188,7 +188,7 @@ pub fn parse_date(text: &str) -> Result<i32> {
 }
 
 /// `HH:MM[:SS[.ffffff]]` as microseconds (hours unbounded for intervals).
-fn parse_time(t: &str, max_hour: i64) -> Option<i64> {
+fn parse_time(t: &str, max_hour: i64) -> Option<i128> {
     let mut it = t.splitn(3, ':');
     let h: i64 = it.next()?.parse().ok()?;
     let mi_s = it.next()?;
@@ -203,7 +203,7 @@ fn parse_time(t: &str, max_hour: i64) -> Option<i64> {
     if h < 0 || h > max_hour || mi > 59 || sec_us > 60 * US_PER_SEC {
         return None;
     }
-    Some(h * US_PER_HOUR + mi * US_PER_MIN + sec_us)
+    Some(h as i128 * US_PER_HOUR as i128 + (mi * US_PER_MIN + sec_us) as i128)
 }
 
 /// `SS[.ffffff]` as microseconds (fraction rounded to microseconds).
@@ -218,7 +218,7 @@ fn parse_seconds(s: &str) -> Option<i64> {
         f.push('0');
     }
     let tenths: i64 = f.parse().ok()?;
-    Some(secs * US_PER_SEC + (tenths + 5) / 10)
+    secs.checked_mul(US_PER_SEC)?.checked_add((tenths + 5) / 10)
 }
 
 pub fn parse_timestamp(text: &str) -> Result<i64> {
@@ -243,7 +243,7 @@ pub fn parse_timestamp(text: &str) -> Result<i64> {
             return Err(invalid_datetime("timestamp", text));
         }
         match parse_time(time, 24) {
-            Some(us) if us <= US_PER_DAY => us,
+            Some(us) if us <= US_PER_DAY as i128 => us as i64,
             _ => return Err(field_out_of_range(text)),
         }
     };
@@ -273,36 +273,46 @@ fn interval_unit(word: &str) -> Option<(f64, f64, f64)> {
     })
 }
 
-/// Accumulates an interval; fractions cascade down as PostgreSQL's
+/// Accumulates an interval exactly; fractions cascade down as PostgreSQL's
 /// `AdjustFractDays`/`AdjustFractSeconds` (1.5 months = 1 mon 15 days).
 #[derive(Default)]
 struct IntervalAcc {
-    months: f64,
-    days: f64,
-    micros: f64,
+    months: i128,
+    days: i128,
+    micros: i128,
 }
 
 impl IntervalAcc {
-    fn add(&mut self, n: f64, (m, d, us): (f64, f64, f64)) {
+    /// Adds `n` (its text) of a unit worth (months, days, microseconds).
+    fn add(&mut self, text: &str, (m, d, us): (f64, f64, f64)) -> Option<()> {
+        if let Ok(i) = text.parse::<i64>() {
+            self.months += i as i128 * m as i128;
+            self.days += i as i128 * d as i128;
+            self.micros += i as i128 * us as i128;
+            return Some(());
+        }
+        let n: f64 = text.parse().ok().filter(|v: &f64| v.is_finite())?;
         let months = n * m;
         let whole_m = months.trunc();
-        self.months += whole_m;
         let days = n * d + (months - whole_m) * 30.0;
         let whole_d = days.trunc();
-        self.days += whole_d;
-        self.micros += n * us + (days - whole_d) * US_PER_DAY as f64;
+        let micros = n * us + (days - whole_d) * US_PER_DAY as f64;
+        if whole_m.abs() > 1e12 || whole_d.abs() > 1e12 || micros.abs() > 1e20 {
+            return None;
+        }
+        self.months += whole_m as i128;
+        self.days += whole_d as i128;
+        self.micros += micros.round() as i128;
+        Some(())
     }
 
     fn finish(self, negate: bool, text: &str) -> Result<Interval> {
-        let s = if negate { -1.0 } else { 1.0 };
-        let fits = |v: f64, lim: f64| v.abs() <= lim;
-        if !fits(self.months, i32::MAX as f64) || !fits(self.days, i32::MAX as f64) || !fits(self.micros, 9.2e18) {
-            return Err(SqlError::new(SqlState::DATETIME_FIELD_OVERFLOW, format!("interval out of range: \"{text}\"")));
-        }
+        let s = if negate { -1 } else { 1 };
+        let out = || SqlError::new(SqlState::DATETIME_FIELD_OVERFLOW, format!("interval out of range: \"{text}\""));
         Ok(Interval {
-            months: (s * self.months) as i32,
-            days: (s * self.days) as i32,
-            micros: (s * self.micros).round() as i64,
+            months: i32::try_from(s * self.months).map_err(|_| out())?,
+            days: i32::try_from(s * self.days).map_err(|_| out())?,
+            micros: i64::try_from(s * self.micros).map_err(|_| out())?,
         })
     }
 }
@@ -330,31 +340,20 @@ pub fn parse_interval(text: &str) -> Result<Interval> {
                 _ => (false, tok),
             };
             let us = parse_time(body, i64::MAX / US_PER_HOUR).ok_or_else(bad)?;
-            acc.micros += if neg { -(us as f64) } else { us as f64 };
+            acc.micros += if neg { -us } else { us };
             i += 1;
             continue;
         }
-        let n: f64 = tok.parse().map_err(|_| bad())?;
-        if !n.is_finite() {
-            return Err(bad());
-        }
-        match tokens.get(i + 1).and_then(|w| interval_unit(w)) {
-            Some(unit) => {
-                acc.add(n, unit);
-                i += 2;
-            }
+        let (unit, step) = match tokens.get(i + 1).and_then(|w| interval_unit(w)) {
+            Some(unit) => (unit, 2),
             // A number before a time is days (`1 2:03`).
-            None if tokens.get(i + 1).is_some_and(|w| w.contains(':')) => {
-                acc.add(n, (0.0, 1.0, 0.0));
-                i += 1;
-            }
+            None if tokens.get(i + 1).is_some_and(|w| w.contains(':')) => ((0.0, 1.0, 0.0), 1),
             // A bare number is seconds, as in PostgreSQL.
-            None if i + 1 == tokens.len() => {
-                acc.add(n, (0.0, 0.0, US_PER_SEC as f64));
-                i += 1;
-            }
+            None if i + 1 == tokens.len() => ((0.0, 0.0, US_PER_SEC as f64), 1),
             None => return Err(bad()),
-        }
+        };
+        acc.add(tok, unit).ok_or_else(bad)?;
+        i += step;
     }
     acc.finish(ago, text)
 }

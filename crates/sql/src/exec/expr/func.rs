@@ -227,7 +227,7 @@ fn string(func: Function, s: &[String], vals: &[Value]) -> Result<Value> {
             let c = chars_of(&s[0]);
             let k = int(&vals[1])?;
             let len = c.len() as i64;
-            let keep = if k >= 0 { k.min(len) } else { (len + k).max(0) } as usize;
+            let keep = if k >= 0 { k.min(len) } else { len.saturating_add(k).max(0) } as usize;
             let out: String = if func == F::Left { c[..keep].iter().collect() } else { c[c.len() - keep..].iter().collect() };
             t(out)
         }
