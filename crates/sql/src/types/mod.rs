@@ -26,7 +26,17 @@
 //! and of `avg` per value; ndpdb chooses it per expression (`docs/sql.md`,
 //! "Differences from PostgreSQL").
 
+pub mod arrow;
+pub mod datetime;
+pub mod format;
+pub mod numeric;
+pub mod ops;
+pub mod parse;
+
 use std::fmt;
+
+pub use format::pg_text;
+pub use parse::parse_value;
 
 /// Scale given to `numeric` without a declared scale, and the smallest
 /// scale of a numeric quotient or average.

@@ -1,0 +1,158 @@
+//! Subqueries left in expressions: run through [`SubqueryRunner`] once per
+//! distinct outer row.
+//!
+//! The row of this batch becomes `outer[0]` for the subquery (its
+//! [`Expr::Outer`] depth 1), the rows this evaluation already had move one
+//! level out. A subquery whose plan has no outer reference at all is run
+//! once per evaluation. Results per outer row are cached by the row's
+//! values, so a batch with many equal correlation values runs the plan once
+//! per value.
+//!
+//! ```text
+//!  scalar       one column, ≤ 1 row (21000 otherwise), NULL when empty
+//!  EXISTS       any row
+//!  x IN (q)     TRUE on a match; NULL when no match and x or a q value is
+//!               NULL; FALSE otherwise (NOT IN: the negation)
+//!  x op ANY/ALL Kleene OR / AND of x op v over q's values
+//! ```
+//!
+//! [`SubqueryRunner`]: crate::exec::SubqueryRunner
+
+use std::collections::HashMap;
+
+use arrow_array::{ArrayRef, RecordBatch};
+
+use super::{EvalContext, evaluate_with};
+use crate::error::{Result, SqlError, SqlState};
+use crate::plan::{BinaryOp, Expr, Plan, SubqueryKind};
+use crate::types::arrow::{array_from_values, value_at};
+use crate::types::ops::compare_op;
+use crate::types::{DataType, Value};
+
+pub(super) fn evaluate(kind: &SubqueryKind, plan: &Plan, ty: &DataType, batch: &RecordBatch, ev: &EvalContext<'_>) -> Result<ArrayRef> {
+    let runner = ev.exec.subqueries.clone().ok_or_else(|| {
+        SqlError::unsupported("a subquery cannot be evaluated here (no subquery runner: constant folding or a device predicate)")
+    })?;
+    let n = batch.num_rows();
+    let probe = match kind {
+        SubqueryKind::In { expr, .. } | SubqueryKind::Quantified { expr, .. } => Some(evaluate_with(expr, batch, ev)?),
+        _ => None,
+    };
+    let correlated = plan_has_outer(plan);
+    let mut cache: HashMap<String, Vec<Value>> = HashMap::new();
+    let mut out = Vec::with_capacity(n);
+    for row in 0..n {
+        let values: Vec<Value> = if correlated {
+            batch.columns().iter().map(|c| value_at(c.as_ref(), row)).collect::<Result<_>>()?
+        } else {
+            Vec::new()
+        };
+        let key = format!("{values:?}");
+        if !cache.contains_key(&key) {
+            let mut outer = Vec::with_capacity(ev.outer.len() + 1);
+            outer.push(values);
+            outer.extend(ev.outer.iter().cloned());
+            let batches = runner.run(plan, &outer, ev.exec)?;
+            let mut col = Vec::new();
+            for b in &batches {
+                if b.num_columns() == 0 {
+                    col.extend(std::iter::repeat_n(Value::Null, b.num_rows()));
+                    continue;
+                }
+                for i in 0..b.num_rows() {
+                    col.push(value_at(b.column(0).as_ref(), i)?);
+                }
+            }
+            cache.insert(key.clone(), col);
+        }
+        let col = &cache[&key];
+        let x = match &probe {
+            Some(p) => value_at(p.as_ref(), row)?,
+            None => Value::Null,
+        };
+        out.push(result(kind, col, &x)?);
+    }
+    array_from_values(&out, ty)
+}
+
+fn result(kind: &SubqueryKind, col: &[Value], x: &Value) -> Result<Value> {
+    Ok(match kind {
+        SubqueryKind::Scalar => match col {
+            [] => Value::Null,
+            [v] => v.clone(),
+            _ => {
+                return Err(SqlError::new(
+                    SqlState::CARDINALITY_VIOLATION,
+                    "more than one row returned by a subquery used as an expression",
+                ));
+            }
+        },
+        SubqueryKind::Exists { negated } => Value::Bool(col.is_empty() == *negated),
+        SubqueryKind::In { negated, .. } => {
+            let any = quantified(BinaryOp::Eq, false, col, x)?;
+            match (any, negated) {
+                (Value::Bool(b), true) => Value::Bool(!b),
+                (v, _) => v,
+            }
+        }
+        SubqueryKind::Quantified { op, all, .. } => quantified(*op, *all, col, x)?,
+    })
+}
+
+/// `x op ANY (col)` (Kleene OR) or `x op ALL (col)` (Kleene AND).
+fn quantified(op: BinaryOp, all: bool, col: &[Value], x: &Value) -> Result<Value> {
+    let mut saw_null = false;
+    for v in col {
+        match compare_op(op, x, v)? {
+            Value::Bool(b) if b != all => return Ok(Value::Bool(b)),
+            Value::Null => saw_null = true,
+            _ => {}
+        }
+    }
+    Ok(if saw_null { Value::Null } else { Value::Bool(all) })
+}
+
+/// Whether any expression of `plan` (or of a plan nested in it) is an
+/// outer reference: conservative (a nested subquery's own correlation
+/// counts too), which only costs re-running.
+fn plan_has_outer(plan: &Plan) -> bool {
+    use crate::plan::Node;
+    let exprs: Vec<&Expr> = match &plan.node {
+        Node::Scan { filter, .. } => filter.iter().collect(),
+        Node::Values { rows } => rows.iter().flatten().collect(),
+        Node::Filter { predicate, .. } => vec![predicate],
+        Node::Project { exprs, .. } => exprs.iter().collect(),
+        Node::Join { on, .. } => on.iter().collect(),
+        Node::Aggregate { group_by, aggregates, .. } => group_by
+            .iter()
+            .chain(aggregates.iter().flat_map(|a| a.arg.iter().chain(a.filter.iter())))
+            .collect(),
+        Node::Sort { keys, .. } => keys.iter().map(|k| &k.expr).collect(),
+        Node::Limit { .. } | Node::Distinct { .. } | Node::SetOp { .. } => vec![],
+    };
+    exprs.into_iter().any(expr_has_outer) || plan.children().into_iter().any(plan_has_outer)
+}
+
+fn expr_has_outer(e: &Expr) -> bool {
+    match e {
+        Expr::Outer { .. } => true,
+        Expr::Column { .. } | Expr::Param { .. } | Expr::Literal { .. } => false,
+        Expr::Unary { expr, .. } | Expr::Cast { expr, .. } => expr_has_outer(expr),
+        Expr::Binary { left, right, .. } => expr_has_outer(left) || expr_has_outer(right),
+        Expr::Case { operand, whens, else_, .. } => {
+            operand.as_deref().is_some_and(expr_has_outer)
+                || whens.iter().any(|(w, t)| expr_has_outer(w) || expr_has_outer(t))
+                || else_.as_deref().is_some_and(expr_has_outer)
+        }
+        Expr::Like { expr, pattern, .. } => expr_has_outer(expr) || expr_has_outer(pattern),
+        Expr::InList { expr, list, .. } => expr_has_outer(expr) || list.iter().any(expr_has_outer),
+        Expr::Function { args, .. } => args.iter().any(expr_has_outer),
+        Expr::Subquery { kind, plan, .. } => {
+            plan_has_outer(plan)
+                || match kind {
+                    SubqueryKind::In { expr, .. } | SubqueryKind::Quantified { expr, .. } => expr_has_outer(expr),
+                    _ => false,
+                }
+        }
+    }
+}
