@@ -404,3 +404,18 @@ fn subquery_runner_binds_outer_references() {
     let want: Vec<Row> = data.iter().filter(|r| r[0] == Value::Int32(3)).map(|r| vec![r[2].clone()]).collect();
     assert_eq!(got, want);
 }
+
+#[test]
+fn numeric_avg_rounds_half_away_from_zero() {
+    let ty = DataType::Numeric { precision: Some(10), scale: 2 };
+    let t = table_def(1, "n", &[("g", INT), ("x", ty)]);
+    let source = Arc::new(MemorySource::new());
+    // Group 0: 0.05 → 0.1; group 1: -0.15 → -0.2; group 2: 0.01, 0.02 → 0.0 (0.015 → 0.0 at scale 1).
+    let g = arrow_array::Int32Array::from(vec![0, 1, 2, 2]);
+    let x = arrow_array::Decimal128Array::from(vec![5, -15, 1, 2]).with_precision_and_scale(38, 2).unwrap();
+    source.insert(1, vec![arrow_array::RecordBatch::try_from_iter([("g", Arc::new(g) as _), ("x", Arc::new(x) as _)]).unwrap()]);
+    let plan = aggregate(scan(&t), vec![col(0, INT)], vec![agg(AggFunc::Avg, Some(col(1, ty)), false, None, numeric(1))]);
+    let got = run(&plan, &ctx(source, 1)).unwrap();
+    let n = |value| Value::Numeric { value, scale: 1 };
+    assert_eq!(got, vec![vec![Value::Int32(0), n(1)], vec![Value::Int32(1), n(-2)], vec![Value::Int32(2), n(0)]]);
+}

@@ -271,3 +271,52 @@ impl Drop for ParallelPipeline {
         self.join();
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use std::sync::atomic::AtomicBool;
+
+    use arrow_array::Int64Array;
+    use arrow_array::cast::AsArray;
+    use arrow_array::types::Int64Type;
+
+    use super::*;
+    use crate::exec::memory::MemorySource;
+
+    /// Holds back even morsels, so workers finish them out of order.
+    struct Uneven;
+
+    impl Transform for Uneven {
+        fn apply(&self, batch: RecordBatch, _ctx: &ExecContext) -> Result<RecordBatch> {
+            if batch.column(0).as_primitive::<Int64Type>().value(0) % 2 == 0 {
+                std::thread::sleep(std::time::Duration::from_millis(3));
+            }
+            Ok(batch)
+        }
+    }
+
+    #[test]
+    fn parallel_output_keeps_the_morsel_order() {
+        let batches: Vec<RecordBatch> = (0..24i64)
+            .rev()
+            .map(|i| RecordBatch::try_from_iter([("v", Arc::new(Int64Array::from(vec![i])) as _)]).unwrap())
+            .collect();
+        let ctx = ExecContext {
+            source: Arc::new(MemorySource::new()),
+            params: Arc::new(vec![]),
+            statement_start_us: 0,
+            cancel: Arc::new(AtomicBool::new(false)),
+            deadline: None,
+            work_mem: 1 << 20,
+            workers: 3,
+            subqueries: None,
+        };
+        let stage = Stage { transform: Arc::new(Uneven), metrics: MetricsNode::new("uneven", vec![]) };
+        let mut op = Pipeline { source: Box::new(VecSource(batches)), stages: vec![stage] }.start(&ctx);
+        let mut got = Vec::new();
+        while let Some(b) = op.next().unwrap() {
+            got.push(b.column(0).as_primitive::<Int64Type>().value(0));
+        }
+        assert_eq!(got, (0..24).collect::<Vec<_>>());
+    }
+}
