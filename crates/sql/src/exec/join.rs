@@ -259,6 +259,15 @@ impl Probe {
         out: &mut Outcome,
         ctx: &ExecContext,
     ) -> Result<()> {
+        if self.residual.is_none() && !with_keys {
+            // Every candidate's condition is TRUE: no chunks to check.
+            for (l, r) in candidates {
+                out.pairs.0.push(l);
+                out.pairs.1.push(r);
+                out.true_count[l as usize] += 1;
+            }
+            return check_interrupts(ctx);
+        }
         let mut chunk: (Vec<u32>, Vec<u32>) = (Vec::new(), Vec::new());
         let mut candidates = candidates.peekable();
         while candidates.peek().is_some() {
