@@ -34,7 +34,8 @@ fn fixture(rows: usize, seed: u64) -> (Arc<ndpdb_sql::catalog::TableDef>, Vec<Ro
 fn scan_filter_project() {
     let (t, data, source) = fixture(5000, 1);
     // SELECT c, a FROM t WHERE a > 3 OR b IS NULL
-    let pred = Expr::binary(BinaryOp::Or, cmp(BinaryOp::Gt, col(0, INT), int(3)), is_null(col(1, TEXT)), DataType::Bool);
+    let pred =
+        Expr::binary(BinaryOp::Or, cmp(BinaryOp::Gt, col(0, INT), int(3)), is_null(col(1, TEXT)), DataType::Bool);
     let plan = project(filter(scan(&t), pred), vec![col(2, BIG), col(0, INT)]);
     let want: Vec<Row> = data
         .iter()
@@ -158,8 +159,10 @@ fn hash_aggregate_with_distinct_and_filter() {
     for r in &data {
         groups.entry(format!("{:?}", r[1])).or_insert_with(|| (r[1].clone(), vec![])).1.push(r);
     }
-    let want: Vec<Row> =
-        groups.values().map(|(k, rows)| std::iter::once(k.clone()).chain(reference_aggregates(rows)).collect()).collect();
+    let want: Vec<Row> = groups
+        .values()
+        .map(|(k, rows)| std::iter::once(k.clone()).chain(reference_aggregates(rows)).collect())
+        .collect();
     let serial = run(&plan, &ctx(source.clone(), 1)).unwrap();
     assert_eq!(sorted(serial.clone()), sorted(want));
     assert_eq!(run(&plan, &ctx(source, 2)).unwrap(), serial, "groups in first-seen order with any workers");
@@ -203,8 +206,20 @@ fn key_order(a: &Value, b: &Value, asc: bool, nulls_first: bool) -> std::cmp::Or
     use std::cmp::Ordering::*;
     match (a.is_null(), b.is_null()) {
         (true, true) => Equal,
-        (true, false) => if nulls_first { Less } else { Greater },
-        (false, true) => if nulls_first { Greater } else { Less },
+        (true, false) => {
+            if nulls_first {
+                Less
+            } else {
+                Greater
+            }
+        }
+        (false, true) => {
+            if nulls_first {
+                Greater
+            } else {
+                Less
+            }
+        }
         _ => {
             let o = match (a, b) {
                 (Value::Text(x), Value::Text(y)) => x.as_bytes().cmp(y.as_bytes()),
@@ -295,8 +310,14 @@ fn set_reference(op: SetOpKind, all: bool, l: &[Row], r: &[Row]) -> Vec<Row> {
 fn set_operations_and_distinct_follow_postgresql_duplicates() {
     let (t, data, source) = fixture(3000, 7);
     // Two overlapping projections with NULLs and many duplicates.
-    let left_plan = project(filter(scan(&t), cmp(BinaryOp::Lt, col(2, BIG), Expr::literal(Value::Int64(20)))), vec![col(0, INT), col(1, TEXT)]);
-    let right_plan = project(filter(scan(&t), cmp(BinaryOp::Gt, col(2, BIG), Expr::literal(Value::Int64(-10)))), vec![col(0, INT), col(1, TEXT)]);
+    let left_plan = project(
+        filter(scan(&t), cmp(BinaryOp::Lt, col(2, BIG), Expr::literal(Value::Int64(20)))),
+        vec![col(0, INT), col(1, TEXT)],
+    );
+    let right_plan = project(
+        filter(scan(&t), cmp(BinaryOp::Gt, col(2, BIG), Expr::literal(Value::Int64(-10)))),
+        vec![col(0, INT), col(1, TEXT)],
+    );
     let pick = |pred: &dyn Fn(i64) -> bool| -> Vec<Row> {
         data.iter().filter(|r| matches!(r[2], Value::Int64(c) if pred(c))).map(|r| r[..2].to_vec()).collect()
     };
@@ -311,16 +332,29 @@ fn set_operations_and_distinct_follow_postgresql_duplicates() {
         }
     }
     let distinct = Plan::new(Node::Distinct { input: Box::new(left_plan.clone()) }, left_plan.schema.clone());
-    assert_eq!(sorted(run(&distinct, &ctx(source, 2)).unwrap()), sorted(set_reference(SetOpKind::Union, false, &l, &[])));
+    assert_eq!(
+        sorted(run(&distinct, &ctx(source, 2)).unwrap()),
+        sorted(set_reference(SetOpKind::Union, false, &l, &[]))
+    );
 }
 
 /// A plan with every pipeline shape: scan → filter → probe → project,
 /// then aggregate and sort.
 fn big_plan(t: &Arc<ndpdb_sql::catalog::TableDef>, u: &Arc<ndpdb_sql::catalog::TableDef>) -> Plan {
     let keys = JoinAlgorithm::Hash { left_keys: vec![col(0, INT)], right_keys: vec![col(0, INT)] };
-    let j = join(filter(scan(t), cmp(BinaryOp::NotEq, col(1, TEXT), Expr::literal(Value::Text("y".into())))), scan(u), JoinKind::Left, None, keys);
+    let j = join(
+        filter(scan(t), cmp(BinaryOp::NotEq, col(1, TEXT), Expr::literal(Value::Text("y".into())))),
+        scan(u),
+        JoinKind::Left,
+        None,
+        keys,
+    );
     let p = project(j, vec![col(1, TEXT), col(5, BIG), col(2, BIG)]);
-    let a = aggregate(p, vec![col(0, TEXT), col(2, BIG)], vec![agg(AggFunc::Sum, Some(col(1, BIG)), false, None, numeric(0))]);
+    let a = aggregate(
+        p,
+        vec![col(0, TEXT), col(2, BIG)],
+        vec![agg(AggFunc::Sum, Some(col(1, BIG)), false, None, numeric(0))],
+    );
     sort(a, vec![SortKey { expr: col(0, TEXT), asc: true, nulls_first: false }])
 }
 
@@ -377,11 +411,20 @@ fn timeout_and_cancel_stop_a_statement() {
     let source = Arc::new(MemorySource::new());
     source.insert(1, vec![tb]);
     // A nested loop of 25M pairs: far longer than the deadline.
-    let plan = join(scan(&t), scan(&t), JoinKind::Inner, Some(cmp(BinaryOp::Lt, col(2, BIG), col(5, BIG))), JoinAlgorithm::NestedLoop);
+    let plan = join(
+        scan(&t),
+        scan(&t),
+        JoinKind::Inner,
+        Some(cmp(BinaryOp::Lt, col(2, BIG), col(5, BIG))),
+        JoinAlgorithm::NestedLoop,
+    );
     let mut timed = ctx(source.clone(), 2);
     timed.deadline = Some(Instant::now() + Duration::from_millis(50));
     let err = run_err(&plan, &timed);
-    assert_eq!((err.code, err.message.as_str()), (SqlState::QUERY_CANCELED, "canceling statement due to statement timeout"));
+    assert_eq!(
+        (err.code, err.message.as_str()),
+        (SqlState::QUERY_CANCELED, "canceling statement due to statement timeout")
+    );
     let cancelled = ctx(source, 2);
     let flag = cancelled.cancel.clone();
     let canceller = std::thread::spawn(move || {
@@ -413,8 +456,12 @@ fn numeric_avg_rounds_half_away_from_zero() {
     // Group 0: 0.05 → 0.1; group 1: -0.15 → -0.2; group 2: 0.01, 0.02 → 0.0 (0.015 → 0.0 at scale 1).
     let g = arrow_array::Int32Array::from(vec![0, 1, 2, 2]);
     let x = arrow_array::Decimal128Array::from(vec![5, -15, 1, 2]).with_precision_and_scale(38, 2).unwrap();
-    source.insert(1, vec![arrow_array::RecordBatch::try_from_iter([("g", Arc::new(g) as _), ("x", Arc::new(x) as _)]).unwrap()]);
-    let plan = aggregate(scan(&t), vec![col(0, INT)], vec![agg(AggFunc::Avg, Some(col(1, ty)), false, None, numeric(1))]);
+    source.insert(
+        1,
+        vec![arrow_array::RecordBatch::try_from_iter([("g", Arc::new(g) as _), ("x", Arc::new(x) as _)]).unwrap()],
+    );
+    let plan =
+        aggregate(scan(&t), vec![col(0, INT)], vec![agg(AggFunc::Avg, Some(col(1, ty)), false, None, numeric(1))]);
     let got = run(&plan, &ctx(source, 1)).unwrap();
     let n = |value| Value::Numeric { value, scale: 1 };
     assert_eq!(got, vec![vec![Value::Int32(0), n(1)], vec![Value::Int32(1), n(-2)], vec![Value::Int32(2), n(0)]]);

@@ -11,7 +11,7 @@
 
 use std::collections::{HashMap, HashSet};
 
-use arrow_array::{ArrayRef, BooleanArray, RecordBatch};
+use arrow_array::{Array, ArrayRef, BooleanArray, RecordBatch};
 
 use super::accumulate::Accumulator;
 use super::build::as_bool;
@@ -64,6 +64,9 @@ impl Operator for AggregateOp {
     }
 }
 
+/// A DISTINCT aggregate's values seen so far, per group.
+type DistinctSet = (KeyEncoder, HashSet<(u32, Box<[u8]>)>);
+
 struct GroupTable<'a> {
     group_by: &'a [Expr],
     aggregates: &'a [AggregateExpr],
@@ -73,7 +76,7 @@ struct GroupTable<'a> {
     groups: HashMap<Box<[u8]>, u32>,
     group_count: usize,
     states: Vec<Accumulator>,
-    distinct: Vec<Option<(KeyEncoder, HashSet<(u32, Box<[u8]>)>)>>,
+    distinct: Vec<Option<DistinctSet>>,
     reservation: Reservation,
 }
 
@@ -203,5 +206,3 @@ impl<'a> GroupTable<'a> {
         make_batch(schema, columns, self.group_count)
     }
 }
-
-use arrow_array::Array;

@@ -71,9 +71,59 @@ impl Pipeline {
             return self.source;
         }
         if ctx.workers > 1 {
-            return Box::new(ParallelPipeline::start(self, ctx));
+            return Box::new(Adaptive { pipeline: Some(self), running: None, ctx: ctx.clone() });
         }
         Box::new(SerialPipeline { source: self.source, stages: self.stages, ctx: ctx.clone(), tail: None })
+    }
+}
+
+/// Starts workers only for an input of more than one morsel: a point
+/// query's single batch runs on the caller's thread, without the cost of
+/// starting threads.
+struct Adaptive {
+    pipeline: Option<Pipeline>,
+    running: Option<BoxOp>,
+    ctx: ExecContext,
+}
+
+impl Operator for Adaptive {
+    fn next(&mut self) -> Result<Option<RecordBatch>> {
+        if let Some(Pipeline { mut source, stages }) = self.pipeline.take() {
+            let mut first = Vec::new();
+            while first.len() < 2 {
+                match source.next()? {
+                    Some(batch) => first.push(batch),
+                    None => break,
+                }
+            }
+            let many = first.len() == 2;
+            first.reverse();
+            let source: BoxOp = Box::new(Chain { head: VecSource(first), rest: source });
+            self.running = Some(if many {
+                Box::new(ParallelPipeline::start(Pipeline { source, stages }, &self.ctx))
+            } else {
+                Box::new(SerialPipeline { source, stages, ctx: self.ctx.clone(), tail: None })
+            });
+        }
+        match &mut self.running {
+            Some(op) => op.next(),
+            None => Ok(None),
+        }
+    }
+}
+
+/// Batches already pulled, then the rest of the source.
+struct Chain {
+    head: VecSource,
+    rest: BoxOp,
+}
+
+impl Operator for Chain {
+    fn next(&mut self) -> Result<Option<RecordBatch>> {
+        match self.head.next()? {
+            Some(batch) => Ok(Some(batch)),
+            None => self.rest.next(),
+        }
     }
 }
 

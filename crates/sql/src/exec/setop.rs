@@ -114,7 +114,10 @@ pub fn set_op(op: SetOpKind, all: bool, left: BoxOp, right: BoxOp, schema: Schem
             schema,
             counts: HashMap::new(),
             emitted: HashSet::new(),
-            reservation: Reservation::new(if op == SetOpKind::Intersect { "HashSetOp Intersect" } else { "HashSetOp Except" }, ctx.work_mem),
+            reservation: Reservation::new(
+                if op == SetOpKind::Intersect { "HashSetOp Intersect" } else { "HashSetOp Except" },
+                ctx.work_mem,
+            ),
             ctx: ctx.clone(),
         })),
     }

@@ -15,8 +15,11 @@ use crate::types::DataType;
 /// The Arrow schema of a plan node's output. Every field is nullable:
 /// nullability is the binder's promise, not something the kernels check.
 pub fn arrow_schema(schema: &Schema) -> SchemaRef {
-    let fields: Vec<ArrowField> =
-        schema.iter().enumerate().map(|(i, f)| ArrowField::new(format!("{}#{i}", f.name), f.ty.arrow(), true)).collect();
+    let fields: Vec<ArrowField> = schema
+        .iter()
+        .enumerate()
+        .map(|(i, f)| ArrowField::new(format!("{}#{i}", f.name), f.ty.arrow(), true))
+        .collect();
     Arc::new(ArrowSchema::new(fields))
 }
 
@@ -42,8 +45,7 @@ pub fn make_batch(schema: &Schema, columns: Vec<ArrayRef>, rows: usize) -> Resul
     if columns.len() != schema.len() {
         return Err(SqlError::internal(format!("{} columns for a schema of {}", columns.len(), schema.len())));
     }
-    let columns =
-        columns.into_iter().zip(schema.iter()).map(|(c, f)| conform(c, &f.ty)).collect::<Result<Vec<_>>>()?;
+    let columns = columns.into_iter().zip(schema.iter()).map(|(c, f)| conform(c, &f.ty)).collect::<Result<Vec<_>>>()?;
     let options = RecordBatchOptions::new().with_row_count(Some(rows));
     RecordBatch::try_new_with_options(arrow_schema(schema), columns, &options).map_err(arrow_err)
 }

@@ -30,11 +30,8 @@ pub fn random_table(id: u32, name: &str, rows: usize, seed: u64) -> (Arc<TableDe
         b.push((rng.random_range(0..6) != 0).then(|| ["x", "y", "z"][rng.random_range(0..3)].to_string()));
         c.push(rng.random_range(-50i64..50));
     }
-    let columns: Vec<ArrayRef> = vec![
-        Arc::new(Int32Array::from(a)),
-        Arc::new(StringArray::from(b)),
-        Arc::new(Int64Array::from(c)),
-    ];
+    let columns: Vec<ArrayRef> =
+        vec![Arc::new(Int32Array::from(a)), Arc::new(StringArray::from(b)), Arc::new(Int64Array::from(c))];
     let batch = RecordBatch::try_from_iter(["a", "b", "c"].into_iter().zip(columns)).unwrap();
     let rows = batch_rows(&batch);
     (table_def(id, name, &[("a", DataType::Int32), ("b", DataType::Text), ("c", DataType::Int64)]), batch, rows)
@@ -159,7 +156,9 @@ pub fn value(array: &ArrayRef, i: usize) -> Value {
         A::Int32 => Value::Int32(array.as_primitive::<Int32Type>().value(i)),
         A::Int64 => Value::Int64(array.as_primitive::<Int64Type>().value(i)),
         A::Float64 => Value::Float64(array.as_primitive::<Float64Type>().value(i)),
-        A::Decimal128(_, s) => Value::Numeric { value: array.as_primitive::<Decimal128Type>().value(i), scale: *s as u8 },
+        A::Decimal128(_, s) => {
+            Value::Numeric { value: array.as_primitive::<Decimal128Type>().value(i), scale: *s as u8 }
+        }
         A::Utf8 => Value::Text(array.as_string::<i32>().value(i).to_string()),
         other => panic!("test reads no {other}"),
     }
