@@ -144,6 +144,45 @@ impl Accumulator {
         Ok(())
     }
 
+    /// Folds group `src` of `other` (the same aggregate, another partial
+    /// table) into group `dst`.
+    pub fn merge_group(&mut self, dst: u32, other: &Accumulator, src: u32) -> Result<()> {
+        let (d, s) = (dst as usize, src as usize);
+        match (self, other) {
+            (Accumulator::Count(a), Accumulator::Count(b)) => a[d] += b[s],
+            (Accumulator::Exact { sums, counts, .. }, Accumulator::Exact { sums: s2, counts: c2, .. }) => {
+                sums[d] = sums[d].checked_add(s2[s]).ok_or_else(numeric_overflow)?;
+                counts[d] += c2[s];
+            }
+            (Accumulator::Float { sums, counts }, Accumulator::Float { sums: s2, counts: c2 }) => {
+                sums[d] += s2[s];
+                counts[d] += c2[s];
+            }
+            (Accumulator::Extreme { best, min, .. }, Accumulator::Extreme { best: b2, .. }) => {
+                if let Some(theirs) = &b2[s] {
+                    let better = match &best[d] {
+                        None => true,
+                        Some(mine) => (theirs.as_ref() < mine.as_ref()) == *min && theirs != mine,
+                    };
+                    if better {
+                        best[d] = Some(theirs.clone());
+                    }
+                }
+            }
+            (Accumulator::Bool { values, and }, Accumulator::Bool { values: v2, .. }) => {
+                if let Some(theirs) = v2[s] {
+                    values[d] = Some(match values[d] {
+                        None => theirs,
+                        Some(mine) if *and => mine && theirs,
+                        Some(mine) => mine || theirs,
+                    });
+                }
+            }
+            _ => return Err(SqlError::internal("merging states of different aggregates")),
+        }
+        Ok(())
+    }
+
     pub fn finish(self, agg: &AggregateExpr) -> Result<ArrayRef> {
         Ok(match self {
             Accumulator::Count(c) => Arc::new(Int64Array::from(c)),

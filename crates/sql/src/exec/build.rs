@@ -47,7 +47,7 @@ pub fn build_node(plan: &Plan, ctx: &ExecContext) -> Result<(Pipeline, Arc<Metri
         }
         Node::Join { .. } => join::build_join(plan, ctx),
         Node::Aggregate { input, group_by, aggregates } => {
-            let (input, child) = build(input, ctx)?;
+            let (input, child) = build_node(input, ctx)?;
             let node = MetricsNode::new("HashAggregate", vec![child]);
             let op = aggregate::AggregateOp::new(input, group_by, aggregates, &plan.schema, ctx);
             Ok((op_pipeline(Box::new(op), &node), node))
