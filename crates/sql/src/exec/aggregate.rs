@@ -70,12 +70,19 @@ impl AggregateOp {
         });
         let partial = (!float).then(|| {
             let tables = if aggregates.iter().any(|a| a.distinct) { 1 } else { ctx.workers.max(1) };
-            let partial = Arc::new(PartialTables { spec: spec.clone(), tables: (0..tables).map(|_| Mutex::new(None)).collect() });
+            let partial =
+                Arc::new(PartialTables { spec: spec.clone(), tables: (0..tables).map(|_| Mutex::new(None)).collect() });
             let metrics = MetricsNode::new("partial aggregate", vec![]);
             input.stages.push(Stage { transform: partial.clone(), metrics });
             partial
         });
-        AggregateOp { input: Some((input.start(ctx), partial)), spec, schema: schema.clone(), ctx: ctx.clone(), output: Vec::new() }
+        AggregateOp {
+            input: Some((input.start(ctx), partial)),
+            spec,
+            schema: schema.clone(),
+            ctx: ctx.clone(),
+            output: Vec::new(),
+        }
     }
 
     fn aggregate(&self, mut input: BoxOp, partial: Option<Arc<PartialTables>>) -> Result<RecordBatch> {
@@ -294,8 +301,74 @@ impl GroupTable {
         for (state, agg) in self.states.into_iter().zip(&self.spec.aggregates) {
             columns.push(state.finish(agg)?);
         }
-        let by_id = make_batch(&Arc::new(schema[key_count..].to_vec()), columns.split_off(key_count), self.group_count)?;
+        let by_id =
+            make_batch(&Arc::new(schema[key_count..].to_vec()), columns.split_off(key_count), self.group_count)?;
         columns.extend(take_columns(&by_id, &order)?);
         make_batch(schema, columns, self.group_count)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use std::sync::atomic::AtomicBool;
+
+    use arrow_array::{Int32Array, Int64Array};
+
+    use super::*;
+    use crate::exec::memory::MemorySource;
+    use crate::plan::Field;
+
+    fn ctx() -> ExecContext {
+        ExecContext {
+            source: Arc::new(MemorySource::new()),
+            params: Arc::new(vec![]),
+            statement_start_us: 0,
+            cancel: Arc::new(AtomicBool::new(false)),
+            deadline: None,
+            work_mem: 1 << 24,
+            workers: 2,
+            subqueries: None,
+        }
+    }
+
+    /// Merged partial tables give what one table fed everything gives.
+    #[test]
+    fn merged_partials_equal_one_table() {
+        let (int, big) = (DataType::Int32, DataType::Int64);
+        let agg = |func, ty| AggregateExpr { func, arg: Some(Expr::column(1, big)), distinct: false, filter: None, ty };
+        let spec = Arc::new(Spec {
+            group_by: vec![Expr::column(0, int)],
+            aggregates: vec![
+                AggregateExpr { func: AggFunc::CountStar, arg: None, distinct: false, filter: None, ty: big },
+                agg(AggFunc::Sum, DataType::Numeric { precision: None, scale: 0 }),
+                agg(AggFunc::Min, big),
+                agg(AggFunc::Max, big),
+            ],
+        });
+        let fields = ["g", "count", "sum", "min", "max"].map(|n| Field {
+            name: n.into(),
+            qualifier: None,
+            ty: big,
+            nullable: true,
+        });
+        let mut fields = fields.to_vec();
+        fields[0].ty = int;
+        fields[2].ty = DataType::Numeric { precision: None, scale: 0 };
+        let schema: Schema = Arc::new(fields);
+        let g: Int32Array = (0..1000).map(|i| (i % 7 != 0).then_some(i % 13)).collect();
+        let v: Int64Array = (0..1000).map(|i| (i % 5 != 0).then_some((i * 7919) % 1000 - 500)).collect();
+        let batch =
+            RecordBatch::try_from_iter([("g", Arc::new(g) as ArrayRef), ("v", Arc::new(v) as ArrayRef)]).unwrap();
+        let ctx = ctx();
+        let mut whole = GroupTable::new(spec.clone(), &ctx).unwrap();
+        whole.consume(&batch).unwrap();
+        let (mut a, mut b) =
+            (GroupTable::new(spec.clone(), &ctx).unwrap(), GroupTable::new(spec.clone(), &ctx).unwrap());
+        a.consume(&batch.slice(0, 400)).unwrap();
+        b.consume(&batch.slice(400, 600)).unwrap();
+        let mut merged = GroupTable::new(spec, &ctx).unwrap();
+        merged.merge(a).unwrap();
+        merged.merge(b).unwrap();
+        assert_eq!(merged.finish(&schema).unwrap(), whole.finish(&schema).unwrap());
     }
 }
