@@ -92,3 +92,71 @@ pub struct ExecContext {
 pub trait SubqueryRunner: Send + Sync {
     fn run(&self, plan: &crate::plan::Plan, outer: &[Vec<Value>], ctx: &ExecContext) -> Result<Vec<RecordBatch>>;
 }
+
+mod accumulate;
+mod aggregate;
+mod build;
+mod join;
+mod join_keys;
+pub mod memory;
+mod metrics;
+mod pipeline;
+mod setop;
+mod sort;
+mod subquery;
+mod util;
+pub mod work_mem;
+
+pub use metrics::OperatorMetrics;
+pub use subquery::ExecSubqueryRunner;
+
+/// What [`execute`] returns: the plan's output, all of it, and the
+/// measured tree for EXPLAIN ANALYZE.
+#[derive(Debug)]
+pub struct ExecOutput {
+    pub schema: crate::plan::Schema,
+    pub batches: Vec<RecordBatch>,
+    pub metrics: OperatorMetrics,
+}
+
+/// Runs `plan` to completion and collects its batches.
+pub fn execute(plan: &crate::plan::Plan, ctx: &ExecContext) -> Result<ExecOutput> {
+    let mut batches = Vec::new();
+    let metrics = execute_streaming(plan, ctx, &mut |b| {
+        batches.push(b);
+        Ok(())
+    })?;
+    Ok(ExecOutput { schema: plan.schema.clone(), batches, metrics })
+}
+
+/// Runs `plan`, handing each output batch to `sink` as soon as it is made
+/// (the result is never held whole unless the plan holds it, e.g. a
+/// sort). An error from `sink` stops the execution and is returned.
+pub fn execute_streaming(
+    plan: &crate::plan::Plan,
+    ctx: &ExecContext,
+    sink: &mut dyn FnMut(RecordBatch) -> Result<()>,
+) -> Result<OperatorMetrics> {
+    let ctx = subquery::with_runner(ctx);
+    let (mut op, node) = build::build(plan, &ctx)?;
+    while let Some(batch) = op.next()? {
+        if batch.num_rows() > 0 {
+            sink(batch)?;
+        }
+    }
+    drop(op);
+    Ok(node.snapshot())
+}
+
+/// Fails with 57014 if the statement was cancelled or ran past its
+/// `statement_timeout`; every operator loop calls it between batches.
+pub fn check_interrupts(ctx: &ExecContext) -> Result<()> {
+    use crate::error::{SqlError, SqlState};
+    if ctx.cancel.load(std::sync::atomic::Ordering::Relaxed) {
+        return Err(SqlError::new(SqlState::QUERY_CANCELED, "canceling statement due to user request"));
+    }
+    if ctx.deadline.is_some_and(|d| Instant::now() >= d) {
+        return Err(SqlError::new(SqlState::QUERY_CANCELED, "canceling statement due to statement timeout"));
+    }
+    Ok(())
+}

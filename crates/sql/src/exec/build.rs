@@ -1,0 +1,247 @@
+//! From a plan to running operators: each node becomes a pipeline stage
+//! (Filter, Project, a join's probe, a scan's leftover filter) or an
+//! operator that ends the pipeline below it (everything else). Also the
+//! leaf and streaming operators: Scan, Values, Filter, Project, Limit.
+
+use std::sync::Arc;
+use std::time::Instant;
+
+use arrow_array::{Array, BooleanArray, RecordBatch};
+
+use super::metrics::MetricsNode;
+use super::pipeline::{BoxOp, Operator, Pipeline, Stage, Transform, VecSource};
+use super::util::{arrow_err, concat, conform, empty_rows_batch, make_batch, rechunk};
+use super::{ExecContext, ScanSpec, aggregate, check_interrupts, expr, join, setop, sort};
+use crate::error::{Result, SqlError};
+use crate::plan::{Access, Expr, Node, Plan, Schema};
+
+/// The running operator tree of `plan` and its metrics tree.
+pub fn build(plan: &Plan, ctx: &ExecContext) -> Result<(BoxOp, Arc<MetricsNode>)> {
+    let (pipeline, node) = build_node(plan, ctx)?;
+    Ok((pipeline.start(ctx), node))
+}
+
+/// `plan` as a pipeline still open for stages above it.
+pub fn build_node(plan: &Plan, ctx: &ExecContext) -> Result<(Pipeline, Arc<MetricsNode>)> {
+    check_interrupts(ctx)?;
+    match &plan.node {
+        Node::Scan { .. } => build_scan(plan, ctx),
+        Node::Values { rows } => {
+            let node = MetricsNode::new("Values", vec![]);
+            let batches = values(rows, &plan.schema, ctx)?;
+            Ok((Pipeline { source: metered(Box::new(VecSource(batches)), &node), stages: vec![] }, node))
+        }
+        Node::Filter { input, predicate } => {
+            let (mut pipeline, child) = build_node(input, ctx)?;
+            let node = MetricsNode::new("Filter", vec![child]);
+            let transform = Arc::new(FilterT { predicate: predicate.clone() });
+            pipeline.stages.push(Stage { transform, metrics: node.clone() });
+            Ok((pipeline, node))
+        }
+        Node::Project { input, exprs } => {
+            let (mut pipeline, child) = build_node(input, ctx)?;
+            let node = MetricsNode::new("Project", vec![child]);
+            let transform = Arc::new(ProjectT { exprs: exprs.clone(), schema: plan.schema.clone() });
+            pipeline.stages.push(Stage { transform, metrics: node.clone() });
+            Ok((pipeline, node))
+        }
+        Node::Join { .. } => join::build_join(plan, ctx),
+        Node::Aggregate { input, group_by, aggregates } => {
+            let (input, child) = build_node(input, ctx)?;
+            let node = MetricsNode::new("HashAggregate", vec![child]);
+            let op = aggregate::AggregateOp::new(input, group_by, aggregates, &plan.schema, ctx);
+            Ok((op_pipeline(Box::new(op), &node), node))
+        }
+        Node::Sort { input, keys } => {
+            let (input, child) = build(input, ctx)?;
+            let node = MetricsNode::new("Sort", vec![child]);
+            let op = sort::SortOp::new(input, keys.clone(), plan.schema.clone(), ctx);
+            Ok((op_pipeline(Box::new(op), &node), node))
+        }
+        Node::Limit { input, limit, offset } => {
+            let (input, child) = build(input, ctx)?;
+            let node = MetricsNode::new("Limit", vec![child]);
+            let op = LimitOp { input: Some(input), skip: *offset, left: *limit, ctx: ctx.clone() };
+            Ok((op_pipeline(Box::new(op), &node), node))
+        }
+        Node::Distinct { input } => {
+            let (input, child) = build(input, ctx)?;
+            let node = MetricsNode::new("HashDistinct", vec![child]);
+            let op = setop::DistinctOp::new(input, plan.schema.clone(), ctx)?;
+            Ok((op_pipeline(Box::new(op), &node), node))
+        }
+        Node::SetOp { op, all, left, right } => {
+            let (l, lnode) = build(left, ctx)?;
+            let (r, rnode) = build(right, ctx)?;
+            let node = MetricsNode::new(format!("SetOp {op:?}{}", if *all { " All" } else { "" }), vec![lnode, rnode]);
+            let op = setop::set_op(*op, *all, l, r, plan.schema.clone(), ctx)?;
+            Ok((op_pipeline(op, &node), node))
+        }
+    }
+}
+
+/// An operator as a pipeline without stages, counted into `node`.
+pub fn op_pipeline(op: BoxOp, node: &Arc<MetricsNode>) -> Pipeline {
+    Pipeline { source: metered(op, node), stages: vec![] }
+}
+
+fn build_scan(plan: &Plan, ctx: &ExecContext) -> Result<(Pipeline, Arc<MetricsNode>)> {
+    let Node::Scan { table, columns, filter, emit_vid, access } = &plan.node else {
+        return Err(SqlError::internal("build_scan of a non-scan"));
+    };
+    if let Access::Index { index, .. } = access {
+        return Err(SqlError::unsupported(format!(
+            "index scans (Access::Index on index \"{}\") are not executed yet",
+            index.name
+        ))
+        .with_hint("Plan a sequential scan (Access::Host or Access::Ndp) until the store has indexes."));
+    }
+    let spec = ScanSpec { table, columns, filter: filter.as_ref(), emit_vid: *emit_vid, access };
+    let output = ctx.source.scan(&spec)?;
+    let node = MetricsNode::new(format!("Scan {}", table.name), vec![]);
+    *node.scan.lock() = Some(output.counters.clone());
+    let source = Box::new(ScanOp { batches: output.batches, schema: plan.schema.clone() });
+    match filter {
+        Some(predicate) if !output.filter_applied => {
+            let transform = Arc::new(FilterT { predicate: predicate.clone() });
+            Ok((Pipeline { source, stages: vec![Stage { transform, metrics: node.clone() }] }, node))
+        }
+        _ => Ok((Pipeline { source: metered(source, &node), stages: vec![] }, node)),
+    }
+}
+
+struct ScanOp {
+    batches: Box<dyn Iterator<Item = Result<RecordBatch>> + Send>,
+    schema: Schema,
+}
+
+impl Operator for ScanOp {
+    fn next(&mut self) -> Result<Option<RecordBatch>> {
+        match self.batches.next() {
+            None => Ok(None),
+            Some(batch) => {
+                let batch = batch?;
+                let rows = batch.num_rows();
+                Ok(Some(make_batch(&self.schema, batch.columns().to_vec(), rows)?))
+            }
+        }
+    }
+}
+
+/// The rows of `VALUES`, evaluated once.
+fn values(rows: &[Vec<Expr>], schema: &Schema, ctx: &ExecContext) -> Result<Vec<RecordBatch>> {
+    let one = empty_rows_batch(1);
+    let mut batches = Vec::with_capacity(rows.len());
+    for row in rows {
+        check_interrupts(ctx)?;
+        let columns = row.iter().map(|e| expr::evaluate(e, &one, ctx)).collect::<Result<Vec<_>>>()?;
+        batches.push(make_batch(schema, columns, 1)?);
+    }
+    let all = concat(schema, &batches)?;
+    let mut chunks = rechunk(&all);
+    chunks.reverse();
+    Ok(chunks)
+}
+
+/// Counts an operator's rows and time (inclusive of its inputs).
+struct Metered {
+    inner: BoxOp,
+    node: Arc<MetricsNode>,
+}
+
+pub fn metered(inner: BoxOp, node: &Arc<MetricsNode>) -> BoxOp {
+    Box::new(Metered { inner, node: node.clone() })
+}
+
+impl Operator for Metered {
+    fn next(&mut self) -> Result<Option<RecordBatch>> {
+        let t0 = Instant::now();
+        let out = self.inner.next();
+        self.node.add_time(t0.elapsed());
+        if let Ok(Some(b)) = &out {
+            self.node.add_rows(b.num_rows());
+        }
+        out
+    }
+}
+
+/// Evaluates `predicate` and keeps the rows where it is TRUE.
+pub fn filter_batch(batch: &RecordBatch, predicate: &Expr, ctx: &ExecContext) -> Result<RecordBatch> {
+    let mask = expr::evaluate(predicate, batch, ctx)?;
+    let mask = as_bool(&mask)?;
+    arrow_select::filter::filter_record_batch(batch, mask).map_err(arrow_err)
+}
+
+pub fn as_bool(array: &Arc<dyn Array>) -> Result<&BooleanArray> {
+    array
+        .as_any()
+        .downcast_ref::<BooleanArray>()
+        .ok_or_else(|| SqlError::internal(format!("a condition evaluated to {}", array.data_type())))
+}
+
+struct FilterT {
+    predicate: Expr,
+}
+
+impl Transform for FilterT {
+    fn apply(&self, batch: RecordBatch, ctx: &ExecContext) -> Result<RecordBatch> {
+        filter_batch(&batch, &self.predicate, ctx)
+    }
+}
+
+struct ProjectT {
+    exprs: Vec<Expr>,
+    schema: Schema,
+}
+
+impl Transform for ProjectT {
+    fn apply(&self, batch: RecordBatch, ctx: &ExecContext) -> Result<RecordBatch> {
+        let columns = self
+            .exprs
+            .iter()
+            .zip(self.schema.iter())
+            .map(|(e, f)| conform(expr::evaluate(e, &batch, ctx)?, &f.ty))
+            .collect::<Result<Vec<_>>>()?;
+        make_batch(&self.schema, columns, batch.num_rows())
+    }
+}
+
+/// OFFSET then LIMIT; drops its input as soon as the limit is reached, so
+/// the pipelines below stop pulling.
+struct LimitOp {
+    input: Option<BoxOp>,
+    skip: u64,
+    left: Option<u64>,
+    ctx: ExecContext,
+}
+
+impl Operator for LimitOp {
+    fn next(&mut self) -> Result<Option<RecordBatch>> {
+        loop {
+            check_interrupts(&self.ctx)?;
+            if self.left == Some(0) {
+                self.input = None;
+                return Ok(None);
+            }
+            let Some(input) = &mut self.input else { return Ok(None) };
+            let Some(mut batch) = input.next()? else {
+                self.input = None;
+                return Ok(None);
+            };
+            let rows = batch.num_rows() as u64;
+            if self.skip >= rows {
+                self.skip -= rows;
+                continue;
+            }
+            let start = self.skip as usize;
+            self.skip = 0;
+            let mut len = batch.num_rows() - start;
+            if let Some(left) = &mut self.left {
+                len = len.min(*left as usize);
+                *left -= len as u64;
+            }
+            batch = batch.slice(start, len);
+            return Ok(Some(batch));
+        }
+    }
+}

@@ -1,0 +1,61 @@
+//! Per-operator measurements for EXPLAIN ANALYZE: a tree that mirrors the
+//! plan. Operators count into a shared [`MetricsNode`] (atomics: pipeline
+//! stages run on several workers); [`MetricsNode::snapshot`] copies it
+//! into the plain [`OperatorMetrics`] the caller gets.
+//!
+//! Time is inclusive of the node's inputs where the node pulls them on
+//! the same thread (as PostgreSQL's "actual time"); for stages inside a
+//! parallel pipeline it is the time summed over the workers.
+
+use std::sync::Arc;
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::time::Duration;
+
+use parking_lot::Mutex;
+
+use super::ScanCounters;
+
+/// The measured tree, one node per plan node.
+#[derive(Debug, Clone, PartialEq, Default)]
+pub struct OperatorMetrics {
+    /// The operator's name (`Scan t`, `HashJoin Inner`, ...).
+    pub name: String,
+    pub rows_out: u64,
+    pub elapsed: Duration,
+    /// Scans only: the source's counters.
+    pub scan: Option<ScanCounters>,
+    pub children: Vec<OperatorMetrics>,
+}
+
+#[derive(Debug, Default)]
+pub struct MetricsNode {
+    pub name: String,
+    rows_out: AtomicU64,
+    elapsed_ns: AtomicU64,
+    pub scan: Mutex<Option<Arc<Mutex<ScanCounters>>>>,
+    pub children: Vec<Arc<MetricsNode>>,
+}
+
+impl MetricsNode {
+    pub fn new(name: impl Into<String>, children: Vec<Arc<MetricsNode>>) -> Arc<MetricsNode> {
+        Arc::new(MetricsNode { name: name.into(), children, ..MetricsNode::default() })
+    }
+
+    pub fn add_rows(&self, rows: usize) {
+        self.rows_out.fetch_add(rows as u64, Ordering::Relaxed);
+    }
+
+    pub fn add_time(&self, elapsed: Duration) {
+        self.elapsed_ns.fetch_add(elapsed.as_nanos() as u64, Ordering::Relaxed);
+    }
+
+    pub fn snapshot(&self) -> OperatorMetrics {
+        OperatorMetrics {
+            name: self.name.clone(),
+            rows_out: self.rows_out.load(Ordering::Relaxed),
+            elapsed: Duration::from_nanos(self.elapsed_ns.load(Ordering::Relaxed)),
+            scan: self.scan.lock().as_ref().map(|c| *c.lock()),
+            children: self.children.iter().map(|c| c.snapshot()).collect(),
+        }
+    }
+}

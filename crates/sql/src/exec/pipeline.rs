@@ -1,0 +1,372 @@
+//! The operator model: pull-based operators over batches, and pipelines
+//! of per-batch stages that run on several workers (morsel-driven).
+//!
+//! ```text
+//!   breaker (sort, aggregate, hash build, limit, top)
+//!      ▲  batches in source order (reorder buffer by morsel number)
+//!   ┌──┴───────────── Pipeline ──────────────────┐
+//!   │ worker 1: morsel k   ─► stage ─► stage ─┐  │
+//!   │ worker 2: morsel k+1 ─► stage ─► stage ─┤  │
+//!   └──────▲──────────────────────────────────┴──┘
+//!          │ one batch (a morsel) at a time, numbered, under a lock
+//!       source operator (scan, or any operator)
+//! ```
+//!
+//! A stage ([`Transform`]) is a filter, a projection or a hash-join probe:
+//! it maps one batch to one batch and keeps no order-dependent state, so
+//! workers can run it on different morsels at once. Each morsel carries
+//! the number it was pulled with and the consumer emits results in that
+//! order, so a parallel pipeline's output is the serial one, batch for
+//! batch. What must see the whole input (a right or full join's unmatched
+//! build rows) is a stage's [`Transform::finish`], run once after every
+//! worker is done.
+
+use std::collections::BTreeMap;
+use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::mpsc::{Receiver, SyncSender, sync_channel};
+use std::thread::JoinHandle;
+use std::time::Instant;
+
+use arrow_array::RecordBatch;
+use parking_lot::Mutex;
+
+use super::metrics::MetricsNode;
+use super::{ExecContext, check_interrupts};
+use crate::error::{Result, SqlError};
+
+/// A pull-based operator: `None` once exhausted.
+pub trait Operator: Send {
+    fn next(&mut self) -> Result<Option<RecordBatch>>;
+}
+
+pub type BoxOp = Box<dyn Operator>;
+
+/// A per-batch step of a pipeline, callable from several workers at once.
+pub trait Transform: Send + Sync {
+    fn apply(&self, batch: RecordBatch, ctx: &ExecContext) -> Result<RecordBatch>;
+    /// Rows to emit once the input is exhausted.
+    fn finish(&self, _ctx: &ExecContext) -> Result<Option<RecordBatch>> {
+        Ok(None)
+    }
+}
+
+#[derive(Clone)]
+pub struct Stage {
+    pub transform: Arc<dyn Transform>,
+    pub metrics: Arc<MetricsNode>,
+}
+
+/// A source and the stages above it, not started yet.
+pub struct Pipeline {
+    pub source: BoxOp,
+    pub stages: Vec<Stage>,
+}
+
+impl Pipeline {
+    /// Starts the pipeline: on `ctx.workers` threads when it has stages
+    /// and more than one worker, else on the caller's thread.
+    pub fn start(self, ctx: &ExecContext) -> BoxOp {
+        if self.stages.is_empty() {
+            return self.source;
+        }
+        if ctx.workers > 1 {
+            return Box::new(Adaptive { pipeline: Some(self), running: None, ctx: ctx.clone() });
+        }
+        Box::new(SerialPipeline { source: self.source, stages: self.stages, ctx: ctx.clone(), tail: None })
+    }
+}
+
+/// Starts workers only for an input of more than one morsel: a point
+/// query's single batch runs on the caller's thread, without the cost of
+/// starting threads.
+struct Adaptive {
+    pipeline: Option<Pipeline>,
+    running: Option<BoxOp>,
+    ctx: ExecContext,
+}
+
+impl Operator for Adaptive {
+    fn next(&mut self) -> Result<Option<RecordBatch>> {
+        if let Some(Pipeline { mut source, stages }) = self.pipeline.take() {
+            let mut first = Vec::new();
+            while first.len() < 2 {
+                match source.next()? {
+                    Some(batch) => first.push(batch),
+                    None => break,
+                }
+            }
+            let many = first.len() == 2;
+            first.reverse();
+            let source: BoxOp = Box::new(Chain { head: VecSource(first), rest: source });
+            self.running = Some(if many {
+                Box::new(ParallelPipeline::start(Pipeline { source, stages }, &self.ctx))
+            } else {
+                Box::new(SerialPipeline { source, stages, ctx: self.ctx.clone(), tail: None })
+            });
+        }
+        match &mut self.running {
+            Some(op) => op.next(),
+            None => Ok(None),
+        }
+    }
+}
+
+/// Batches already pulled, then the rest of the source.
+struct Chain {
+    head: VecSource,
+    rest: BoxOp,
+}
+
+impl Operator for Chain {
+    fn next(&mut self) -> Result<Option<RecordBatch>> {
+        match self.head.next()? {
+            Some(batch) => Ok(Some(batch)),
+            None => self.rest.next(),
+        }
+    }
+}
+
+/// Runs `batch` through `stages`.
+fn run_stages(stages: &[Stage], mut batch: RecordBatch, ctx: &ExecContext) -> Result<RecordBatch> {
+    for stage in stages {
+        let t0 = Instant::now();
+        batch = stage.transform.apply(batch, ctx)?;
+        stage.metrics.add_time(t0.elapsed());
+        stage.metrics.add_rows(batch.num_rows());
+    }
+    Ok(batch)
+}
+
+/// The stages' `finish` outputs, each run through the stages above it.
+fn finish_stages(stages: &[Stage], ctx: &ExecContext) -> Result<Vec<RecordBatch>> {
+    let mut out = Vec::new();
+    for (i, stage) in stages.iter().enumerate() {
+        let t0 = Instant::now();
+        let extra = stage.transform.finish(ctx)?;
+        stage.metrics.add_time(t0.elapsed());
+        if let Some(batch) = extra {
+            stage.metrics.add_rows(batch.num_rows());
+            out.push(run_stages(&stages[i + 1..], batch, ctx)?);
+        }
+    }
+    Ok(out)
+}
+
+struct SerialPipeline {
+    source: BoxOp,
+    stages: Vec<Stage>,
+    ctx: ExecContext,
+    /// The stages' `finish` output, once the source is exhausted.
+    tail: Option<Vec<RecordBatch>>,
+}
+
+impl Operator for SerialPipeline {
+    fn next(&mut self) -> Result<Option<RecordBatch>> {
+        if let Some(tail) = &mut self.tail {
+            return Ok(tail.pop());
+        }
+        while let Some(batch) = self.source.next()? {
+            check_interrupts(&self.ctx)?;
+            let out = run_stages(&self.stages, batch, &self.ctx)?;
+            if out.num_rows() > 0 {
+                return Ok(Some(out));
+            }
+        }
+        let mut tail = finish_stages(&self.stages, &self.ctx)?;
+        tail.reverse();
+        Ok(self.tail.insert(tail).pop())
+    }
+}
+
+/// Yields batches from a vector (last first).
+pub struct VecSource(pub Vec<RecordBatch>);
+
+impl Operator for VecSource {
+    fn next(&mut self) -> Result<Option<RecordBatch>> {
+        Ok(self.0.pop())
+    }
+}
+
+type Morsel = (u64, Result<RecordBatch>);
+
+struct ParallelPipeline {
+    rx: Option<Receiver<Morsel>>,
+    handles: Vec<JoinHandle<()>>,
+    stop: Arc<AtomicBool>,
+    pending: BTreeMap<u64, RecordBatch>,
+    next_seq: u64,
+    stages: Vec<Stage>,
+    tail: Option<Vec<RecordBatch>>,
+    ctx: ExecContext,
+}
+
+struct Shared {
+    source: Mutex<(BoxOp, u64, bool)>,
+    stages: Vec<Stage>,
+    stop: Arc<AtomicBool>,
+}
+
+impl ParallelPipeline {
+    fn start(pipeline: Pipeline, ctx: &ExecContext) -> ParallelPipeline {
+        let stop = Arc::new(AtomicBool::new(false));
+        let shared = Arc::new(Shared {
+            source: Mutex::new((pipeline.source, 0, false)),
+            stages: pipeline.stages.clone(),
+            stop: stop.clone(),
+        });
+        let (tx, rx) = sync_channel(ctx.workers * 2);
+        let handles = (0..ctx.workers)
+            .map(|_| {
+                let (shared, tx, ctx) = (shared.clone(), tx.clone(), ctx.clone());
+                std::thread::spawn(move || worker(&shared, &tx, &ctx))
+            })
+            .collect();
+        ParallelPipeline {
+            rx: Some(rx),
+            handles,
+            stop,
+            pending: BTreeMap::new(),
+            next_seq: 0,
+            stages: pipeline.stages,
+            tail: None,
+            ctx: ctx.clone(),
+        }
+    }
+}
+
+/// One worker: pull a numbered morsel, run the stages, send the result.
+fn worker(shared: &Shared, tx: &SyncSender<Morsel>, ctx: &ExecContext) {
+    while !shared.stop.load(Ordering::Relaxed) {
+        let (seq, batch) = {
+            let mut source = shared.source.lock();
+            if source.2 {
+                return;
+            }
+            let pulled = check_interrupts(ctx).and_then(|_| source.0.next());
+            let seq = source.1;
+            match pulled {
+                Ok(Some(batch)) => {
+                    source.1 += 1;
+                    (seq, batch)
+                }
+                Ok(None) => {
+                    source.2 = true;
+                    return;
+                }
+                Err(e) => {
+                    source.2 = true;
+                    let _ = tx.send((seq, Err(e)));
+                    return;
+                }
+            }
+        };
+        let out = run_stages(&shared.stages, batch, ctx);
+        let failed = out.is_err();
+        if tx.send((seq, out)).is_err() || failed {
+            return;
+        }
+    }
+}
+
+impl Operator for ParallelPipeline {
+    fn next(&mut self) -> Result<Option<RecordBatch>> {
+        loop {
+            if let Some(tail) = &mut self.tail {
+                return Ok(tail.pop());
+            }
+            if let Some(batch) = self.pending.remove(&self.next_seq) {
+                self.next_seq += 1;
+                if batch.num_rows() > 0 {
+                    return Ok(Some(batch));
+                }
+                continue;
+            }
+            let rx = self.rx.as_ref().ok_or_else(|| SqlError::internal("pipeline polled after it ended"))?;
+            match rx.recv() {
+                Ok((_, Err(e))) => return Err(e),
+                Ok((seq, Ok(batch))) => {
+                    self.pending.insert(seq, batch);
+                }
+                Err(_) => {
+                    // Every worker has ended, and each sent every morsel it
+                    // pulled: nothing is missing.
+                    if !self.pending.is_empty() {
+                        return Err(SqlError::internal("a parallel pipeline lost a morsel"));
+                    }
+                    self.join();
+                    let mut tail = finish_stages(&self.stages, &self.ctx)?;
+                    tail.reverse();
+                    self.tail = Some(tail);
+                }
+            }
+        }
+    }
+}
+
+impl ParallelPipeline {
+    fn join(&mut self) {
+        self.stop.store(true, Ordering::Relaxed);
+        self.rx = None;
+        for h in self.handles.drain(..) {
+            // A worker that panicked has already reported nothing more;
+            // its morsel's absence is caught above.
+            let _ = h.join();
+        }
+    }
+}
+
+impl Drop for ParallelPipeline {
+    fn drop(&mut self) {
+        self.join();
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use std::sync::atomic::AtomicBool;
+
+    use arrow_array::Int64Array;
+    use arrow_array::cast::AsArray;
+    use arrow_array::types::Int64Type;
+
+    use super::*;
+    use crate::exec::memory::MemorySource;
+
+    /// Holds back even morsels, so workers finish them out of order.
+    struct Uneven;
+
+    impl Transform for Uneven {
+        fn apply(&self, batch: RecordBatch, _ctx: &ExecContext) -> Result<RecordBatch> {
+            if batch.column(0).as_primitive::<Int64Type>().value(0) % 2 == 0 {
+                std::thread::sleep(std::time::Duration::from_millis(3));
+            }
+            Ok(batch)
+        }
+    }
+
+    #[test]
+    fn parallel_output_keeps_the_morsel_order() {
+        let batches: Vec<RecordBatch> = (0..24i64)
+            .rev()
+            .map(|i| RecordBatch::try_from_iter([("v", Arc::new(Int64Array::from(vec![i])) as _)]).unwrap())
+            .collect();
+        let ctx = ExecContext {
+            source: Arc::new(MemorySource::new()),
+            params: Arc::new(vec![]),
+            statement_start_us: 0,
+            cancel: Arc::new(AtomicBool::new(false)),
+            deadline: None,
+            work_mem: 1 << 20,
+            workers: 3,
+            subqueries: None,
+        };
+        let stage = Stage { transform: Arc::new(Uneven), metrics: MetricsNode::new("uneven", vec![]) };
+        let mut op = Pipeline { source: Box::new(VecSource(batches)), stages: vec![stage] }.start(&ctx);
+        let mut got = Vec::new();
+        while let Some(b) = op.next().unwrap() {
+            got.push(b.column(0).as_primitive::<Int64Type>().value(0));
+        }
+        assert_eq!(got, (0..24).collect::<Vec<_>>());
+    }
+}
