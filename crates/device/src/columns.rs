@@ -16,7 +16,8 @@ use crate::error::DeviceError;
 pub(crate) struct NumericColumn {
     /// Byte of the value in the data (4-aligned).
     at: usize,
-    /// Two words (Int64, Decimal) or one (Int32, sign-extended).
+    /// Two words (Int64, Decimal, Timestamp, Float64's bits) or one (Int32,
+    /// Date, Bool; sign-extended).
     wide: bool,
     /// If nullable: the 4-aligned data byte of the null-bitmap word holding
     /// the column's bit, and the bit.
@@ -82,7 +83,7 @@ impl Scan<'_, '_> {
         let null_at = usize::from(self.layout.null_bitmap_offset) + usize::from(column) / 8;
         NumericColumn {
             at: usize::from(slot.offset),
-            wide: slot.ty != ColumnType::Int32,
+            wide: slot.ty.is_wide(),
             null: slot.nullable.then_some((null_at & !3, 1u32 << (8 * (null_at & 3) + usize::from(column) % 8))),
         }
     }
@@ -130,7 +131,8 @@ impl Scan<'_, '_> {
 
     pub(crate) fn column_value(&mut self, rec: &Found, column: u16) -> Result<Value, DeviceError> {
         let slot = self.layout.slots[usize::from(column)];
-        if slot.ty.is_numeric() {
+        // Fixed-width values (a float64's bit pattern too) in one or two words.
+        if !matches!(slot.ty, ColumnType::Text(_) | ColumnType::Varchar(_)) {
             return Ok(self.int_column(rec, column)?.map_or(Value::Null, Value::Int));
         }
         if self.is_null(rec, column)? {

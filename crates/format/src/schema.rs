@@ -12,13 +12,24 @@
 //!   int64        8 bytes  i64 LE
 //!   decimal      8 bytes  i64 LE, the value times 10^scale
 //!   timestamp    8 bytes  i64 LE, microseconds since 1970-01-01 UTC
+//!   float64      8 bytes  f64 LE (IEEE-754 binary64)
+//!   bool         4 bytes  byte 0: 0 false, 1 true; bytes 1..4 zero
+//!   date         4 bytes  i32 LE, days since 1970-01-01
 //!   text(n)      n bytes, space padded, then zero bytes up to a multiple of 4 (n <= 4096)
 //!   varchar(n)   4 bytes  u16 LE offset from the tuple start, u16 LE length (n <= 4096)
 //! null bitmap: ceil(columns / 8) bytes rounded up to 4; bit i set = column i NULL
 //! var area:    varchar bytes, in column order
 //! ```
 //!
-//! A NULL column's fixed slot is zero. The layout is shipped to the device as a
+//! A NULL column's fixed slot is zero.
+//!
+//! Every column value is a [`Value::Int`] or a [`Value::Text`]: a float64
+//! travels as its IEEE-754 bit pattern (`f64::to_bits` as i64, see
+//! [`Value::float`]), a bool as 0 or 1, a date as its day number. So the
+//! value type keeps `Eq`, `Ord` and `Hash`, and the integer columns the
+//! device compares stay one kind; a float64's bit pattern does not order as
+//! the numbers do, so the device never compares nor sums one
+//! ([`ColumnType::is_numeric`] is false for it). The layout is shipped to the device as a
 //! [`LayoutDescriptor`] (8 bytes per column) when a table is created.
 
 use crate::{FormatError, u32_at};
@@ -42,6 +53,12 @@ pub enum ColumnType {
     Text(u16),
     /// Variable-length text of at most n bytes.
     Varchar(u16),
+    /// IEEE-754 binary64, carried as its bit pattern in [`Value::Int`].
+    Float64,
+    /// 0 or 1.
+    Bool,
+    /// Days since 1970-01-01 (Arrow's Date32).
+    Date,
 }
 
 impl ColumnType {
@@ -53,14 +70,17 @@ impl ColumnType {
             ColumnType::Timestamp => 4,
             ColumnType::Text(_) => 5,
             ColumnType::Varchar(_) => 6,
+            ColumnType::Float64 => 7,
+            ColumnType::Bool => 8,
+            ColumnType::Date => 9,
         }
     }
 
     /// Bytes of the column's slot in the fixed area.
     pub fn slot_bytes(self) -> u16 {
         match self {
-            ColumnType::Int32 | ColumnType::Varchar(_) => 4,
-            ColumnType::Int64 | ColumnType::Decimal { .. } | ColumnType::Timestamp => 8,
+            ColumnType::Int32 | ColumnType::Varchar(_) | ColumnType::Bool | ColumnType::Date => 4,
+            ColumnType::Int64 | ColumnType::Decimal { .. } | ColumnType::Timestamp | ColumnType::Float64 => 8,
             ColumnType::Text(n) => n.div_ceil(4) * 4,
         }
     }
@@ -73,6 +93,8 @@ impl ColumnType {
     pub fn check_int(self, v: i64) -> Result<(), String> {
         match self {
             ColumnType::Int32 if i32::try_from(v).is_err() => Err(format!("{v} does not fit integer")),
+            ColumnType::Date if i32::try_from(v).is_err() => Err(format!("day {v} does not fit date")),
+            ColumnType::Bool if v != 0 && v != 1 => Err(format!("{v} is not a boolean (0 or 1)")),
             ColumnType::Decimal { precision, scale } if v.unsigned_abs() >= 10u64.pow(u32::from(precision.min(19))) => {
                 let d = 10u64.pow(u32::from(scale));
                 let (int, frac) = (v.unsigned_abs() / d, v.unsigned_abs() % d);
@@ -93,9 +115,17 @@ impl ColumnType {
         }
     }
 
-    /// Numeric columns can be summed, compared and aggregated on the device.
+    /// Numeric columns can be summed, compared and aggregated on the device:
+    /// those whose value is an integer (bool and date too). Not float64,
+    /// whose bit pattern does not order as its numbers: its predicates and
+    /// aggregates stay on the host.
     pub fn is_numeric(self) -> bool {
-        !matches!(self, ColumnType::Text(_) | ColumnType::Varchar(_))
+        !matches!(self, ColumnType::Text(_) | ColumnType::Varchar(_) | ColumnType::Float64)
+    }
+
+    /// Whether the slot holds 8 bytes (else 4) for a fixed-width value.
+    pub fn is_wide(self) -> bool {
+        matches!(self, ColumnType::Int64 | ColumnType::Decimal { .. } | ColumnType::Timestamp | ColumnType::Float64)
     }
 
     pub fn sql_name(self) -> String {
@@ -106,6 +136,9 @@ impl ColumnType {
             ColumnType::Timestamp => "timestamp".into(),
             ColumnType::Text(n) => format!("char({n})"),
             ColumnType::Varchar(n) => format!("varchar({n})"),
+            ColumnType::Float64 => "double precision".into(),
+            ColumnType::Bool => "boolean".into(),
+            ColumnType::Date => "date".into(),
         }
     }
 }
@@ -130,6 +163,18 @@ pub enum Value {
     /// int32, int64, decimal (scaled) and timestamp values.
     Int(i64),
     Text(Vec<u8>),
+}
+
+impl Value {
+    /// A float64 column's value: the bit pattern of `f` (module docs).
+    pub fn float(f: f64) -> Value {
+        Value::Int(f.to_bits() as i64)
+    }
+
+    /// The float a float64 column's [`Value::Int`] carries.
+    pub fn as_float(bits: i64) -> f64 {
+        f64::from_bits(bits as u64)
+    }
 }
 
 /// Where one column lives in an encoded tuple.
@@ -220,11 +265,15 @@ impl Layout {
                     let x = i32::try_from(*x).map_err(|_| invalid(format!("column {i}: {x} does not fit int32")))?;
                     out[at..at + 4].copy_from_slice(&x.to_le_bytes());
                 }
+                (ty @ (ColumnType::Bool | ColumnType::Date), Value::Int(x)) => {
+                    ty.check_int(*x).map_err(|e| invalid(format!("column {i}: {e}")))?;
+                    out[at..at + 4].copy_from_slice(&(*x as i32).to_le_bytes());
+                }
                 (ty @ ColumnType::Decimal { .. }, Value::Int(x)) => {
                     ty.check_int(*x).map_err(|e| invalid(format!("column {i}: {e}")))?;
                     out[at..at + 8].copy_from_slice(&x.to_le_bytes())
                 }
-                (ColumnType::Int64 | ColumnType::Timestamp, Value::Int(x)) => {
+                (ColumnType::Int64 | ColumnType::Timestamp | ColumnType::Float64, Value::Int(x)) => {
                     out[at..at + 8].copy_from_slice(&x.to_le_bytes())
                 }
                 (ColumnType::Text(n), Value::Text(t)) => {
@@ -271,8 +320,18 @@ impl Layout {
         }
         let at = usize::from(slot.offset);
         Ok(match slot.ty {
-            ColumnType::Int32 => Value::Int(i64::from(u32_at(tuple, at) as i32)),
-            ColumnType::Int64 | ColumnType::Decimal { .. } | ColumnType::Timestamp => {
+            ColumnType::Int32 | ColumnType::Date => Value::Int(i64::from(u32_at(tuple, at) as i32)),
+            ColumnType::Bool => match u32_at(tuple, at) {
+                b @ (0 | 1) => Value::Int(i64::from(b)),
+                other => {
+                    return Err(FormatError::InvalidField {
+                        structure: STRUCTURE,
+                        field: "bool",
+                        reason: format!("column {i}: slot {other:#x}, not 0 or 1"),
+                    });
+                }
+            },
+            ColumnType::Int64 | ColumnType::Decimal { .. } | ColumnType::Timestamp | ColumnType::Float64 => {
                 Value::Int(i64::from_le_bytes(tuple[at..at + 8].try_into().expect("8 bytes")))
             }
             ColumnType::Text(n) => {
@@ -324,9 +383,10 @@ impl Layout {
             reason,
         })?;
         let at = usize::from(slot.offset);
-        match slot.ty {
-            ColumnType::Int32 => tuple[at..at + 4].copy_from_slice(&(v as i32).to_le_bytes()),
-            _ => tuple[at..at + 8].copy_from_slice(&v.to_le_bytes()),
+        if slot.ty.is_wide() {
+            tuple[at..at + 8].copy_from_slice(&v.to_le_bytes());
+        } else {
+            tuple[at..at + 4].copy_from_slice(&(v as i32).to_le_bytes());
         }
         tuple[usize::from(self.null_bitmap_offset) + i / 8] &= !(1 << (i % 8));
         Ok(())
@@ -345,7 +405,8 @@ fn not_numeric(i: usize) -> FormatError {
 /// 4  2 columns u16
 /// 6  2 fixed_bytes u16
 /// then per column:
-/// 0  1 type code (1 int32, 2 int64, 3 decimal, 4 timestamp, 5 text, 6 varchar)
+/// 0  1 type code (1 int32, 2 int64, 3 decimal, 4 timestamp, 5 text, 6 varchar,
+///                 7 float64, 8 bool, 9 date)
 /// 1  1 flags: bit 0 nullable
 /// 2  2 offset u16
 /// 4  2 length (text, varchar) or precision<<8|scale (decimal), else 0
@@ -400,6 +461,9 @@ impl LayoutDescriptor {
                 4 => ColumnType::Timestamp,
                 5 => ColumnType::Text(extra),
                 6 => ColumnType::Varchar(extra),
+                7 => ColumnType::Float64,
+                8 => ColumnType::Bool,
+                9 => ColumnType::Date,
                 other => {
                     return Err(FormatError::InvalidField {
                         structure: S,
@@ -547,6 +611,34 @@ mod tests {
         let t = layout.encode(&row).unwrap();
         assert_eq!(layout.decode(&t).unwrap(), row);
         assert_eq!(LayoutDescriptor::decode(&LayoutDescriptor::encode(&layout)).unwrap(), Layout { ..layout });
+    }
+
+    #[test]
+    fn float_bool_and_date_roundtrip() {
+        let cols = [
+            Column::new("f", ColumnType::Float64, true),
+            Column::new("b", ColumnType::Bool, true),
+            Column::new("d", ColumnType::Date, false),
+        ];
+        let layout = Layout::new(&cols).unwrap();
+        assert_eq!(layout.slots.iter().map(|s| s.offset).collect::<Vec<_>>(), [0, 8, 12]);
+        let row = vec![Value::float(-2.5), Value::Int(1), Value::Int(-719_162)];
+        let t = layout.encode(&row).unwrap();
+        assert_eq!(&t[0..8], &(-2.5f64).to_le_bytes());
+        assert_eq!(&t[8..12], &[1, 0, 0, 0]);
+        assert_eq!(layout.decode(&t).unwrap(), row);
+        assert_eq!(Value::as_float((-2.5f64).to_bits() as i64), -2.5);
+        assert!(layout.encode(&[Value::Null, Value::Int(2), Value::Int(0)]).is_err(), "a bool is 0 or 1");
+        assert!(layout.encode(&[Value::Null, Value::Null, Value::Int(1 << 40)]).is_err(), "a date is 32 bits");
+        let mut bad = t.clone();
+        bad[8] = 2;
+        assert!(layout.column(&bad, 1).is_err(), "a bool slot holding 2 is corrupt");
+        let desc = LayoutDescriptor::encode(&layout);
+        assert_eq!(&desc[8..9], &[7]);
+        assert_eq!(&desc[16..17], &[8]);
+        assert_eq!(&desc[24..25], &[9]);
+        assert_eq!(LayoutDescriptor::decode(&desc).unwrap(), layout);
+        assert!(!ColumnType::Float64.is_numeric() && ColumnType::Bool.is_numeric() && ColumnType::Date.is_numeric());
     }
 
     #[test]

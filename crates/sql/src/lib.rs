@@ -11,6 +11,7 @@
 //! - [`plan`]: the plan tree every stage passes on, and bound statements;
 //! - [`optimizer`]: rewrite rules, join ordering, physical choices;
 //! - [`exec`]: vectorized execution over Arrow batches;
+//! - [`store`]: tables, transactions, catalog and statistics in the MVCC store;
 //! - [`error`]: errors with PostgreSQL's SQLSTATE.
 //!
 //! Every plan node carries an estimated cardinality and separate host and
@@ -22,6 +23,7 @@ pub mod error;
 pub mod exec;
 pub mod optimizer;
 pub mod plan;
+pub mod store;
 pub mod types;
 
 pub use error::{Result, SqlError, SqlState};

@@ -74,7 +74,7 @@ pub use gc::GcStats;
 pub use recovery::{DroppedRecord, LogLoss, Recovery};
 pub use reuse::PageReuseStats;
 pub use salvage::{SalvageReport, Unreadable};
-pub use scan::{AggregateResult, Freshness, NdpScan, RowsResult, ScanStats};
+pub use scan::{AggregateResult, Freshness, HostScan, NdpScan, RowsResult, ScanStats};
 pub use store::{LogOp, OpKind, Store, StoreOptions};
 pub use table::{CHAIN_MAX, Head, Table, TableId};
 pub use update::{DEFAULT_POLL_LIMIT, NdpUpdate, NdpUpdateCall, UpdatedTuple};

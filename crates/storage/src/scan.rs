@@ -35,7 +35,7 @@ use ndpdb_format::ndp::{
 };
 use ndpdb_format::page::{self, RecordId};
 use ndpdb_format::record::{HEADER_BYTES, VersionHeader};
-use ndpdb_format::schema::Value;
+use ndpdb_format::schema::{ColumnType, Value};
 
 use crate::delta_frames::DeltaFrame;
 use crate::error::StoreError;
@@ -241,6 +241,13 @@ impl Store {
                 .columns
                 .get(usize::from(c))
                 .ok_or_else(|| StoreError::InvalidInput(format!("{what}: column {c} of {n}")))?;
+            if col.ty == ColumnType::Float64 {
+                return Err(StoreError::InvalidInput(format!(
+                    "{what}: column {} is double precision; the store compares and sums integer columns \
+                     only (a float's bit pattern does not order as its value): evaluate it in the executor",
+                    col.name
+                )));
+            }
             if !col.ty.is_numeric() {
                 return Err(StoreError::InvalidInput(format!(
                     "{what}: column {} is {}, not numeric",
@@ -612,6 +619,94 @@ impl Store {
             let cpu_ns = done.iter().map(|d| d.2).max().unwrap_or(0);
             Ok((done.into_iter().map(|(a, v, _)| (a, v)).collect(), cpu_ns as f64 / 1e9))
         })
+    }
+}
+
+/// A host-only scan taken apart into VID ranges (morsels): the table's
+/// [`HostView`] is taken once, at [`Store::host_scan`], and each
+/// [`Store::host_rows_range`] reads only the heap pages its VIDs' chains
+/// reach. So a scan holds one range's pages at a time, not the table's, and
+/// every range reads the table as it was when the scan began (a head
+/// changed later, by this transaction too, is not followed).
+pub struct HostScan {
+    view: HostView,
+}
+
+impl HostScan {
+    /// VIDs of the table when the scan began.
+    pub fn vids(&self) -> u64 {
+        self.view.heads.len() as u64
+    }
+}
+
+impl Store {
+    /// Begins a host-only scan of `table` in ranges ([`HostScan`]).
+    pub fn host_scan(&self, table: &Table) -> HostScan {
+        HostScan { view: HostView::of(table) }
+    }
+
+    /// The visible rows of VIDs `vids` (clipped to the scan's VIDs),
+    /// projected, walked on the calling thread. Pages the heads name are
+    /// read with read-ahead; an older version on a page not read yet is
+    /// read when its chain reaches it.
+    pub fn host_rows_range(
+        &self,
+        table: &Table,
+        scan: &HostScan,
+        snapshot: &Snapshot,
+        projection: &[u16],
+        predicate: Option<Predicate>,
+        vids: std::ops::Range<u64>,
+    ) -> Result<RowsResult> {
+        self.check_columns(table, &Operation::Rows { projection: projection.to_vec() }, predicate)?;
+        let m = self.measure();
+        let view = &scan.view;
+        let end = vids.end.min(view.heads.len() as u64);
+        let range = vids.start.min(end) as usize..end as usize;
+        let mut lpns: Vec<u64> = view.heads[range.clone()]
+            .iter()
+            .filter(|r| !r.is_none() && !view.delta.contains_key(&r.lpn()))
+            .map(|r| r.lpn())
+            .collect();
+        lpns.sort_unstable();
+        lpns.dedup();
+        let mut qp = self.device().queue_pair();
+        let mut pages: HashMap<u64, Vec<u8>> =
+            self.read_pages_ahead(&lpns, &mut qp, READ_AHEAD, Order::Submission)?.into_iter().collect();
+        let (mut rows, mut visited) = (Vec::new(), 0u64);
+        for vid in range {
+            let mut rid = view.heads[vid];
+            let mut steps = 0usize;
+            while !rid.is_none() {
+                visited += 1;
+                steps += 1;
+                if steps > CHAIN_MAX {
+                    return Err(StoreError::Corrupt(format!("VID {vid}: version chain does not end (a cycle?)")));
+                }
+                let lpn = rid.lpn();
+                if !view.delta.contains_key(&lpn) && !pages.contains_key(&lpn) {
+                    pages.extend(self.read_pages_ahead(&[lpn], &mut qp, 1, Order::Submission)?);
+                }
+                let page = view.delta.get(&lpn).or_else(|| pages.get(&lpn)).ok_or_else(|| {
+                    StoreError::Corrupt(format!("VID {vid}: page {lpn} of record {rid:?} is not in the table"))
+                })?;
+                let (h, data) = record_in(page, rid, vid as u64)?;
+                if snapshot.visible(h.create_ts) {
+                    let rec = Rec { vid: vid as u64, data };
+                    if !h.tombstone && qualifies(table, &rec, predicate)? {
+                        let vals = projection
+                            .iter()
+                            .map(|&c| table.layout.column(data, usize::from(c)))
+                            .collect::<std::result::Result<Vec<_>, _>>()
+                            .map_err(|e| StoreError::Corrupt(format!("VID {vid}: {e}")))?;
+                        rows.push((vid as u64, vals));
+                    }
+                    break;
+                }
+                rid = h.prev;
+            }
+        }
+        Ok(RowsResult { rows, stats: self.stats(m, visited) })
     }
 }
 

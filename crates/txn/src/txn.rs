@@ -23,7 +23,9 @@ use ndpdb_format::page::RecordId;
 use ndpdb_format::record::VersionHeader;
 use ndpdb_format::schema::Value;
 use ndpdb_locktable::LockKey;
-use ndpdb_storage::{AggregateResult, Freshness, Head, LogOp, NdpScan, OpKind, RowsResult, StoreError, Table};
+use ndpdb_storage::{
+    AggregateResult, Freshness, Head, HostScan, LogOp, NdpScan, OpKind, RowsResult, StoreError, Table,
+};
 
 use crate::db::Database;
 use crate::error::{Result, TxnError};
@@ -315,6 +317,56 @@ impl Txn<'_> {
             }
             ReadMode::Host { workers } => store.host_rows(table, &snapshot, projection, predicate, workers)?,
         })
+    }
+
+    /// [`Txn::rows`] at a snapshot the caller took ([`Txn::statement_snapshot`]),
+    /// so that every scan of one statement reads the same snapshot under
+    /// read committed too.
+    pub fn rows_at(
+        &mut self,
+        table: &Arc<Table>,
+        snapshot: &Snapshot,
+        projection: &[u16],
+        predicate: Option<Predicate>,
+        mode: ReadMode,
+    ) -> Result<RowsResult> {
+        if !self.is_open() {
+            return Err(TxnError::Ended);
+        }
+        self.note_scan(table);
+        let store = self.db.store();
+        Ok(match mode {
+            ReadMode::Ndp { pes, freshness } => {
+                store.ndp_rows(&NdpScan { table, snapshot, predicate, pes, freshness }, projection)?
+            }
+            ReadMode::Host { workers } => store.host_rows(table, snapshot, projection, predicate, workers)?,
+        })
+    }
+
+    /// Begins a host-only scan of `table` in VID ranges
+    /// ([`Txn::host_rows_range`]); marks the table read (SSI).
+    pub fn host_scan(&mut self, table: &Arc<Table>) -> Result<HostScan> {
+        if !self.is_open() {
+            return Err(TxnError::Ended);
+        }
+        self.note_scan(table);
+        Ok(self.db.store().host_scan(table))
+    }
+
+    /// The visible rows of VIDs `vids` of a [`Txn::host_scan`], at `snapshot`.
+    pub fn host_rows_range(
+        &mut self,
+        table: &Arc<Table>,
+        scan: &HostScan,
+        snapshot: &Snapshot,
+        projection: &[u16],
+        predicate: Option<Predicate>,
+        vids: std::ops::Range<u64>,
+    ) -> Result<RowsResult> {
+        if !self.is_open() {
+            return Err(TxnError::Ended);
+        }
+        Ok(self.db.store().host_rows_range(table, scan, snapshot, projection, predicate, vids)?)
     }
 
     pub fn commit(mut self) -> Result<()> {

@@ -1,0 +1,283 @@
+//! The executor's [`TableSource`] over a session's transaction.
+//!
+//! ```text
+//!  Access::Host / Unchosen ─► Txn::host_scan (heads, delta pages: once)
+//!       └─ per morsel of BATCH_ROWS VIDs: host_rows_range ─► BatchBuilder ─► batch
+//!  Access::Ndp ─► one NDP rows call (ndp.snapshot on the PEs) ─► rows
+//!       └─ per BATCH_ROWS rows: BatchBuilder ─► batch
+//! ```
+//!
+//! Host scans stream: each batch reads only the pages its VIDs' chains
+//! reach, so a scan holds one morsel at a time. An NDP rows call's output is
+//! one device memory range read back whole (that is the link transfer the
+//! call models), so its rows are materialised; their conversion to Arrow is
+//! done a batch at a time.
+//!
+//! Filters: the store (device or host) evaluates one comparison of an
+//! integer-valued column with a constant ([`ndpdb_format::ndp::Predicate`]).
+//! [`pushdown`] finds one in the scan's filter (a conjunct of it); the
+//! source reports `filter_applied` only when that comparison is the whole
+//! filter. Both paths push the same predicate, so they return the same rows.
+
+use std::sync::Arc;
+
+use arrow_array::RecordBatch;
+use ndpdb_format::ndp::{CmpOp, Predicate};
+use ndpdb_format::schema::{self as fs, ColumnType};
+use ndpdb_storage::{Freshness, HostScan, ScanStats, Table};
+use ndpdb_txn::ReadMode;
+use parking_lot::Mutex;
+
+use super::mapping::{BatchBuilder, rescale, storage_type};
+use super::txn::SqlTxn;
+use crate::catalog::TableDef;
+use crate::error::{Result, SqlError};
+use crate::exec::{BATCH_ROWS, ScanCounters, ScanOutput, ScanSpec, TableSource};
+use crate::plan::{Access, BinaryOp, Expr};
+use crate::types::{DataType, Value};
+
+/// Reads tables in a [`SqlTxn`], on the host or the device.
+pub struct TxnSource {
+    pub txn: SqlTxn,
+    /// PEs of an NDP call.
+    pub pes: u32,
+    pub freshness: Freshness,
+}
+
+impl TxnSource {
+    pub fn new(txn: SqlTxn, pes: u32, freshness: Freshness) -> TxnSource {
+        TxnSource { txn, pes, freshness }
+    }
+}
+
+/// The storage table behind a SQL table (by the store's table id).
+pub fn storage_table(txn: &SqlTxn, def: &TableDef) -> Result<Arc<Table>> {
+    txn.database().store().tables().into_iter().find(|t| t.id == def.id).ok_or_else(|| {
+        SqlError::internal(format!("table \"{}\" has no storage table {} (catalog and store disagree)", def.name, def.id))
+    })
+}
+
+impl TableSource for TxnSource {
+    fn scan(&self, spec: &ScanSpec<'_>) -> Result<ScanOutput> {
+        let table = storage_table(&self.txn, spec.table)?;
+        let mut projection = Vec::with_capacity(spec.columns.len());
+        let mut names = Vec::with_capacity(spec.columns.len());
+        for &c in spec.columns {
+            let col = spec.table.columns.get(c).ok_or_else(|| SqlError::internal(format!("scan of column {c}")))?;
+            projection.push(c as u16);
+            names.push((col.name.clone(), col.ty));
+        }
+        let (predicate, filter_applied) = match spec.filter {
+            Some(f) => match pushdown(f, spec)? {
+                Some((p, whole)) => (Some(p), whole),
+                None => (None, false),
+            },
+            None => (None, true),
+        };
+        let builder = BatchBuilder::new(&names, spec.emit_vid, BATCH_ROWS)?;
+        let snapshot = self.txn.statement_snapshot()?;
+        let counters = Arc::new(Mutex::new(ScanCounters::default()));
+        let batches: Box<dyn Iterator<Item = Result<RecordBatch>> + Send> = match spec.access {
+            Access::Host | Access::Unchosen => {
+                let scan = self.txn.with(|t| t.host_scan(&table))?;
+                Box::new(HostBatches {
+                    txn: self.txn.clone(),
+                    table,
+                    end: scan.vids(),
+                    scan,
+                    snapshot,
+                    projection,
+                    predicate,
+                    next: 0,
+                    builder,
+                    counters: counters.clone(),
+                })
+            }
+            Access::Ndp => {
+                let mode = ReadMode::Ndp { pes: self.pes, freshness: self.freshness };
+                let result = self.txn.with(|t| t.rows_at(&table, &snapshot, &projection, predicate, mode))?;
+                add_stats(&mut counters.lock(), &result.stats, table.vids());
+                Box::new(RowBatches { rows: result.rows.into_iter(), builder, done: false })
+            }
+            Access::Index { index, .. } => {
+                return Err(SqlError::unsupported(format!(
+                    "index scans are not built yet (index \"{}\")",
+                    index.name
+                )));
+            }
+        };
+        Ok(ScanOutput { batches, filter_applied, counters })
+    }
+}
+
+fn add_stats(c: &mut ScanCounters, s: &ScanStats, examined: u64) {
+    c.link_bytes_to_host += s.counters.link_bytes_to_host;
+    c.link_bytes_to_device += s.counters.link_bytes_to_device;
+    c.medium_bytes_read += s.counters.medium_bytes_read;
+    c.pe_busy_ps += s.counters.pe_busy_ps.iter().sum::<u64>();
+    c.modelled_ps += (s.modelled_s * 1e12) as u64;
+    c.rows_examined += examined;
+}
+
+/// A host scan, one morsel of VIDs per batch.
+struct HostBatches {
+    txn: SqlTxn,
+    table: Arc<Table>,
+    scan: HostScan,
+    snapshot: ndpdb_format::ndp::Snapshot,
+    projection: Vec<u16>,
+    predicate: Option<Predicate>,
+    next: u64,
+    end: u64,
+    builder: BatchBuilder,
+    counters: Arc<Mutex<ScanCounters>>,
+}
+
+impl HostBatches {
+    fn morsel(&mut self) -> Result<Option<RecordBatch>> {
+        while self.next < self.end {
+            let vids = self.next..(self.next + BATCH_ROWS as u64).min(self.end);
+            self.next = vids.end;
+            let (table, scan, snapshot) = (&self.table, &self.scan, &self.snapshot);
+            let (projection, predicate) = (&self.projection, self.predicate);
+            let result = self.txn.with(|t| t.host_rows_range(table, scan, snapshot, projection, predicate, vids))?;
+            add_stats(&mut self.counters.lock(), &result.stats, result.stats.visited);
+            if result.rows.is_empty() {
+                continue;
+            }
+            for (vid, values) in &result.rows {
+                self.builder.push(*vid, values)?;
+            }
+            return self.builder.finish().map(Some);
+        }
+        Ok(None)
+    }
+}
+
+impl Iterator for HostBatches {
+    type Item = Result<RecordBatch>;
+
+    fn next(&mut self) -> Option<Self::Item> {
+        match self.morsel() {
+            Ok(b) => b.map(Ok),
+            Err(e) => {
+                self.next = self.end;
+                Some(Err(e))
+            }
+        }
+    }
+}
+
+/// Rows already read (an NDP call's), BATCH_ROWS per batch.
+struct RowBatches {
+    rows: std::vec::IntoIter<(u64, Vec<fs::Value>)>,
+    builder: BatchBuilder,
+    done: bool,
+}
+
+impl Iterator for RowBatches {
+    type Item = Result<RecordBatch>;
+
+    fn next(&mut self) -> Option<Self::Item> {
+        if self.done {
+            return None;
+        }
+        for (vid, values) in self.rows.by_ref().take(BATCH_ROWS) {
+            if let Err(e) = self.builder.push(vid, &values) {
+                self.done = true;
+                return Some(Err(e));
+            }
+        }
+        if self.builder.is_empty() {
+            self.done = true;
+            return None;
+        }
+        Some(self.builder.finish())
+    }
+}
+
+/// The comparison the store can evaluate in `filter` (over the scan's
+/// output columns), and whether it is the whole filter. A conjunction
+/// pushes its first conjunct that is one.
+pub fn pushdown(filter: &Expr, spec: &ScanSpec<'_>) -> Result<Option<(Predicate, bool)>> {
+    let mut conjuncts = Vec::new();
+    flatten_and(filter, &mut conjuncts);
+    for c in &conjuncts {
+        if let Some(p) = comparison(c, spec)? {
+            return Ok(Some((p, conjuncts.len() == 1)));
+        }
+    }
+    Ok(None)
+}
+
+fn flatten_and<'e>(e: &'e Expr, out: &mut Vec<&'e Expr>) {
+    match e {
+        Expr::Binary { op: BinaryOp::And, left, right, .. } => {
+            flatten_and(left, out);
+            flatten_and(right, out);
+        }
+        other => out.push(other),
+    }
+}
+
+/// `column op constant` (or `constant op column`) on an integer-valued
+/// column, as a store predicate.
+fn comparison(e: &Expr, spec: &ScanSpec<'_>) -> Result<Option<Predicate>> {
+    let Expr::Binary { op, left, right, .. } = e else { return Ok(None) };
+    let (index, value, op) = match (left.as_ref(), right.as_ref()) {
+        (Expr::Column { index, .. }, Expr::Literal { value, .. }) => (*index, value, *op),
+        (Expr::Literal { value, .. }, Expr::Column { index, .. }) => (*index, value, flip(*op)),
+        _ => return Ok(None),
+    };
+    let op = match op {
+        BinaryOp::Eq => CmpOp::Eq,
+        BinaryOp::NotEq => CmpOp::Ne,
+        BinaryOp::Lt => CmpOp::Lt,
+        BinaryOp::LtEq => CmpOp::Le,
+        BinaryOp::Gt => CmpOp::Gt,
+        BinaryOp::GtEq => CmpOp::Ge,
+        _ => return Ok(None),
+    };
+    let Some(&column) = spec.columns.get(index) else { return Ok(None) };
+    let Some(def) = spec.table.columns.get(column) else { return Ok(None) };
+    let st = storage_type(def)?;
+    if !st.is_numeric() || (st == ColumnType::Bool && !matches!(op, CmpOp::Eq | CmpOp::Ne)) {
+        return Ok(None);
+    }
+    Ok(constant(value, def.ty).map(|value| Predicate { column: column as u16, op, value }))
+}
+
+fn flip(op: BinaryOp) -> BinaryOp {
+    match op {
+        BinaryOp::Lt => BinaryOp::Gt,
+        BinaryOp::LtEq => BinaryOp::GtEq,
+        BinaryOp::Gt => BinaryOp::Lt,
+        BinaryOp::GtEq => BinaryOp::LtEq,
+        other => other,
+    }
+}
+
+/// A literal as the stored integer of a column of type `ty`, when the
+/// comparison means the same on the stored integers (exact values only).
+fn constant(v: &Value, ty: DataType) -> Option<i64> {
+    let int = match v {
+        Value::Int16(x) => Some(i64::from(*x)),
+        Value::Int32(x) => Some(i64::from(*x)),
+        Value::Int64(x) => Some(*x),
+        _ => None,
+    };
+    match (ty, v) {
+        (DataType::Int16 | DataType::Int32 | DataType::Int64, _) => int,
+        (DataType::Numeric { scale, .. }, Value::Numeric { value, scale: from }) => {
+            let scaled = rescale(*value, *from, scale)?;
+            // Exact only: 1.234 against a scale-2 column is not 1.23.
+            (rescale(scaled, scale, *from)? == *value).then_some(())?;
+            i64::try_from(scaled).ok()
+        }
+        (DataType::Numeric { scale, .. }, _) => i64::try_from(rescale(i128::from(int?), 0, scale)?).ok(),
+        (DataType::Date, Value::Date(d)) => Some(i64::from(*d)),
+        (DataType::Timestamp, Value::Timestamp(t)) => Some(*t),
+        (DataType::Bool, Value::Bool(b)) => Some(i64::from(*b)),
+        _ => None,
+    }
+}
