@@ -226,6 +226,11 @@ fn conjunct_to_join(left: Plan, conj: Expr) -> Result<Plan, (Plan, Expr)> {
         }
         SubqueryKind::Scalar => return Err((left, conj)),
     };
+    if join_kind == JoinKind::Mark {
+        // Only the comparison may make the mark NULL: a row the correlation
+        // does not select (NULL or FALSE) is not in the subquery's result.
+        cond = cond.into_iter().map(|c| Expr::Unary { op: UnaryOp::IsTrue, expr: Box::new(c), ty: DataType::Bool }).collect();
+    }
     cond.extend(compare);
     let joined = mk_join(left, core, join_kind, super::util::conjoin(cond));
     if join_kind != JoinKind::Mark {

@@ -11,7 +11,8 @@
 //!   rest of the condition is checked on each matching pair); the build side
 //!   (right) is the smaller estimated input: an inner or full join swaps its
 //!   inputs under a Project that restores the column order, a left join
-//!   becomes a right join and back. Without equalities: nested loop. With an
+//!   becomes a right join and back. Without equalities, and for Mark joins
+//!   (whose NULL comparisons matter): nested loop. With an
 //!   index on the inner side's key columns and a cheaper cost than hashing
 //!   (a small outer side): index nested loop.
 //! - **Subqueries** left in expressions are optimized as plans of their own.
@@ -403,6 +404,7 @@ fn choose_join(plan: Plan, ctx: &OptimizerContext<'_>) -> Plan {
     }
     let mut joined = mk_join(*left, *right, kind, on);
     joined.est.rows = keep_rows;
+    joined.schema = schema;
     choose_algorithm(joined, ctx)
 }
 
@@ -410,7 +412,9 @@ fn choose_algorithm(mut plan: Plan, ctx: &OptimizerContext<'_>) -> Plan {
     let Node::Join { left, right, kind, on, algorithm } = &mut plan.node else { return plan };
     let lw = left.schema.len();
     let (lk, rk, rest) = split_keys(on.as_ref(), lw);
-    if lk.is_empty() {
+    // A Mark join's NULL comparisons decide its mark (NOT IN, ALL): a hash
+    // table never finds a NULL key's partners, so it runs as a nested loop.
+    if lk.is_empty() || *kind == JoinKind::Mark {
         *algorithm = JoinAlgorithm::NestedLoop;
         return estimate(plan, ctx);
     }

@@ -81,7 +81,22 @@ fn prune(mut plan: Plan, required: &BTreeSet<usize>) -> (Plan, Map) {
             (Plan { node: Node::Filter { input: Box::new(input), predicate }, schema, est: plan.est }, map)
         }
         Node::Project { input, exprs } => prune_project(*input, exprs, required, plan.schema, plan.est),
-        Node::Join { left, right, kind, on, .. } => prune_join(*left, *right, kind, on, required, plan.est),
+        Node::Join { left, right, kind, on, .. } => {
+            let (mut joined, map) = prune_join(*left, *right, kind, on, required, plan.est);
+            // The binder's fields (nullability included), at their new places.
+            let mut fields = vec![None; joined.schema.len()];
+            for (old, new) in map.iter().enumerate() {
+                if let Some(n) = new
+                    && let Some(slot) = fields.get_mut(*n)
+                {
+                    *slot = Some(plan.schema[old].clone());
+                }
+            }
+            if fields.iter().all(Option::is_some) {
+                joined.schema = std::sync::Arc::new(fields.into_iter().flatten().collect());
+            }
+            (joined, map)
+        }
         Node::Aggregate { input, group_by, aggregates } => {
             let g = group_by.len();
             let mut keep: Vec<usize> = (0..g).collect();
