@@ -88,10 +88,27 @@ fn finish_ordered(plan: Plan, ctx: &OptimizerContext<'_>) -> Result<Plan> {
 /// Chooses the physical operator of a node whose children are planned, and
 /// estimates it.
 fn choose(plan: Plan, ctx: &OptimizerContext<'_>) -> Result<Plan> {
+    let plan = merge_projects(plan);
     match &plan.node {
         Node::Scan { .. } => Ok(choose_scan(plan, ctx)),
         Node::Join { algorithm: JoinAlgorithm::Unchosen, .. } => Ok(choose_join(plan, ctx)),
         _ => Ok(estimate(plan, ctx)),
+    }
+}
+
+/// A Project over a Project (join reordering and swapping add them) becomes
+/// one, when the lower one holds no subquery.
+fn merge_projects(plan: Plan) -> Plan {
+    let Plan { node, schema, est } = plan;
+    match node {
+        Node::Project { input, exprs } => match input.node {
+            Node::Project { input: inner, exprs: lower } if !lower.iter().any(has_subquery) => {
+                let exprs = exprs.iter().map(|e| super::util::substitute(e, &lower)).collect();
+                Plan { node: Node::Project { input: inner, exprs }, schema, est }
+            }
+            other => Plan { node: Node::Project { input: Box::new(Plan { node: other, ..*input }), exprs }, schema, est },
+        },
+        node => Plan { node, schema, est },
     }
 }
 
@@ -373,11 +390,14 @@ fn split_keys(on: Option<&Expr>, l: usize) -> (Vec<Expr>, Vec<Expr>, Vec<Expr>) 
     (lk, rk, rest)
 }
 
+/// Plans a join both ways round where its kind can be mirrored (inner,
+/// left ↔ right, full) and keeps the cheaper: usually the smaller input
+/// builds the hash table, but a small outer side over an indexed inner one
+/// may probe the index instead.
 fn choose_join(plan: Plan, ctx: &OptimizerContext<'_>) -> Plan {
     let schema = plan.schema.clone();
     let keep_rows = plan.est.rows;
     let Node::Join { left, right, kind, on, .. } = plan.node else { return plan };
-    let (l, r) = (left.est.rows.max(0.0), right.est.rows.max(0.0));
     let mirrored = match kind {
         JoinKind::Inner => Some(JoinKind::Inner),
         JoinKind::Left => Some(JoinKind::Right),
@@ -385,27 +405,32 @@ fn choose_join(plan: Plan, ctx: &OptimizerContext<'_>) -> Plan {
         JoinKind::Full => Some(JoinKind::Full),
         _ => None,
     };
-    if let Some(mkind) = mirrored
-        && l < r
-        && !on.as_ref().is_some_and(has_subquery)
-    {
-        let (lw, rw) = (left.schema.len(), right.schema.len());
-        let mut on = on;
-        if let Some(on) = on.as_mut() {
-            remap(on, &|i| if i < lw { i + rw } else { i - lw });
+    let swapped = match mirrored {
+        Some(mkind) if !on.as_ref().is_some_and(has_subquery) => {
+            let (lw, rw) = (left.schema.len(), right.schema.len());
+            let mut on = on.clone();
+            if let Some(on) = on.as_mut() {
+                remap(on, &|i| if i < lw { i + rw } else { i - lw });
+            }
+            let mut swapped = mk_join(right.as_ref().clone(), left.as_ref().clone(), mkind, on);
+            swapped.est.rows = keep_rows;
+            let swapped = choose_algorithm(swapped, ctx);
+            let cols: Vec<usize> = (0..lw).map(|i| rw + i).chain(0..rw).collect();
+            let mut project = mk_select(swapped, &cols);
+            project.schema = schema.clone();
+            Some(estimate(project, ctx))
         }
-        let mut swapped = mk_join(*right, *left, mkind, on);
-        swapped.est.rows = keep_rows;
-        let swapped = choose_algorithm(swapped, ctx);
-        let cols: Vec<usize> = (0..lw).map(|i| rw + i).chain(0..rw).collect();
-        let mut project = mk_select(swapped, &cols);
-        project.schema = schema;
-        return estimate(project, ctx);
-    }
+        _ => None,
+    };
     let mut joined = mk_join(*left, *right, kind, on);
     joined.est.rows = keep_rows;
     joined.schema = schema;
-    choose_algorithm(joined, ctx)
+    let as_written = choose_algorithm(joined, ctx);
+    let objective = |p: &Plan| p.est.cost.host + p.est.cost.device;
+    match swapped {
+        Some(s) if objective(&s) < objective(&as_written) => s,
+        _ => as_written,
+    }
 }
 
 fn choose_algorithm(mut plan: Plan, ctx: &OptimizerContext<'_>) -> Plan {

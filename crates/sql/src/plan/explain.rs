@@ -57,8 +57,9 @@ pub fn explain(plan: &Plan, opts: &ExplainOptions<'_>) -> Vec<String> {
 fn write_node(plan: &Plan, opts: &ExplainOptions<'_>, depth: usize, root: bool, n: &mut usize, out: &mut Vec<String>) {
     let id = *n;
     *n += 1;
-    let pad = if root { String::new() } else { format!("{}->  ", "      ".repeat(depth.saturating_sub(1))) };
-    let detail_pad = if root { "  ".to_string() } else { format!("{}      ", "      ".repeat(depth.saturating_sub(1))) };
+    // PostgreSQL's layout: a child's arrow 6 columns right of its parent's.
+    let pad = if root { String::new() } else { format!("{}->  ", " ".repeat(6 * depth - 4)) };
+    let detail_pad = " ".repeat(if root { 2 } else { 6 * depth + 2 });
     let mut head = format!("{pad}{}", title(plan));
     if opts.costs {
         let e = &plan.est;
