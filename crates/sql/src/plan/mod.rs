@@ -18,6 +18,7 @@
 //!         | Limit | Distinct | SetOp
 //! ```
 
+pub mod explain;
 pub mod expr;
 pub mod statement;
 

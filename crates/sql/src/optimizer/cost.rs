@@ -1,0 +1,208 @@
+//! The cost model's constants and the per-operator cost formulas.
+//!
+//! Every cost is `Cost { host, device }` in seconds; the hybridNDP split
+//! needs the two parts apart, and plans are compared by their sum. Device
+//! and link constants come from the hardware profile
+//! ([`CostParams::from_profile`]); host per-row constants are the
+//! placeholders below until the profiler measures them. `docs/optimizer.md`
+//! lists every formula; the names here match it.
+//!
+//! ```text
+//!  host scan:  medium ──(all pages)──► link ──► host decodes, checks visibility and filter
+//!  NDP scan:   medium ──► PEs check visibility and filter, project ──(result)──► link ──► host
+//! ```
+
+use ndpdb_device::profile::{MediumProfile, Profile};
+
+use crate::plan::Cost;
+
+/// The constants of the cost model.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct CostParams {
+    /// Medium streaming bandwidth over all channels, bytes/s.
+    pub medium_bandwidth_bytes_s: f64,
+    /// Latency before a page streams (NVM read latency, flash sense time), s.
+    pub medium_page_latency_s: f64,
+    /// Pages in flight at once on the medium (channels, or channels × chips).
+    pub medium_parallelism: f64,
+    pub page_bytes: f64,
+    /// Link bandwidth per direction, bytes/s.
+    pub link_bandwidth_bytes_s: f64,
+    /// Command round trip, s.
+    pub link_latency_s: f64,
+    /// Commands the host keeps in flight (the queue depth).
+    pub link_queue_depth: f64,
+    /// Processing elements; 0 = no NDP possible.
+    pub pe_count: f64,
+    pub pe_clock_hz: f64,
+    /// PE cycles to decode a version and check its visibility.
+    pub pe_version_cycles: f64,
+    /// PE cycles per pushed-down predicate term and version.
+    pub pe_predicate_cycles: f64,
+    /// Host: decode one tuple version and check visibility, s.
+    pub host_row_s: f64,
+    /// Host: evaluate one predicate term or expression on one row, s.
+    pub host_expr_s: f64,
+    /// Host: receive one row of an NDP result (decode into a batch), s.
+    pub host_recv_row_s: f64,
+    pub hash_build_row_s: f64,
+    pub hash_probe_row_s: f64,
+    /// Host: emit one output row of a join or aggregate, s.
+    pub output_row_s: f64,
+    /// Host: aggregate one input row into its group, s.
+    pub agg_row_s: f64,
+    /// Host: one comparison of a sort, s.
+    pub sort_compare_s: f64,
+    /// Host: one B+-tree descent (CPU; the pages are counted apart), s.
+    pub index_descent_s: f64,
+    /// Bytes of a stored version's header (VID, timestamps, chain).
+    pub tuple_header_bytes: f64,
+}
+
+impl Default for CostParams {
+    /// The `u280-nvm` profile's numbers (the default profile), so a context
+    /// without a profile still costs something realistic.
+    fn default() -> Self {
+        CostParams {
+            medium_bandwidth_bytes_s: 13.2e9,
+            medium_page_latency_s: 142.857e-9,
+            medium_parallelism: 2.0,
+            page_bytes: 8192.0,
+            link_bandwidth_bytes_s: 13.391e9,
+            link_latency_s: 737e-9,
+            link_queue_depth: 256.0,
+            pe_count: 16.0,
+            pe_clock_hz: 300e6,
+            pe_version_cycles: 120.0,
+            pe_predicate_cycles: 30.0,
+            host_row_s: 40e-9,
+            host_expr_s: 5e-9,
+            host_recv_row_s: 10e-9,
+            hash_build_row_s: 40e-9,
+            hash_probe_row_s: 15e-9,
+            output_row_s: 10e-9,
+            agg_row_s: 25e-9,
+            sort_compare_s: 8e-9,
+            index_descent_s: 1e-6,
+            tuple_header_bytes: 24.0,
+        }
+    }
+}
+
+impl CostParams {
+    /// The device and link constants of `profile`; host constants default.
+    pub fn from_profile(profile: &Profile) -> CostParams {
+        let mut p = CostParams::default();
+        match &profile.medium {
+            MediumProfile::Nvm(m) => {
+                p.medium_bandwidth_bytes_s = f64::from(m.channels) * m.channel_bandwidth_mb_s * 1e6;
+                p.medium_page_latency_s = m.read_latency_ns * 1e-9;
+                p.medium_parallelism = f64::from(m.channels);
+                p.page_bytes = f64::from(m.page_bytes);
+            }
+            MediumProfile::Flash(m) => {
+                p.medium_bandwidth_bytes_s = f64::from(m.channels) * m.channel_bandwidth_mb_s * 1e6;
+                p.medium_page_latency_s = m.read_latency_us * 1e-6;
+                p.medium_parallelism = f64::from(m.channels * m.chips_per_channel.max(1));
+                p.page_bytes = f64::from(m.page_bytes);
+            }
+        }
+        p.link_bandwidth_bytes_s = profile.link.bandwidth_mb_s * 1e6;
+        p.link_latency_s = profile.link.latency_ns * 1e-9;
+        p.link_queue_depth = f64::from(profile.queues.depth.max(1));
+        p.pe_count = f64::from(profile.pe.count);
+        p.pe_clock_hz = profile.pe.clock_mhz * 1e6;
+        p
+    }
+
+    /// Reading `bytes` in whole pages from the medium (device time):
+    /// `pages · latency / parallelism + bytes / bandwidth`.
+    pub fn medium_read_s(&self, bytes: f64) -> f64 {
+        let pages = (bytes / self.page_bytes).ceil();
+        pages * self.medium_page_latency_s / self.medium_parallelism.max(1.0)
+            + bytes / self.medium_bandwidth_bytes_s.max(1.0)
+    }
+
+    /// Moving `bytes` over the link in `commands` commands, `queue_depth`
+    /// of them in flight: `bytes / bandwidth + ⌈commands / depth⌉ · latency`.
+    pub fn link_s(&self, bytes: f64, commands: f64) -> f64 {
+        bytes / self.link_bandwidth_bytes_s.max(1.0) + (commands / self.link_queue_depth.max(1.0)).ceil() * self.link_latency_s
+    }
+
+    /// True when the device can run NDP scans at all.
+    pub fn ndp_possible(&self) -> bool {
+        self.pe_count >= 1.0 && self.pe_clock_hz > 0.0
+    }
+}
+
+/// What a scan's cost depends on.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct ScanShape {
+    /// Versions stored (≈ the table's rows).
+    pub table_rows: f64,
+    /// Bytes of one stored version (header + every column).
+    pub tuple_bytes: f64,
+    /// Rows the whole filter keeps.
+    pub out_rows: f64,
+    /// Rows the part of the filter the device can evaluate keeps.
+    pub device_out_rows: f64,
+    /// Bytes of one output row (the projected columns).
+    pub out_row_bytes: f64,
+    /// Predicate terms in the filter (all; and the ones the device evaluates).
+    pub predicate_terms: f64,
+    pub device_predicate_terms: f64,
+}
+
+impl ScanShape {
+    pub fn table_bytes(&self) -> f64 {
+        self.table_rows * self.tuple_bytes
+    }
+
+    /// Bytes an NDP scan sends to the host.
+    pub fn ndp_result_bytes(&self) -> f64 {
+        self.device_out_rows * self.out_row_bytes
+    }
+
+    /// Link bytes an NDP scan saves over a host scan.
+    pub fn link_bytes_saved(&self) -> f64 {
+        (self.table_bytes() - self.ndp_result_bytes()).max(0.0)
+    }
+}
+
+/// Host scan: every page crosses the link; the host decodes each version
+/// and evaluates the filter.
+pub fn host_scan(p: &CostParams, s: &ScanShape) -> Cost {
+    let bytes = s.table_bytes();
+    let pages = (bytes / p.page_bytes).ceil();
+    Cost {
+        device: p.medium_read_s(bytes),
+        host: p.link_s(bytes, pages) + s.table_rows * (p.host_row_s + s.predicate_terms * p.host_expr_s),
+    }
+}
+
+/// NDP scan: the PEs decode, check visibility and the device part of the
+/// filter, and project; the result crosses the link; the host evaluates
+/// what the device could not.
+pub fn ndp_scan(p: &CostParams, s: &ScanShape) -> Cost {
+    let bytes = s.table_bytes();
+    let pe_cycles = s.table_rows * (p.pe_version_cycles + s.device_predicate_terms * p.pe_predicate_cycles);
+    let pe_s = pe_cycles / (p.pe_clock_hz.max(1.0) * p.pe_count.max(1.0));
+    let out_bytes = s.ndp_result_bytes();
+    let host_terms = (s.predicate_terms - s.device_predicate_terms).max(0.0);
+    Cost {
+        device: p.medium_read_s(bytes).max(pe_s),
+        host: p.link_s(out_bytes, 1.0 + (out_bytes / p.page_bytes).ceil())
+            + s.device_out_rows * (p.host_recv_row_s + host_terms * p.host_expr_s),
+    }
+}
+
+/// Index scan: a descent, then one page read per matching row (pessimistic:
+/// no two matches share a page).
+pub fn index_scan(p: &CostParams, s: &ScanShape, matched_rows: f64) -> Cost {
+    let page_read = p.medium_page_latency_s + p.page_bytes / p.medium_bandwidth_bytes_s.max(1.0);
+    Cost {
+        device: matched_rows * page_read,
+        host: p.index_descent_s
+            + matched_rows * (p.link_s(p.page_bytes, 1.0) + p.host_row_s + s.predicate_terms * p.host_expr_s),
+    }
+}

@@ -1,0 +1,485 @@
+//! The physical pass: one bottom-up walk that orders inner joins, chooses
+//! each scan's [`Access`] and each join's [`JoinAlgorithm`], and puts an
+//! estimate (rows, `Cost { host, device }`) on every node.
+//!
+//! - **Scans.** `SET ndp = on`: NDP; `off`: host; `auto`: the cheaper of
+//!   the two by `cost.rs` (the device saves the link every page the filter
+//!   or the projection drops). In every mode an index range scan replaces
+//!   the choice when the filter bounds a prefix of an index's key and the
+//!   index scan is cheaper (a selective predicate). No index: no change.
+//! - **Joins.** Equalities between the two inputs become hash keys (the
+//!   rest of the condition is checked on each matching pair); the build side
+//!   (right) is the smaller estimated input: an inner or full join swaps its
+//!   inputs under a Project that restores the column order, a left join
+//!   becomes a right join and back. Without equalities, and for Mark joins
+//!   (whose NULL comparisons matter): nested loop. With an
+//!   index on the inner side's key columns and a cheaper cost than hashing
+//!   (a small outer side): index nested loop.
+//! - **Subqueries** left in expressions are optimized as plans of their own.
+
+use std::sync::Arc;
+
+use super::cardinality::{column_info, node_rows, selectivity};
+use super::cost::{ScanShape, host_scan, index_scan, ndp_scan};
+use super::util::{columns_used, conjoin, conjuncts, has_subquery, mk_join, mk_select, node_exprs_mut, remap};
+use super::{NdpMode, OptimizerContext};
+use crate::catalog::{IndexDef, TableDef};
+use crate::error::Result;
+use crate::plan::{Access, BinaryOp, Cost, Expr, JoinAlgorithm, JoinKind, Node, Plan};
+use crate::types::DataType;
+
+/// Plans `plan` bottom-up (see the module doc).
+pub fn physical(mut plan: Plan, ctx: &OptimizerContext<'_>) -> Result<Plan> {
+    optimize_subqueries(&mut plan, ctx)?;
+    if super::reorder::is_unplanned_inner(&plan) {
+        let ordered = super::reorder::reorder(plan, ctx, &mut |leaf| physical(leaf, ctx))?;
+        return finish_ordered(ordered, ctx);
+    }
+    let mut plan = plan;
+    for c in super::util::plan_children_mut(&mut plan) {
+        let taken = super::util::take_plan(c);
+        *c = physical(taken, ctx)?;
+    }
+    choose(plan, ctx)
+}
+
+fn optimize_subqueries(plan: &mut Plan, ctx: &OptimizerContext<'_>) -> Result<()> {
+    for e in node_exprs_mut(&mut plan.node) {
+        optimize_in_expr(e, ctx)?;
+    }
+    Ok(())
+}
+
+fn optimize_in_expr(e: &mut Expr, ctx: &OptimizerContext<'_>) -> Result<()> {
+    for c in super::util::children_mut(e) {
+        optimize_in_expr(c, ctx)?;
+    }
+    if let Expr::Subquery { plan, .. } = e {
+        let taken = super::util::take_plan(plan.as_mut());
+        **plan = super::optimize(taken, ctx)?;
+    }
+    Ok(())
+}
+
+/// Plans the joins reorder built (its leaves are planned) and the Project
+/// and Filter above them.
+fn finish_ordered(plan: Plan, ctx: &OptimizerContext<'_>) -> Result<Plan> {
+    if super::reorder::is_unplanned_inner(&plan) {
+        let mut plan = plan;
+        for c in super::util::plan_children_mut(&mut plan) {
+            let taken = super::util::take_plan(c);
+            *c = finish_ordered(taken, ctx)?;
+        }
+        return choose(plan, ctx);
+    }
+    match plan.node {
+        Node::Filter { .. } | Node::Project { .. } if plan.est.rows < 0.0 => {
+            let mut plan = plan;
+            for c in super::util::plan_children_mut(&mut plan) {
+                let taken = super::util::take_plan(c);
+                *c = finish_ordered(taken, ctx)?;
+            }
+            choose(plan, ctx)
+        }
+        _ => Ok(plan),
+    }
+}
+
+/// Chooses the physical operator of a node whose children are planned, and
+/// estimates it.
+fn choose(plan: Plan, ctx: &OptimizerContext<'_>) -> Result<Plan> {
+    let plan = merge_projects(plan);
+    match &plan.node {
+        Node::Scan { .. } => Ok(choose_scan(plan, ctx)),
+        Node::Join { algorithm: JoinAlgorithm::Unchosen, .. } => Ok(choose_join(plan, ctx)),
+        _ => Ok(estimate(plan, ctx)),
+    }
+}
+
+/// A Project over a Project (join reordering and swapping add them) becomes
+/// one, when the lower one holds no subquery.
+fn merge_projects(plan: Plan) -> Plan {
+    let Plan { node, schema, est } = plan;
+    match node {
+        Node::Project { input, exprs } => match input.node {
+            Node::Project { input: inner, exprs: lower } if !lower.iter().any(has_subquery) => {
+                let exprs = exprs.iter().map(|e| super::util::substitute(e, &lower)).collect();
+                Plan { node: Node::Project { input: inner, exprs }, schema, est }
+            }
+            other => Plan { node: Node::Project { input: Box::new(Plan { node: other, ..*input }), exprs }, schema, est },
+        },
+        node => Plan { node, schema, est },
+    }
+}
+
+/// Sets `est` of a node from its children's.
+pub fn estimate(mut plan: Plan, ctx: &OptimizerContext<'_>) -> Plan {
+    let keep_rows = plan.est.rows >= 0.0 && matches!(plan.node, Node::Join { kind: JoinKind::Inner, .. });
+    let rows = if keep_rows { plan.est.rows } else { node_rows(&plan, ctx) };
+    plan.est.rows = rows;
+    plan.est.cost = node_cost(&plan, ctx);
+    plan
+}
+
+fn children_cost(plan: &Plan) -> Cost {
+    plan.children().into_iter().fold(Cost::ZERO, |acc, c| acc + c.est.cost)
+}
+
+fn terms(e: &Expr) -> f64 {
+    conjuncts(e.clone()).len() as f64
+}
+
+fn node_cost(plan: &Plan, ctx: &OptimizerContext<'_>) -> Cost {
+    let p = &ctx.cost;
+    let below = children_cost(plan);
+    let rows_of = |x: &Plan| x.est.rows.max(0.0);
+    let own = match &plan.node {
+        Node::Scan { .. } | Node::Values { .. } | Node::Limit { .. } => 0.0,
+        Node::Filter { input, predicate } => rows_of(input) * terms(predicate) * p.host_expr_s,
+        Node::Project { input, exprs } => {
+            let computed = exprs.iter().filter(|e| !matches!(e, Expr::Column { .. })).count() as f64;
+            rows_of(input) * computed * p.host_expr_s
+        }
+        Node::Aggregate { input, aggregates, .. } => {
+            rows_of(input) * p.agg_row_s * (aggregates.len().max(1) as f64) + plan.est.rows * p.output_row_s
+        }
+        Node::Sort { input, keys } => {
+            let n = rows_of(input).max(1.0);
+            n * n.log2().max(1.0) * p.sort_compare_s * keys.len().max(1) as f64
+        }
+        Node::Distinct { input } => rows_of(input) * p.agg_row_s,
+        Node::SetOp { left, right, all, .. } => {
+            if *all { 0.0 } else { (rows_of(left) + rows_of(right)) * p.agg_row_s }
+        }
+        Node::Join { left, right, algorithm, on, .. } => {
+            let (l, r, out) = (rows_of(left), rows_of(right), plan.est.rows.max(0.0));
+            match algorithm {
+                JoinAlgorithm::Hash { .. } | JoinAlgorithm::Unchosen => {
+                    p.hash_build_row_s * r + p.hash_probe_row_s * l + p.output_row_s * out
+                }
+                JoinAlgorithm::NestedLoop => {
+                    l * r * p.host_expr_s * on.as_ref().map_or(1.0, terms) + p.output_row_s * out
+                }
+                JoinAlgorithm::IndexNestedLoop { .. } => {
+                    // The inner scan's own cost is replaced by the lookups.
+                    let lookups = index_lookup_cost(ctx, l, out);
+                    return left.est.cost + lookups;
+                }
+            }
+        }
+    };
+    below + Cost::host(own)
+}
+
+/// `outer_rows` index lookups yielding `matched` rows in all.
+fn index_lookup_cost(ctx: &OptimizerContext<'_>, outer_rows: f64, matched: f64) -> Cost {
+    let p = &ctx.cost;
+    let page_read = p.medium_page_latency_s + p.page_bytes / p.medium_bandwidth_bytes_s.max(1.0);
+    Cost {
+        device: (outer_rows + matched) * page_read,
+        host: outer_rows * (p.index_descent_s + p.link_s(p.page_bytes, 1.0))
+            + matched * (p.host_row_s + p.output_row_s),
+    }
+}
+
+/// Bytes of a value of `ty` when statistics do not say.
+pub fn default_width(ty: DataType) -> f64 {
+    match ty {
+        DataType::Bool => 1.0,
+        DataType::Int16 | DataType::Int32 | DataType::Date => 4.0,
+        DataType::Int64 | DataType::Float64 | DataType::Timestamp | DataType::Numeric { .. } => 8.0,
+        DataType::Interval => 16.0,
+        DataType::Char(n) => f64::from(n),
+        DataType::Varchar(Some(n)) => f64::from(n).min(32.0),
+        DataType::Varchar(None) | DataType::Text | DataType::Unknown => 32.0,
+    }
+}
+
+fn column_width(table: &TableDef, pos: usize) -> f64 {
+    let stat = table.stats.as_ref().and_then(|s| s.columns.get(pos)).map(|c| c.avg_width).filter(|w| *w > 0.0);
+    stat.unwrap_or_else(|| table.columns.get(pos).map_or(8.0, |c| default_width(c.ty)))
+}
+
+/// True when the device can evaluate conjunct `c` of a scan's filter
+/// (`docs/sql.md`: comparisons of a column with a constant, on the types
+/// the device reads; text only for equality; never double precision).
+pub fn device_evaluable(c: &Expr) -> bool {
+    let Expr::Binary { op, left, right, .. } = c else { return false };
+    if !op.is_comparison() || matches!(op, BinaryOp::IsDistinctFrom | BinaryOp::IsNotDistinctFrom) {
+        return false;
+    }
+    let is_const = |e: &Expr| matches!(e, Expr::Literal { .. } | Expr::Param { .. });
+    let col_ty = match (left.as_ref(), right.as_ref()) {
+        (Expr::Column { ty, .. }, r) if is_const(r) => *ty,
+        (l, Expr::Column { ty, .. }) if is_const(l) => *ty,
+        _ => return false,
+    };
+    let equality = matches!(op, BinaryOp::Eq | BinaryOp::NotEq);
+    match col_ty {
+        DataType::Float64 | DataType::Interval | DataType::Unknown => false,
+        DataType::Bool | DataType::Char(_) | DataType::Varchar(_) | DataType::Text => equality,
+        _ => true,
+    }
+}
+
+/// The shape of a scan for the cost formulas.
+pub fn scan_shape(plan: &Plan, ctx: &OptimizerContext<'_>) -> Option<ScanShape> {
+    let Node::Scan { table, columns, filter, .. } = &plan.node else { return None };
+    let table_rows = super::cardinality::table_rows(table, ctx);
+    let tuple_bytes = ctx.cost.tuple_header_bytes + (0..table.columns.len()).map(|c| column_width(table, c)).sum::<f64>();
+    let out_row_bytes = columns.iter().map(|&c| column_width(table, c)).sum::<f64>().max(1.0);
+    let parts = filter.clone().map(conjuncts).unwrap_or_default();
+    let unclamped = Plan { est: crate::plan::Estimate::UNKNOWN, ..plan.clone() };
+    let info = |c: usize| column_info(&unclamped, c, ctx);
+    let device: Vec<Expr> = parts.iter().filter(|c| device_evaluable(c)).cloned().collect();
+    let sel_all = filter.as_ref().map_or(1.0, |f| selectivity(f, &info));
+    let sel_device = conjoin(device.clone()).map_or(1.0, |f| selectivity(&f, &info));
+    Some(ScanShape {
+        table_rows,
+        tuple_bytes,
+        out_rows: table_rows * sel_all,
+        device_out_rows: table_rows * sel_device,
+        out_row_bytes,
+        predicate_terms: parts.len() as f64,
+        device_predicate_terms: device.len() as f64,
+    })
+}
+
+fn choose_scan(mut plan: Plan, ctx: &OptimizerContext<'_>) -> Plan {
+    let rows = node_rows(&plan, ctx);
+    let Some(shape) = scan_shape(&plan, ctx) else { return plan };
+    let host = host_scan(&ctx.cost, &shape);
+    let ndp = ndp_scan(&ctx.cost, &shape);
+    let objective = |c: Cost| c.host + c.device;
+    let (mut access, mut cost) = match ctx.ndp {
+        NdpMode::On if ctx.cost.ndp_possible() => (Access::Ndp, ndp),
+        NdpMode::Auto if ctx.cost.ndp_possible() && objective(ndp) < objective(host) => (Access::Ndp, ndp),
+        _ => (Access::Host, host),
+    };
+    if let Some((index_access, matched)) = index_choice(&plan, ctx) {
+        let c = index_scan(&ctx.cost, &shape, matched);
+        if objective(c) < objective(cost) {
+            access = index_access;
+            cost = c;
+        }
+    }
+    if let Node::Scan { access: a, .. } = &mut plan.node {
+        *a = access;
+    }
+    plan.est.rows = rows;
+    plan.est.cost = cost;
+    plan
+}
+
+/// A range on a prefix of an index's key that the scan's filter bounds
+/// (equalities on leading key columns, then one range on the next), and
+/// the rows it yields.
+fn index_choice(plan: &Plan, ctx: &OptimizerContext<'_>) -> Option<(Access, f64)> {
+    let Node::Scan { table, columns, filter: Some(filter), .. } = &plan.node else { return None };
+    let parts = conjuncts(filter.clone());
+    let unclamped = Plan { est: crate::plan::Estimate::UNKNOWN, ..plan.clone() };
+    let info = |c: usize| column_info(&unclamped, c, ctx);
+    let rows = super::cardinality::table_rows(table, ctx);
+    let mut best: Option<(Access, f64)> = None;
+    for index in &table.indexes {
+        let Some((access, used)) = index_bounds(index, columns, &parts) else { continue };
+        let matched = rows * conjoin(used).map_or(1.0, |f| selectivity(&f, &info));
+        if best.as_ref().is_none_or(|(_, m)| matched < *m) {
+            best = Some((access, matched));
+        }
+    }
+    best
+}
+
+/// `(column, op, constant)` of a conjunct comparing a scan column with a
+/// literal or parameter, the column on the left.
+fn bound_of(c: &Expr) -> Option<(usize, BinaryOp, Expr)> {
+    let Expr::Binary { op, left, right, .. } = c else { return None };
+    let flip = |op: BinaryOp| match op {
+        BinaryOp::Lt => BinaryOp::Gt,
+        BinaryOp::LtEq => BinaryOp::GtEq,
+        BinaryOp::Gt => BinaryOp::Lt,
+        BinaryOp::GtEq => BinaryOp::LtEq,
+        o => o,
+    };
+    let is_const = |e: &Expr| matches!(e, Expr::Literal { .. } | Expr::Param { .. });
+    match (left.as_ref(), right.as_ref()) {
+        (Expr::Column { index, .. }, r) if is_const(r) => Some((*index, *op, r.clone())),
+        (l, Expr::Column { index, .. }) if is_const(l) => Some((*index, flip(*op), l.clone())),
+        _ => None,
+    }
+}
+
+fn index_bounds(index: &Arc<IndexDef>, columns: &[usize], parts: &[Expr]) -> Option<(Access, Vec<Expr>)> {
+    let bounds: Vec<(usize, BinaryOp, Expr, &Expr)> =
+        parts.iter().filter_map(|c| bound_of(c).map(|(col, op, k)| (columns.get(col).copied(), op, k, c))).filter_map(|(t, op, k, c)| t.map(|t| (t, op, k, c))).collect();
+    let (mut lower, mut upper) = (Vec::new(), Vec::new());
+    let (mut lower_inclusive, mut upper_inclusive) = (true, true);
+    let mut used = Vec::new();
+    for &key_col in &index.columns {
+        if let Some((_, _, k, c)) = bounds.iter().find(|(t, op, _, _)| *t == key_col && *op == BinaryOp::Eq) {
+            lower.push(k.clone());
+            upper.push(k.clone());
+            used.push((*c).clone());
+            continue;
+        }
+        let (mut lower_set, mut upper_set) = (false, false);
+        for (t, op, k, c) in &bounds {
+            if *t != key_col {
+                continue;
+            }
+            match op {
+                BinaryOp::Gt | BinaryOp::GtEq if !lower_set => {
+                    lower.push(k.clone());
+                    lower_inclusive = *op == BinaryOp::GtEq;
+                    lower_set = true;
+                    used.push((*c).clone());
+                }
+                BinaryOp::Lt | BinaryOp::LtEq if !upper_set => {
+                    upper.push(k.clone());
+                    upper_inclusive = *op == BinaryOp::LtEq;
+                    upper_set = true;
+                    used.push((*c).clone());
+                }
+                _ => {}
+            }
+        }
+        break;
+    }
+    if used.is_empty() {
+        return None;
+    }
+    let access = Access::Index { index: index.clone(), lower, upper, lower_inclusive, upper_inclusive };
+    Some((access, used))
+}
+
+/// Equalities between the two inputs: (left keys, right keys over the
+/// right input, the rest of the condition).
+fn split_keys(on: Option<&Expr>, l: usize) -> (Vec<Expr>, Vec<Expr>, Vec<Expr>) {
+    let (mut lk, mut rk, mut rest) = (Vec::new(), Vec::new(), Vec::new());
+    for c in on.cloned().map(conjuncts).unwrap_or_default() {
+        if let Expr::Binary { op: BinaryOp::Eq, left, right, .. } = &c
+            && !has_subquery(&c)
+        {
+            let (a, b) = (columns_used(left), columns_used(right));
+            let side = |s: &std::collections::BTreeSet<usize>| {
+                if s.is_empty() {
+                    0
+                } else if s.iter().all(|&x| x < l) {
+                    1
+                } else if s.iter().all(|&x| x >= l) {
+                    2
+                } else {
+                    0
+                }
+            };
+            let pair = match (side(&a), side(&b)) {
+                (1, 2) => Some((left.as_ref().clone(), right.as_ref().clone())),
+                (2, 1) => Some((right.as_ref().clone(), left.as_ref().clone())),
+                _ => None,
+            };
+            if let Some((x, mut y)) = pair {
+                remap(&mut y, &|i| i - l);
+                lk.push(x);
+                rk.push(y);
+                continue;
+            }
+        }
+        rest.push(c);
+    }
+    (lk, rk, rest)
+}
+
+/// Plans a join both ways round where its kind can be mirrored (inner,
+/// left ↔ right, full) and keeps the cheaper: usually the smaller input
+/// builds the hash table, but a small outer side over an indexed inner one
+/// may probe the index instead.
+fn choose_join(plan: Plan, ctx: &OptimizerContext<'_>) -> Plan {
+    let schema = plan.schema.clone();
+    let keep_rows = plan.est.rows;
+    let Node::Join { left, right, kind, on, .. } = plan.node else { return plan };
+    let mirrored = match kind {
+        JoinKind::Inner => Some(JoinKind::Inner),
+        JoinKind::Left => Some(JoinKind::Right),
+        JoinKind::Right => Some(JoinKind::Left),
+        JoinKind::Full => Some(JoinKind::Full),
+        _ => None,
+    };
+    let swapped = match mirrored {
+        Some(mkind) if !on.as_ref().is_some_and(has_subquery) => {
+            let (lw, rw) = (left.schema.len(), right.schema.len());
+            let mut on = on.clone();
+            if let Some(on) = on.as_mut() {
+                remap(on, &|i| if i < lw { i + rw } else { i - lw });
+            }
+            let mut swapped = mk_join(right.as_ref().clone(), left.as_ref().clone(), mkind, on);
+            swapped.est.rows = keep_rows;
+            let swapped = choose_algorithm(swapped, ctx);
+            let cols: Vec<usize> = (0..lw).map(|i| rw + i).chain(0..rw).collect();
+            let mut project = mk_select(swapped, &cols);
+            project.schema = schema.clone();
+            Some(estimate(project, ctx))
+        }
+        _ => None,
+    };
+    let mut joined = mk_join(*left, *right, kind, on);
+    joined.est.rows = keep_rows;
+    joined.schema = schema;
+    let as_written = choose_algorithm(joined, ctx);
+    let objective = |p: &Plan| p.est.cost.host + p.est.cost.device;
+    match swapped {
+        Some(s) if objective(&s) < objective(&as_written) => s,
+        _ => as_written,
+    }
+}
+
+fn choose_algorithm(mut plan: Plan, ctx: &OptimizerContext<'_>) -> Plan {
+    let Node::Join { left, right, kind, on, algorithm } = &mut plan.node else { return plan };
+    let lw = left.schema.len();
+    let (lk, rk, rest) = split_keys(on.as_ref(), lw);
+    // A Mark join's NULL comparisons decide its mark (NOT IN, ALL): a hash
+    // table never finds a NULL key's partners, so it runs as a nested loop.
+    if lk.is_empty() || *kind == JoinKind::Mark {
+        *algorithm = JoinAlgorithm::NestedLoop;
+        return estimate(plan, ctx);
+    }
+    if let Some(inl) = index_nested_loop(left, right, *kind, &lk, &rk) {
+        *algorithm = inl;
+        let with_index = estimate(plan.clone(), ctx);
+        let mut hashed = plan;
+        if let Node::Join { on, algorithm, .. } = &mut hashed.node {
+            *on = conjoin(rest);
+            *algorithm = JoinAlgorithm::Hash { left_keys: lk, right_keys: rk };
+        }
+        let hashed = estimate(hashed, ctx);
+        let objective = |p: &Plan| p.est.cost.host + p.est.cost.device;
+        return if objective(&with_index) < objective(&hashed) { with_index } else { hashed };
+    }
+    *on = conjoin(rest);
+    *algorithm = JoinAlgorithm::Hash { left_keys: lk, right_keys: rk };
+    estimate(plan, ctx)
+}
+
+/// Index nested loop when the right input is a plain scan of a table with
+/// an index whose leading key columns are all right keys.
+fn index_nested_loop(left: &Plan, right: &Plan, kind: JoinKind, lk: &[Expr], rk: &[Expr]) -> Option<JoinAlgorithm> {
+    if !matches!(kind, JoinKind::Inner | JoinKind::Left | JoinKind::Semi | JoinKind::Anti) {
+        return None;
+    }
+    let _ = left;
+    let Node::Scan { table, columns, emit_vid: false, .. } = &right.node else { return None };
+    for index in &table.indexes {
+        let mut keys = Vec::new();
+        for &key_col in &index.columns {
+            let found = rk.iter().position(|e| matches!(e, Expr::Column { index: c, .. } if columns.get(*c) == Some(&key_col)));
+            match found {
+                Some(i) => keys.push(lk[i].clone()),
+                None => break,
+            }
+        }
+        if keys.len() == index.columns.len() {
+            return Some(JoinAlgorithm::IndexNestedLoop { index: index.clone(), keys });
+        }
+    }
+    None
+}
