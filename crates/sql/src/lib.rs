@@ -12,6 +12,8 @@
 //! - [`optimizer`]: rewrite rules, join ordering, physical choices;
 //! - [`exec`]: vectorized execution over Arrow batches;
 //! - [`store`]: tables, transactions, catalog and statistics in the MVCC store;
+//! - [`session`]: sessions and transactions over an open database, SQL text in, results out;
+//! - [`settings`]: `SET`/`SHOW` parameters;
 //! - [`error`]: errors with PostgreSQL's SQLSTATE.
 //!
 //! Every plan node carries an estimated cardinality and separate host and
@@ -23,8 +25,9 @@ pub mod error;
 pub mod exec;
 pub mod optimizer;
 pub mod plan;
+pub mod session;
+pub mod settings;
 pub mod store;
 pub mod types;
 
 pub use error::{Result, SqlError, SqlState};
-pub mod settings;

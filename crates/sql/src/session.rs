@@ -33,8 +33,10 @@ use crate::exec::ExecContext;
 use crate::plan::statement::IsolationLevel;
 use crate::plan::{Field, Statement};
 use crate::settings::Settings;
+use crate::store::txn::SqlTxn;
 use crate::types::Value;
 
+mod copy;
 mod engine;
 mod explain;
 mod run;
@@ -72,7 +74,10 @@ pub enum TxnStatus {
 
 /// An open transaction of a session.
 struct OpenTxn {
-    txn: crate::store::txn::SharedTxn,
+    txn: SqlTxn,
+    isolation: IsolationLevel,
+    /// Statements run in it so far (SET TRANSACTION must come first).
+    statements: u64,
     /// BEGIN was given (else it is the statement's implicit transaction).
     explicit: bool,
     failed: bool,
@@ -202,6 +207,10 @@ impl Session {
         if implicit {
             self.txn = Some(self.open_txn(false, self.settings.default_isolation)?);
         }
+        if let Some(t) = &mut self.txn {
+            t.txn.begin_statement();
+            t.statements += 1;
+        }
         let r = self.execute_in_txn(stmt);
         if implicit && r.is_ok() {
             self.commit()?;
@@ -210,8 +219,8 @@ impl Session {
     }
 
     fn open_txn(&self, explicit: bool, isolation: IsolationLevel) -> Result<OpenTxn> {
-        let txn = crate::store::txn::SharedTxn::begin(self.engine.database(), isolation);
-        Ok(OpenTxn { txn, explicit, failed: false, catalog: None })
+        let txn = SqlTxn::begin(self.engine.database().clone(), storage_isolation(isolation));
+        Ok(OpenTxn { txn, isolation, statements: 0, explicit, failed: false, catalog: None })
     }
 
     fn begin(&mut self, isolation: Option<IsolationLevel>) -> Result<StatementResult> {
@@ -260,13 +269,15 @@ impl Session {
     fn set_transaction(&mut self, isolation: IsolationLevel) -> Result<StatementResult> {
         match &mut self.txn {
             Some(t) if t.explicit => {
-                if t.txn.has_snapshot() {
+                if t.statements > 0 {
                     return Err(SqlError::new(
                         SqlState::ACTIVE_TRANSACTION,
                         "SET TRANSACTION ISOLATION LEVEL must be called before any query",
                     ));
                 }
-                t.txn = crate::store::txn::SharedTxn::begin(self.engine.database(), isolation);
+                let _ = t.txn.abort();
+                t.txn = SqlTxn::begin(self.engine.database().clone(), storage_isolation(isolation));
+                t.isolation = isolation;
                 Ok(StatementResult::command("SET"))
             }
             _ => {
@@ -285,7 +296,7 @@ impl Session {
         }
         let v = if name.eq_ignore_ascii_case("transaction_isolation") {
             match &self.txn {
-                Some(t) => crate::settings::isolation_name(t.txn.isolation()).to_string(),
+                Some(t) => crate::settings::isolation_name(t.isolation).to_string(),
                 None => self.settings.show(name)?,
             }
         } else {
@@ -297,6 +308,15 @@ impl Session {
             rows: vec![vec![Value::Text(v)]],
             notices: vec![],
         })
+    }
+
+    /// What the optimizer needs from the session: catalog, `ndp`, costs
+    /// from the engine's profile, row counts from the store.
+    fn optimizer_context<'a>(&self, catalog: &'a dyn crate::catalog::Catalog) -> crate::optimizer::OptimizerContext<'a> {
+        let mut ctx = crate::optimizer::OptimizerContext::new(catalog);
+        ctx.ndp = self.settings.ndp;
+        ctx.cost = self.engine.cost_params().clone();
+        ctx
     }
 
     /// The context the executor runs a plan of this statement with.
@@ -312,6 +332,14 @@ impl Session {
             workers: self.settings.workers,
             subqueries: None,
         }
+    }
+}
+
+fn storage_isolation(i: IsolationLevel) -> ndpdb_txn::Isolation {
+    match i {
+        IsolationLevel::ReadCommitted => ndpdb_txn::Isolation::ReadCommitted,
+        IsolationLevel::RepeatableRead => ndpdb_txn::Isolation::RepeatableRead,
+        IsolationLevel::Serializable => ndpdb_txn::Isolation::Serializable,
     }
 }
 

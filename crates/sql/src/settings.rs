@@ -13,18 +13,8 @@
 use std::time::Duration;
 
 use crate::error::{Result, SqlError, SqlState};
+pub use crate::optimizer::NdpMode;
 use crate::plan::statement::IsolationLevel;
-
-/// Where table scans run (`SET ndp`).
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum NdpMode {
-    /// Every scan is an NDP call.
-    On,
-    /// Every scan runs on the host.
-    Off,
-    /// The cheaper by the optimizer's cost model.
-    Auto,
-}
 
 #[derive(Debug, Clone, PartialEq)]
 pub struct Settings {

@@ -12,6 +12,10 @@ use parking_lot::RwLock;
 use super::Session;
 use crate::catalog::MemCatalog;
 use crate::error::{Result, SqlError, SqlState};
+use crate::optimizer::CostParams;
+use crate::store::catalog::CatalogStore;
+use crate::store::txn::{SqlTxn, store_error, txn_error};
+use crate::store::write::Writer;
 
 /// How to open a database directory.
 #[derive(Debug, Clone)]
@@ -41,8 +45,14 @@ impl Default for EngineOptions {
 
 pub struct Engine {
     db: Arc<Database>,
+    catalog_store: CatalogStore,
+    /// The committed catalog.
     catalog: RwLock<Arc<MemCatalog>>,
+    /// Key sets of PRIMARY KEY and UNIQUE constraints.
+    writer: Writer,
     profile: Profile,
+    clock: ClockKind,
+    cost: CostParams,
 }
 
 fn io_error(what: &str, e: impl std::fmt::Display) -> SqlError {
@@ -72,18 +82,28 @@ impl Engine {
         let dev_opts = DeviceOptions::with_clock(opts.clock);
         let db = if exists {
             let dev = Device::open(&opts.dir, profile.clone(), dev_opts).map_err(device_error)?;
-            let (store, meta) = Store::open(dev, StoreOptions::default()).map_err(crate::store::store_error)?;
+            let (store, meta) = Store::open(dev, StoreOptions::default()).map_err(store_error)?;
             Database::open(store, meta)
         } else {
             std::fs::create_dir_all(&opts.dir).map_err(|e| io_error(&format!("creating {}", opts.dir.display()), e))?;
             let capacity = opts.capacity_mib.map(|m| m << 20);
             let dev = Device::create(&opts.dir, profile.clone(), capacity, dev_opts).map_err(device_error)?;
-            let store = Store::new(dev, StoreOptions::default()).map_err(crate::store::store_error)?;
-            Database::create(store).map_err(crate::store::txn_error)?
+            let store = Store::new(dev, StoreOptions::default()).map_err(store_error)?;
+            Database::create(store).map_err(txn_error)?
         };
         let db = Arc::new(db);
-        let catalog = crate::store::catalog::CatalogStore::load_committed(&db)?;
-        Ok(Arc::new(Engine { db, catalog: RwLock::new(Arc::new(catalog)), profile }))
+        let catalog_store = CatalogStore::open(db.clone())?;
+        let catalog = load_committed(&catalog_store, &db)?;
+        let cost = CostParams::from_profile(&profile);
+        Ok(Arc::new(Engine {
+            db,
+            catalog_store,
+            catalog: RwLock::new(Arc::new(catalog)),
+            writer: Writer::new(),
+            profile,
+            clock: opts.clock,
+            cost,
+        }))
     }
 
     pub fn session(self: &Arc<Self>) -> Session {
@@ -102,6 +122,26 @@ impl Engine {
         &self.profile.name
     }
 
+    /// `virtual` or `real`: the clock modelled times are on.
+    pub fn clock_name(&self) -> &'static str {
+        match self.clock {
+            ClockKind::Virtual => "virtual",
+            ClockKind::Real => "real",
+        }
+    }
+
+    pub(crate) fn cost_params(&self) -> &CostParams {
+        &self.cost
+    }
+
+    pub(crate) fn catalog_store(&self) -> &CatalogStore {
+        &self.catalog_store
+    }
+
+    pub(crate) fn writer(&self) -> &Writer {
+        &self.writer
+    }
+
     /// The committed catalog.
     pub fn catalog(&self) -> Arc<MemCatalog> {
         self.catalog.read().clone()
@@ -110,15 +150,23 @@ impl Engine {
     /// Re-reads the committed catalog (after a transaction with DDL
     /// committed).
     pub(crate) fn reload_catalog(&self) -> Result<()> {
-        let c = crate::store::catalog::CatalogStore::load_committed(&self.db)?;
+        let c = load_committed(&self.catalog_store, &self.db)?;
         *self.catalog.write() = Arc::new(c);
         Ok(())
     }
 
     /// A checkpoint, so the next open has no log to replay.
     pub fn close(&self) -> Result<()> {
-        self.db.checkpoint().map_err(crate::store::txn_error)
+        self.db.checkpoint().map_err(txn_error)
     }
+}
+
+/// The catalog as a transaction begun now sees it.
+fn load_committed(store: &CatalogStore, db: &Arc<Database>) -> Result<MemCatalog> {
+    let txn = SqlTxn::begin(db.clone(), ndpdb_txn::Isolation::ReadCommitted);
+    let c = store.load(&txn)?;
+    txn.commit()?;
+    Ok(c)
 }
 
 fn device_error(e: DeviceError) -> SqlError {

@@ -7,6 +7,9 @@ use std::time::Instant;
 
 use super::{Session, StatementResult};
 use crate::error::{Result, SqlError};
+use crate::exec::ScanCounters;
+use crate::exec::OperatorMetrics;
+use crate::plan::explain::{ExplainOptions, NodeActuals, explain};
 use crate::plan::{Field, Plan, Statement};
 use crate::types::{DataType, Value};
 
@@ -35,17 +38,28 @@ impl Session {
 
     fn explain_plan(&mut self, plan: Plan) -> Result<Vec<String>> {
         let catalog = self.catalog();
-        let plan = crate::optimizer::optimize(plan, &self.optimizer_context(&*catalog))?;
-        Ok(crate::plan::explain::explain(&plan, None))
+        let ctx = self.optimizer_context(&*catalog);
+        let plan = crate::optimizer::optimize(plan, &ctx)?;
+        Ok(explain(&plan, &ExplainOptions { costs: true, analyze: None, ctx: Some(&ctx) }))
     }
 
     fn explain_analyze(&mut self, plan: Plan) -> Result<Vec<String>> {
         let t0 = Instant::now();
         let (plan, out) = self.execute_plan(plan)?;
         let wall = t0.elapsed();
-        let actual = crate::plan::explain::Actuals::from_metrics(&plan, &out.metrics);
-        let mut lines = crate::plan::explain::explain(&plan, Some(&actual));
-        let device = actual.device_totals();
+        let mut actuals = Vec::new();
+        preorder(&out.metrics, &mut actuals);
+        let catalog = self.catalog();
+        let ctx = self.optimizer_context(&*catalog);
+        let mut lines = explain(&plan, &ExplainOptions { costs: true, analyze: Some(&actuals), ctx: Some(&ctx) });
+        let device = actuals.iter().filter_map(|a| a.scan).fold(ScanCounters::default(), |t, c| ScanCounters {
+            link_bytes_to_host: t.link_bytes_to_host + c.link_bytes_to_host,
+            link_bytes_to_device: t.link_bytes_to_device + c.link_bytes_to_device,
+            medium_bytes_read: t.medium_bytes_read + c.medium_bytes_read,
+            pe_busy_ps: t.pe_busy_ps + c.pe_busy_ps,
+            modelled_ps: t.modelled_ps + c.modelled_ps,
+            rows_examined: t.rows_examined + c.rows_examined,
+        });
         lines.push(format!(
             "Device: profile {}, clock {}, modelled {:.3} ms, link {} B to host, {} B to device, medium {} B read, PE busy {:.3} ms",
             self.engine().profile_name(),
@@ -58,6 +72,15 @@ impl Session {
         ));
         lines.push(format!("Execution Time: {:.3} ms", wall.as_secs_f64() * 1e3));
         Ok(lines)
+    }
+}
+
+/// The executor's metrics tree as the per-node actuals EXPLAIN takes, in
+/// pre-order (the plan's order).
+fn preorder(m: &OperatorMetrics, out: &mut Vec<NodeActuals>) {
+    out.push(NodeActuals { rows: m.rows_out, time_s: m.elapsed.as_secs_f64(), loops: 1, scan: m.scan });
+    for c in &m.children {
+        preorder(c, out);
     }
 }
 

@@ -6,13 +6,12 @@ use std::sync::Arc;
 use arrow_array::RecordBatch;
 
 use super::{Session, StatementResult};
-use crate::catalog::TableDef;
-use crate::error::{Result, SqlError};
+use crate::catalog::{IndexDef, TableDef, ViewDef};
+use crate::error::{Result, SqlError, SqlState};
 use crate::exec::{ExecOutput, TableSource};
 use crate::plan::{Plan, Statement};
-use crate::store::catalog::CatalogStore;
 use crate::store::source::TxnSource;
-use crate::store::txn::SharedTxn;
+use crate::store::txn::SqlTxn;
 use crate::types::Value;
 
 impl Session {
@@ -21,30 +20,38 @@ impl Session {
             Statement::Query(plan) => self.query(plan),
             Statement::Insert { table, source } => {
                 let rows = self.rows_of(source)?;
-                let n = crate::store::write::insert_rows(&self.shared_txn()?, &table, rows)?;
+                let n = self.engine.writer().insert_many(&self.sql_txn()?, &table, rows)?;
                 Ok(StatementResult::command(format!("INSERT 0 {n}")))
             }
             Statement::Update { table, source } => {
                 let rows = self.rows_of(source)?;
-                let n = crate::store::write::update_rows(&self.shared_txn()?, &table, rows)?;
-                Ok(StatementResult::command(format!("UPDATE {n}")))
+                let txn = self.sql_txn()?;
+                for row in &rows {
+                    let (vid, values) = split_vid(row)?;
+                    self.engine.writer().update(&txn, &table, vid, values)?;
+                }
+                Ok(StatementResult::command(format!("UPDATE {}", rows.len())))
             }
             Statement::Delete { table, source } => {
                 let rows = self.rows_of(source)?;
-                let n = crate::store::write::delete_rows(&self.shared_txn()?, &table, rows)?;
-                Ok(StatementResult::command(format!("DELETE {n}")))
+                let txn = self.sql_txn()?;
+                for row in &rows {
+                    let (vid, _) = split_vid(row)?;
+                    self.engine.writer().delete(&txn, &table, vid)?;
+                }
+                Ok(StatementResult::command(format!("DELETE {}", rows.len())))
             }
             Statement::Explain { analyze, statement } => self.explain(analyze, *statement),
             Statement::Analyze { tables } => self.analyze(tables),
             Statement::Copy { table, columns, path, options } => {
-                let n = crate::store::copy::copy_from_file(&self.shared_txn()?, &table, &columns, &path, &options)?;
+                let n = super::copy::copy_from_file(self, &table, &columns, &path, &options)?;
                 Ok(StatementResult::command(format!("COPY {n}")))
             }
             ddl => self.ddl(ddl),
         }
     }
 
-    pub(super) fn shared_txn(&self) -> Result<SharedTxn> {
+    pub(super) fn sql_txn(&self) -> Result<SqlTxn> {
         self.txn.as_ref().map(|t| t.txn.clone()).ok_or_else(|| SqlError::internal("no transaction open"))
     }
 
@@ -52,10 +59,20 @@ impl Session {
     pub(super) fn execute_plan(&mut self, plan: Plan) -> Result<(Plan, ExecOutput)> {
         let catalog = self.catalog();
         let plan = crate::optimizer::optimize(plan, &self.optimizer_context(&*catalog))?;
-        let source: Arc<dyn TableSource> = Arc::new(TxnSource::new(self.shared_txn()?, self.scan_options()));
+        let source: Arc<dyn TableSource> = Arc::new(self.source()?);
         let ctx = self.exec_context(source);
         let out = crate::exec::execute(&plan, &ctx)?;
         Ok((plan, out))
+    }
+
+    fn source(&self) -> Result<TxnSource> {
+        let freshness = ndpdb_storage::Freshness::from_name(&self.settings.ndp_freshness)
+            .ok_or_else(|| SqlError::internal("ndp_freshness holds an unknown name"))?;
+        let pes = match self.settings.ndp_pes {
+            0 => self.engine.profile().pe.count,
+            n => n,
+        };
+        Ok(TxnSource::new(self.sql_txn()?, pes, freshness))
     }
 
     fn rows_of(&mut self, plan: Plan) -> Result<Vec<Vec<Value>>> {
@@ -71,11 +88,10 @@ impl Session {
     }
 
     fn analyze(&mut self, tables: Vec<Arc<TableDef>>) -> Result<StatementResult> {
-        let txn = self.shared_txn()?;
+        let txn = self.sql_txn()?;
         let tables = if tables.is_empty() { self.catalog().tables.values().cloned().collect() } else { tables };
         for t in &tables {
-            let stats = crate::store::analyze::analyze(&txn, t)?;
-            CatalogStore::save_stats(&txn, t, &stats)?;
+            crate::store::analyze::analyze(self.engine.catalog_store(), &txn, t)?;
         }
         self.refresh_txn_catalog()?;
         Ok(StatementResult::command("ANALYZE"))
@@ -84,19 +100,79 @@ impl Session {
     /// DDL: catalog rows written in the transaction; the transaction then
     /// sees the new catalog.
     fn ddl(&mut self, stmt: Statement) -> Result<StatementResult> {
-        let txn = self.shared_txn()?;
-        let tag = CatalogStore::execute_ddl(&txn, &*self.catalog(), stmt)?;
+        let txn = self.sql_txn()?;
+        let cs = self.engine.catalog_store();
+        let mut notices = Vec::new();
+        let mut skipped = |what: &str, name: &str, exists: bool| {
+            let verb = if exists { "already exists, skipping" } else { "does not exist, skipping" };
+            notices.push(format!("{what} \"{name}\" {verb}"));
+        };
+        let tag = match stmt {
+            Statement::CreateTable { name, columns, primary_key, unique, if_not_exists } => {
+                if cs.create_table(&txn, &name, columns, primary_key, unique, if_not_exists)?.is_none() {
+                    skipped("relation", &name, true);
+                }
+                "CREATE TABLE"
+            }
+            Statement::DropTable { names, if_exists } => {
+                for n in &names {
+                    if !cs.drop_table(&txn, n, if_exists)? {
+                        skipped("table", n, false);
+                    }
+                }
+                "DROP TABLE"
+            }
+            Statement::CreateIndex { name, table, columns, unique, if_not_exists } => {
+                let def = IndexDef { name: name.clone(), table: table.name.clone(), columns, unique };
+                if !cs.create_index(&txn, &def, if_not_exists)? {
+                    skipped("relation", &name, true);
+                }
+                "CREATE INDEX"
+            }
+            Statement::DropIndex { names, if_exists } => {
+                for n in &names {
+                    if !cs.drop_index(&txn, n, if_exists)? {
+                        skipped("index", n, false);
+                    }
+                }
+                "DROP INDEX"
+            }
+            Statement::CreateView { name, columns, sql, or_replace } => {
+                cs.create_view(&txn, &ViewDef { name, columns, sql }, or_replace)?;
+                "CREATE VIEW"
+            }
+            Statement::DropView { names, if_exists } => {
+                for n in &names {
+                    if !cs.drop_view(&txn, n, if_exists)? {
+                        skipped("view", n, false);
+                    }
+                }
+                "DROP VIEW"
+            }
+            other => return Err(SqlError::internal(format!("statement not dispatched: {other:?}"))),
+        };
         self.refresh_txn_catalog()?;
-        Ok(StatementResult::command(tag))
+        let mut r = StatementResult::command(tag);
+        r.notices = notices;
+        Ok(r)
     }
 
     fn refresh_txn_catalog(&mut self) -> Result<()> {
-        let txn = self.shared_txn()?;
-        let c = CatalogStore::load(&txn)?;
+        let txn = self.sql_txn()?;
+        txn.begin_statement();
+        let c = self.engine.catalog_store().load(&txn)?;
         if let Some(t) = &mut self.txn {
             t.catalog = Some(Arc::new(c));
         }
         Ok(())
+    }
+}
+
+/// An UPDATE/DELETE source row: the VID, then the new values.
+fn split_vid(row: &[Value]) -> Result<(u64, &[Value])> {
+    match row.split_first() {
+        Some((Value::Int64(v), rest)) if *v >= 0 => Ok((*v as u64, rest)),
+        _ => Err(SqlError::new(SqlState::INTERNAL_ERROR, "UPDATE/DELETE source row without a VID")),
     }
 }
 
@@ -105,7 +181,8 @@ pub(crate) fn batches_to_rows(batches: &[RecordBatch]) -> Result<Vec<Vec<Value>>
     let mut rows = Vec::with_capacity(batches.iter().map(|b| b.num_rows()).sum());
     for b in batches {
         for r in 0..b.num_rows() {
-            let row = b.columns().iter().map(|c| crate::types::arrow::value_at(c.as_ref(), r)).collect::<Result<Vec<_>>>()?;
+            let row =
+                b.columns().iter().map(|c| crate::types::arrow::value_at(c.as_ref(), r)).collect::<Result<Vec<_>>>()?;
             rows.push(row);
         }
     }
