@@ -701,6 +701,11 @@ fn errors_have_postgresql_codes_and_words() {
             "WITH RECURSIVE is not supported yet",
         ),
         ("select * from nation n, region n", SqlState("42712"), "table name \"n\" specified more than once"),
+        (
+            "select * from nation join nation on true",
+            SqlState("42712"),
+            "table name \"nation\" specified more than once",
+        ),
         ("select date '2000-01-01' + '1 day'", SqlState("42725"), "operator is not unique: date + unknown"),
         ("select 1 limit -1", SqlState("2201W"), "LIMIT must not be negative"),
         (
