@@ -701,6 +701,11 @@ fn errors_have_postgresql_codes_and_words() {
             "WITH RECURSIVE is not supported yet",
         ),
         ("select * from nation n, region n", SqlState("42712"), "table name \"n\" specified more than once"),
+        (
+            "select * from nation join nation on true",
+            SqlState("42712"),
+            "table name \"nation\" specified more than once",
+        ),
         ("select date '2000-01-01' + '1 day'", SqlState("42725"), "operator is not unique: date + unknown"),
         ("select 1 limit -1", SqlState("2201W"), "LIMIT must not be negative"),
         (
@@ -722,6 +727,21 @@ fn errors_have_postgresql_codes_and_words() {
         e.hint.as_deref(),
         Some("No operator matches the given name and argument types. You might need to add explicit type casts.")
     );
+}
+
+#[test]
+fn output_column_names_are_postgresql_s() {
+    let cat = tpch();
+    let p = query(
+        &cat,
+        "select (select 1), exists(select 1), interval '1 day', date '2000-01-01', trim(' a '), trim(leading 'a' from 'ab'), \
+         position('a' in 'b'), substring('abc' from 1 for 1), extract(year from date '2000-01-01'), ceil(1.5), 1::int, \
+         n_name::text, current_date, now() is not null, cast(1 as numeric(5,2)), 'x'::char(2), 'x'::varchar, numeric '1.5', \
+         coalesce(1,2), timestamp '2000-01-01' from nation",
+    );
+    let expected = "?column? exists interval date btrim ltrim position substring extract ceil int4 n_name current_date \
+                    ?column? numeric bpchar varchar numeric coalesce timestamp";
+    assert_eq!(names(&p).join(" "), expected.split_whitespace().collect::<Vec<_>>().join(" "));
 }
 
 #[test]

@@ -299,7 +299,10 @@ impl Binder<'_> {
             if !ok {
                 return Err(SqlError::internal("argument type"));
             }
-            out.push(if t.is_text() && want.is_text() { a } else { self.coerce(a, *want)? });
+            // char(n) is cast (trailing blanks dropped), as PostgreSQL does
+            // for its text functions; varchar is text already.
+            let keep = want.is_text() && matches!(t, DataType::Text | DataType::Varchar(_));
+            out.push(if keep { a } else { self.coerce(a, *want)? });
         }
         Ok(call(func, out, ty))
     }

@@ -681,17 +681,13 @@ pub fn output_name(e: &ast::Expr) -> String {
         A::Extract { .. } => "extract".into(),
         A::Substring { .. } => "substring".into(),
         A::Position { .. } => "position".into(),
+        A::Trim { trim_where: Some(ast::TrimWhereField::Leading), .. } => "ltrim".into(),
+        A::Trim { trim_where: Some(ast::TrimWhereField::Trailing), .. } => "rtrim".into(),
         A::Trim { .. } => "btrim".into(),
         A::Ceil { .. } => "ceil".into(),
         A::Floor { .. } => "floor".into(),
         A::Case { .. } => "case".into(),
         A::Exists { .. } => "exists".into(),
-        A::Subquery(q) => match q.body.as_ref() {
-            ast::SetExpr::Select(s) if s.projection.len() == 1 => {
-                select_item_expr(&s.projection[0]).map(output_name).unwrap_or_else(|| "?column?".into())
-            }
-            _ => "?column?".into(),
-        },
         A::Interval(_) => "interval".into(),
         _ => "?column?".into(),
     }
@@ -706,7 +702,8 @@ fn cast_type_name(ty: &ast::DataType) -> String {
         Ok(DataType::Bool) => "bool".into(),
         Ok(DataType::Char(_)) => "bpchar".into(),
         Ok(DataType::Varchar(_)) => "varchar".into(),
-        Ok(t) => t.pg_name(),
+        Ok(DataType::Timestamp) => "timestamp".into(),
+        Ok(t) => super::types::base_name(t).into(),
         Err(_) => "?column?".into(),
     }
 }

@@ -203,12 +203,10 @@ pub fn cast(expr: Expr, to: DataType) -> Result<Expr> {
     }
     Ok(match expr {
         Expr::Literal { value: Value::Null, .. } => Expr::Literal { value: Value::Null, ty: to },
-        Expr::Literal { value: Value::Text(s), ty: DataType::Unknown } if to.is_text() => {
-            if let DataType::Char(_) | DataType::Varchar(_) = to {
-                Expr::Cast { expr: Box::new(Expr::Literal { value: Value::Text(s), ty: DataType::Text }), ty: to }
-            } else {
-                Expr::Literal { value: Value::Text(s), ty: to }
-            }
+        // A quoted literal is text to the evaluator; the cast reads it.
+        Expr::Literal { value: Value::Text(s), ty: DataType::Unknown } => {
+            let text = Expr::Literal { value: Value::Text(s), ty: DataType::Text };
+            if to == DataType::Text { text } else { Expr::Cast { expr: Box::new(text), ty: to } }
         }
         Expr::Param { index, ty: DataType::Unknown } => Expr::Param { index, ty: to },
         e => Expr::Cast { expr: Box::new(e), ty: to },
