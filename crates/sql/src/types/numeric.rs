@@ -143,7 +143,11 @@ pub fn round_to(value: i128, scale: u8, digits: i32, truncate: bool) -> Result<i
         return Ok(0);
     }
     let p = pow10(drop as u32);
-    let q = if truncate { value / p } else { div_round_256(i256::from_i128(value), i256::from_i128(p)).and_then(|v| v.to_i128()).ok_or_else(overflow)? };
+    let q = if truncate {
+        value / p
+    } else {
+        div_round_256(i256::from_i128(value), i256::from_i128(p)).and_then(|v| v.to_i128()).ok_or_else(overflow)?
+    };
     q.checked_mul(p).ok_or_else(overflow)
 }
 
@@ -163,7 +167,8 @@ pub fn format(value: i128, scale: u8) -> String {
     if scale == 0 {
         return format!("{sign}{digits}");
     }
-    let padded = if digits.len() <= scale { format!("{}{digits}", "0".repeat(scale + 1 - digits.len())) } else { digits };
+    let padded =
+        if digits.len() <= scale { format!("{}{digits}", "0".repeat(scale + 1 - digits.len())) } else { digits };
     let (int, frac) = padded.split_at(padded.len() - scale);
     format!("{sign}{int}.{frac}")
 }

@@ -131,7 +131,9 @@ fn cast_non_text(v: &Value, from: &DataType, to: &DataType) -> Result<Value> {
             }
             int_value(r as i64, t)
         }
-        (Value::Numeric { value, scale }, t) if t.is_integer() => int_from_i128(numeric::rescale(*value, *scale, 0)?, t),
+        (Value::Numeric { value, scale }, t) if t.is_integer() => {
+            int_from_i128(numeric::rescale(*value, *scale, 0)?, t)
+        }
         (_, t) if t.is_integer() => int_of(v).ok_or_else(|| cannot_cast(from, to)).and_then(|i| int_value(i, t)),
         (Value::Float64(f), DataType::Numeric { .. }) => {
             if !f.is_finite() {

@@ -38,14 +38,12 @@ pub(super) fn binary(
         if let Ok(a) = int_kernel(op, l, lt, r, rt, ty) {
             return Ok(a);
         }
-    } else if let (DataType::Numeric { scale, precision: None }, true, true) =
-        (ty, is_exact(lt), is_exact(rt))
+    } else if let (DataType::Numeric { scale, precision: None }, true, true, false) =
+        (ty, is_exact(lt), is_exact(rt), op == BinaryOp::Concat)
     {
-        if op != BinaryOp::Concat {
-            let l = as_decimal(l, lt)?;
-            let r = as_decimal(r, rt)?;
-            return decimal_kernel(op, &l, &r, *scale);
-        }
+        let l = as_decimal(l, lt)?;
+        let r = as_decimal(r, rt)?;
+        return decimal_kernel(op, &l, &r, *scale);
     }
     map_rows(&[l, r], n, ty, |v| arith_values(op, &v[0], &v[1], ty))
 }
@@ -62,7 +60,14 @@ fn as_decimal(a: &ArrayRef, t: &DataType) -> Result<ArrayRef> {
     }
 }
 
-fn int_kernel(op: BinaryOp, l: &ArrayRef, lt: &DataType, r: &ArrayRef, rt: &DataType, ty: &DataType) -> Result<ArrayRef> {
+fn int_kernel(
+    op: BinaryOp,
+    l: &ArrayRef,
+    lt: &DataType,
+    r: &ArrayRef,
+    rt: &DataType,
+    ty: &DataType,
+) -> Result<ArrayRef> {
     let l = cast_array(l, lt, ty, CastMode::Explicit)?;
     let r = cast_array(r, rt, ty, CastMode::Explicit)?;
     let out = match op {

@@ -89,11 +89,11 @@ pub fn evaluate_with(expr: &Expr, batch: &RecordBatch, ev: &EvalContext<'_>) -> 
         return repeat_value(&v, &expr.ty(), n);
     }
     match expr {
-        Expr::Column { index, .. } => batch
-            .columns()
-            .get(*index)
-            .cloned()
-            .ok_or_else(|| SqlError::internal(format!("column {index} of a batch of {} columns", batch.num_columns()))),
+        Expr::Column { index, .. } => {
+            batch.columns().get(*index).cloned().ok_or_else(|| {
+                SqlError::internal(format!("column {index} of a batch of {} columns", batch.num_columns()))
+            })
+        }
         Expr::Outer { depth, index, ty } => {
             let v = ev.outer.get(depth.wrapping_sub(1)).and_then(|row| row.get(*index)).ok_or_else(|| {
                 SqlError::internal(format!("outer reference depth {depth} column {index} without its outer row"))
@@ -124,7 +124,9 @@ pub fn evaluate_with(expr: &Expr, batch: &RecordBatch, ev: &EvalContext<'_>) -> 
             let a = evaluate_with(inner, batch, ev)?;
             cast_array(&a, &inner.ty(), ty, CastMode::Explicit)
         }
-        Expr::Case { operand, whens, else_, ty } => logic::case(operand.as_deref(), whens, else_.as_deref(), ty, batch, ev),
+        Expr::Case { operand, whens, else_, ty } => {
+            logic::case(operand.as_deref(), whens, else_.as_deref(), ty, batch, ev)
+        }
         Expr::Like { expr: e, pattern, negated, case_insensitive, escape } => {
             let s = evaluate_with(e, batch, ev)?;
             let p = evaluate_with(pattern, batch, ev)?;
@@ -140,8 +142,10 @@ pub fn evaluate_with(expr: &Expr, batch: &RecordBatch, ev: &EvalContext<'_>) -> 
 /// no column and no subquery, so its value is the same on every row
 /// (parameters and outer references are fixed for one evaluation).
 fn is_foldable(expr: &Expr) -> bool {
-    !matches!(expr, Expr::Column { .. } | Expr::Subquery { .. } | Expr::Literal { .. } | Expr::Param { .. } | Expr::Outer { .. })
-        && is_constant(expr)
+    !matches!(
+        expr,
+        Expr::Column { .. } | Expr::Subquery { .. } | Expr::Literal { .. } | Expr::Param { .. } | Expr::Outer { .. }
+    ) && is_constant(expr)
 }
 
 /// No column and no subquery anywhere in `expr`.
@@ -165,8 +169,12 @@ pub fn is_constant(expr: &Expr) -> bool {
 /// A batch with no columns and one row: where literal-only expressions are
 /// evaluated (constant folding).
 pub fn one_row_batch() -> RecordBatch {
-    RecordBatch::try_new_with_options(Arc::new(Schema::empty()), vec![], &RecordBatchOptions::new().with_row_count(Some(1)))
-        .expect("an empty schema with a row count is a valid batch")
+    RecordBatch::try_new_with_options(
+        Arc::new(Schema::empty()),
+        vec![],
+        &RecordBatchOptions::new().with_row_count(Some(1)),
+    )
+    .expect("an empty schema with a row count is a valid batch")
 }
 
 /// `n` copies of `v` as type `ty`, converting `v` when its kind differs.
