@@ -101,15 +101,51 @@ fn decimal_kernel(op: BinaryOp, l: &ArrayRef, r: &ArrayRef, out: u8) -> Result<A
         BinaryOp::Mod => numeric::rem,
         other => return Err(SqlError::internal(format!("{} on numeric", other.sql()))),
     };
+    let fast = fast_factors(op, sl, sr, out);
     let mut values = Vec::with_capacity(a.len());
     for i in 0..a.len() {
-        let valid = nulls.as_ref().is_none_or(|nb| nb.is_valid(i));
-        values.push(if valid { f((a.value(i), sl), (b.value(i), sr), out)? } else { 0 });
+        if !nulls.as_ref().is_none_or(|nb| nb.is_valid(i)) {
+            values.push(0);
+            continue;
+        }
+        let (x, y) = (a.value(i), b.value(i));
+        let quick = fast.and_then(|(fx, fy, fo)| match op {
+            BinaryOp::Add => x.checked_mul(fx)?.checked_add(y.checked_mul(fy)?)?.checked_mul(fo),
+            BinaryOp::Sub => x.checked_mul(fx)?.checked_sub(y.checked_mul(fy)?)?.checked_mul(fo),
+            _ => x.checked_mul(y)?.checked_mul(fo),
+        });
+        values.push(match quick.filter(|v| v.unsigned_abs() < LIMIT_38) {
+            Some(v) => v,
+            // Exact in 256 bits, with the overflow error when it is one.
+            None => f((x, sl), (y, sr), out)?,
+        });
     }
     let arr = Decimal128Array::new(values.into(), nulls)
         .with_precision_and_scale(NUMERIC_MAX_PRECISION, out as i8)
         .map_err(super::arrow_err)?;
     Ok(Arc::new(arr))
+}
+
+const LIMIT_38: u128 = 10u128.pow(NUMERIC_MAX_PRECISION as u32);
+
+/// For `+ - *` whose exact scale is at most the result's (no rounding):
+/// the factors that bring the left and right operands to the exact scale
+/// and the exact result to `out`, all in i128.
+fn fast_factors(op: BinaryOp, sl: u8, sr: u8, out: u8) -> Option<(i128, i128, i128)> {
+    let p = |e: u8| 10i128.checked_pow(e as u32);
+    match op {
+        BinaryOp::Add | BinaryOp::Sub => {
+            let s = sl.max(sr);
+            (out >= s).then_some(())?;
+            Some((p(s - sl)?, p(s - sr)?, p(out - s)?))
+        }
+        BinaryOp::Mul => {
+            let s = sl.checked_add(sr)?;
+            (out >= s).then_some(())?;
+            Some((1, 1, p(out - s)?))
+        }
+        _ => None,
+    }
 }
 
 /// `-a` with arrow's checked negation for integers and floats.
