@@ -116,7 +116,9 @@ impl Gen {
                 ])
                 .to_string(),
             DataType::Bool => self.pick(&["true", "false"]).to_string(),
-            DataType::Text => self.pick(&["", "abc", "Hello", "a b ", "  x", "%_", "xyz", "42"]).to_string(),
+            DataType::Text => {
+                self.pick(&["", "abc", "Hello", "a b ", "  x", "%_", "xyz", "42", " -7 ", "1.5e3", "12.345", "t", "1998-12-01"]).to_string()
+            }
             DataType::Date => {
                 self.pick(&["1998-12-01", "2000-02-29", "1970-01-01", "2024-12-31", "0044-03-15"]).to_string()
             }
@@ -219,7 +221,7 @@ impl Gen {
 
     fn gen_numeric(&mut self, scale: u8, d: u32) -> G {
         let ty = numeric(scale);
-        match self.rng.random_range(0..8) {
+        match self.rng.random_range(0..9) {
             0 | 1 => {
                 let other = self.rng.random_range(0..=scale);
                 let op = *self.pick(&[BinaryOp::Add, BinaryOp::Sub]);
@@ -268,6 +270,13 @@ impl Gen {
                 }
             }
             7 => func("abs", Function::Abs, vec![self.any(ty, d)], ty),
+            8 => {
+                // Into numeric(p, s): rounding half away from zero, field overflow.
+                let from = *self.pick(&[numeric(3), DataType::Float64, DataType::Text, DataType::Int32]);
+                let p = self.rng.random_range(scale.max(1)..scale + 6);
+                let c = cast(self.any(from, d), DataType::Numeric { precision: Some(p), scale });
+                G { sql: c.sql, expr: Expr::Cast { expr: Box::new(c.expr), ty } }
+            }
             _ => self.leaf(ty),
         }
     }
@@ -308,8 +317,9 @@ const CMP: [BinaryOp; 8] = [
     BinaryOp::IsNotDistinctFrom,
 ];
 
-const COMPARABLE: [DataType; 9] = [
+const COMPARABLE: [DataType; 10] = [
     DataType::Int32,
+    DataType::Int16,
     DataType::Int64,
     DataType::Numeric { precision: None, scale: 2 },
     DataType::Float64,
@@ -458,7 +468,8 @@ impl Gen {
 
     fn gen_date(&mut self, d: u32) -> G {
         let t = DataType::Date;
-        match self.rng.random_range(0..4) {
+        match self.rng.random_range(0..5) {
+            3 => cast(self.any(DataType::Text, d), t),
             0 => bin(BinaryOp::Add, self.any(t, d), int_lit(self.rng.random_range(-400..400)), t),
             1 => bin(BinaryOp::Sub, self.any(t, d), int_lit(self.rng.random_range(-40..40)), t),
             2 => cast(self.any(DataType::Timestamp, d), t),
@@ -495,6 +506,21 @@ impl Gen {
             _ => self.leaf(t),
         }
     }
+}
+
+/// Differences that are PostgreSQL's planning, not its semantics, or a
+/// documented limitation:
+/// - PostgreSQL folds immutable subexpressions at plan time but not stable
+///   ones (concat(), text → date/timestamp casts), and folds a strict
+///   operator with a NULL constant argument to NULL without evaluating
+///   its other arguments: with two errors, or an error beside a NULL, in
+///   one expression, PostgreSQL may report another error, or none;
+/// - digits-only date input (`'42'::date`) has its own messages;
+/// - ndpdb's numeric has no NaN.
+fn known_difference(sql: &str, theirs: &str, ours: &str) -> bool {
+    let stable = sql.contains("concat(") || sql.contains("AS date)") || sql.contains("AS timestamp without time zone)");
+    let planning = stable && ours.starts_with("ERROR") && (theirs.starts_with("ERROR") || theirs.is_empty());
+    planning || ours == "ERROR: cannot convert NaN to numeric"
 }
 
 /// ndpdb's answer: the text output, or `ERROR: message`.
@@ -593,6 +619,7 @@ fn constant_expressions_match_postgresql() {
     let mut g = Gen { rng: Xoshiro256PlusPlus::seed_from_u64(17) };
     let types = COMPARABLE;
     let mut mismatches = Vec::new();
+    let mut tolerated = 0;
     let total = 1500;
     for i in 0..total {
         let ty = types[i % types.len()];
@@ -606,10 +633,13 @@ fn constant_expressions_match_postgresql() {
         // PostgreSQL folds constant arguments at plan time but not
         // concat() (it is only stable), so with two errors in one
         // expression it may report the later one.
-        let both_fail = ours.starts_with("ERROR") && theirs.starts_with("ERROR") && e.sql.contains("concat(");
-        if ours != theirs && !both_fail {
+        if ours != theirs && known_difference(&e.sql, &theirs, &ours) {
+            tolerated += 1;
+        } else if ours != theirs {
             mismatches.push(format!("SELECT {};\n  postgres: {theirs}\n  ndpdb:    {ours}", e.sql));
         }
     }
+    eprintln!("{total} expressions, {tolerated} known differences (planning order, numeric NaN)");
+    assert!(tolerated * 20 < total, "{tolerated} of {total} tolerated: the generator drifted into known differences");
     assert!(mismatches.is_empty(), "{} of {total} differ:\n{}", mismatches.len(), mismatches.join("\n"));
 }

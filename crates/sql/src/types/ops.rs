@@ -139,8 +139,16 @@ fn cast_non_text(v: &Value, from: &DataType, to: &DataType) -> Result<Value> {
             if !f.is_finite() {
                 return Err(SqlError::unsupported(format!("cannot convert {} to numeric", format_float8(*f))));
             }
-            let (x, s) = numeric::parse_exact(&format!("{f:.14e}")).ok_or_else(numeric::overflow)?;
-            numeric_value(x, s, to)
+            match numeric::parse_exact(&format!("{f:.14e}")) {
+                Some((x, s)) => numeric_value(x, s, to),
+                // Beyond 38 digits: a constrained target reports its own limit.
+                None => match to {
+                    DataType::Numeric { precision: Some(p), scale } => {
+                        numeric::check_precision(i128::MAX, *p, *scale).map(|_| Value::Null)
+                    }
+                    _ => Err(numeric::overflow()),
+                },
+            }
         }
         (_, DataType::Numeric { .. }) => {
             let (x, s) = as_numeric(v).ok_or_else(|| cannot_cast(from, to))?;
@@ -237,7 +245,7 @@ fn float_arith(op: BinaryOp, a: f64, b: f64) -> Result<Value> {
         BinaryOp::Add => check_float(a + b, a, b, true),
         BinaryOp::Sub => check_float(a - b, a, b, true),
         BinaryOp::Mul => check_float(a * b, a, b, a == 0.0 || b == 0.0),
-        BinaryOp::Div if b == 0.0 => Err(SqlError::division_by_zero()),
+        BinaryOp::Div if b == 0.0 && !a.is_nan() => Err(SqlError::division_by_zero()),
         BinaryOp::Div => check_float(a / b, a, b, a == 0.0 || b.is_infinite()),
         BinaryOp::Mod if b == 0.0 => Err(SqlError::division_by_zero()),
         BinaryOp::Mod => Ok(Value::Float64(a % b)),

@@ -32,7 +32,11 @@ pub fn parse_value(text: &str, ty: &DataType) -> Result<Value> {
         DataType::Int64 => parse_int(text, "bigint", i64::MIN, i64::MAX).map(Value::Int64),
         DataType::Numeric { precision, scale } => {
             let (v, s) = parse_numeric(text)?;
-            let v = numeric::rescale(v, s, *scale)?;
+            let v = match (numeric::rescale(v, s, *scale), precision) {
+                (Ok(v), _) => v,
+                (Err(_), Some(p)) => numeric::check_precision(i128::MAX, *p, *scale)?,
+                (Err(e), None) => return Err(e),
+            };
             let v = match precision {
                 Some(p) => numeric::check_precision(v, *p, *scale)?,
                 None => v,

@@ -112,8 +112,18 @@ pub fn evaluate_with(expr: &Expr, batch: &RecordBatch, ev: &EvalContext<'_>) -> 
             if matches!(op, crate::plan::BinaryOp::And | crate::plan::BinaryOp::Or) {
                 return logic::and_or(*op, left, right, batch, ev);
             }
-            let l = evaluate_with(left, batch, ev)?;
-            let r = evaluate_with(right, batch, ev)?;
+            let mut l = evaluate_with(left, batch, ev)?;
+            let mut r = evaluate_with(right, batch, ev)?;
+            if *op == crate::plan::BinaryOp::Concat {
+                // `||` takes text: char(n) loses its padding (bpchar → text).
+                let (lt, rt) = (left.ty(), right.ty());
+                if let DataType::Char(_) = lt {
+                    l = cast_array(&l, &lt, &DataType::Text, CastMode::Explicit)?;
+                }
+                if let DataType::Char(_) = rt {
+                    r = cast_array(&r, &rt, &DataType::Text, CastMode::Explicit)?;
+                }
+            }
             if op.is_comparison() {
                 compare::compare_arrays(*op, &l, &left.ty(), &r, &right.ty())
             } else {
