@@ -116,9 +116,23 @@ impl Gen {
                 ])
                 .to_string(),
             DataType::Bool => self.pick(&["true", "false"]).to_string(),
-            DataType::Text => {
-                self.pick(&["", "abc", "Hello", "a b ", "  x", "%_", "xyz", "42", " -7 ", "1.5e3", "12.345", "t", "1998-12-01"]).to_string()
-            }
+            DataType::Text => self
+                .pick(&[
+                    "",
+                    "abc",
+                    "Hello",
+                    "a b ",
+                    "  x",
+                    "%_",
+                    "xyz",
+                    "42",
+                    " -7 ",
+                    "1.5e3",
+                    "12.345",
+                    "t",
+                    "1998-12-01",
+                ])
+                .to_string(),
             DataType::Date => {
                 self.pick(&["1998-12-01", "2000-02-29", "1970-01-01", "2024-12-31", "0044-03-15"]).to_string()
             }

@@ -18,6 +18,30 @@
 //! format`; a cast to `numeric(p,s)` beyond `p - s` integer digits is 22003
 //! `numeric field overflow` with PostgreSQL's detail.
 //!
+//! Scale rules. PostgreSQL's numeric carries a scale per value; ndpdb's one
+//! per expression, which the binder sets. For results to print as
+//! PostgreSQL's, the binder gives:
+//!
+//! ```text
+//!  a + b, a - b, a % b      max(sa, sb)            = PostgreSQL
+//!  a * b                    sa + sb (at most 38)   = PostgreSQL
+//!  a / b                    max(16, sa, sb)        PostgreSQL: per value,
+//!                                                  ≥ 16 significant digits
+//!  avg(x)                   max(16, sx)            as division
+//!  round/trunc(x, d)        max(d, 0)              = PostgreSQL
+//!  floor, ceil, int → numeric   0                  = PostgreSQL
+//!  EXTRACT(f FROM x)        exec::expr::extract_scale(f, type of x)
+//!  literal 1.50             2 (as written)         = PostgreSQL
+//! ```
+//!
+//! Only division and avg differ from PostgreSQL, and only in how many
+//! decimals they print: `100/3` prints 33.3333333333333333 in both, but
+//! `1e20/3` has 16 decimals here and none in PostgreSQL, which keeps about
+//! 20 significant digits; a quotient that needs more than 22 integer digits
+//! overflows here. The evaluator never
+//! relies on these rules: it computes every result exactly and rounds to
+//! whatever scale the expression's type says, half away from zero.
+//!
 //! [`Value::Numeric`]: super::Value::Numeric
 
 use arrow_buffer::i256;
@@ -146,10 +170,10 @@ pub fn div(a: (i128, u8), b: (i128, u8), out: u8) -> Result<i128> {
     }
     // a/b at scale out = a.0 · 10^(out + sb - sa) / b.0
     let e = out as i32 + b.1 as i32 - a.1 as i32;
-    if (0..=38).contains(&e) {
-        if let Some(q) = a.0.checked_mul(pow10(e as u32)).and_then(|num| div_round_128(num, b.0)) {
-            return fits(q).ok_or_else(overflow);
-        }
+    if (0..=38).contains(&e)
+        && let Some(q) = a.0.checked_mul(pow10(e as u32)).and_then(|num| div_round_128(num, b.0))
+    {
+        return fits(q).ok_or_else(overflow);
     }
     let (mut num, mut den) = (i256::from_i128(a.0), i256::from_i128(b.0));
     if e >= 0 {

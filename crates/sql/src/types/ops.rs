@@ -205,7 +205,7 @@ pub fn compare_values(a: &Value, b: &Value) -> Option<Ordering> {
 }
 
 /// A comparison operator on two values: NULL when either is NULL, except
-/// IS [NOT] DISTINCT FROM.
+/// `IS [NOT] DISTINCT FROM`.
 pub fn compare_op(op: BinaryOp, a: &Value, b: &Value) -> Result<Value> {
     let both_null = a.is_null() && b.is_null();
     let ord = compare_values(a, b);
