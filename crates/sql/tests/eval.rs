@@ -168,7 +168,8 @@ fn is_predicates_and_distinctness_never_return_null() {
     let b = batch(vec![ints(&[Some(1), None])]);
     let e = Expr::binary(BinaryOp::IsDistinctFrom, col(0), int(1), DataType::Bool);
     assert_eq!(ok(&e, &b), ["f", "t"]);
-    let e = Expr::binary(BinaryOp::IsNotDistinctFrom, col(0), Expr::Literal { value: Value::Null, ty: I }, DataType::Bool);
+    let e =
+        Expr::binary(BinaryOp::IsNotDistinctFrom, col(0), Expr::Literal { value: Value::Null, ty: I }, DataType::Bool);
     assert_eq!(ok(&e, &b), ["f", "t"]);
     let cmp = Expr::binary(BinaryOp::Eq, col(0), int(1), DataType::Bool);
     let e = Expr::Unary { op: UnaryOp::IsNotTrue, expr: Box::new(cmp), ty: DataType::Bool };
@@ -225,15 +226,15 @@ fn subqueries_run_per_distinct_outer_row() {
     let plan = Box::new(correlated_plan());
     let scalar = Expr::Subquery { kind: SubqueryKind::Scalar, plan: plan.clone(), ty: I };
     let a = evaluate(&scalar, &batch(vec![ints(&[Some(1), Some(0), Some(1)])]), &c).unwrap();
-    assert_eq!((0..3).map(|i| value_at(a.as_ref(), i).unwrap()).collect::<Vec<_>>(), [
-        Value::Int32(1),
-        Value::Null,
-        Value::Int32(1)
-    ]);
+    assert_eq!(
+        (0..3).map(|i| value_at(a.as_ref(), i).unwrap()).collect::<Vec<_>>(),
+        [Value::Int32(1), Value::Null, Value::Int32(1)]
+    );
     assert_eq!(*runner.0.lock().unwrap(), 2, "one run per distinct outer row");
     let err = rows(&scalar, &b, &c).unwrap_err();
     assert_eq!(err.code, SqlState::CARDINALITY_VIOLATION);
-    let exists = Expr::Subquery { kind: SubqueryKind::Exists { negated: false }, plan: plan.clone(), ty: DataType::Bool };
+    let exists =
+        Expr::Subquery { kind: SubqueryKind::Exists { negated: false }, plan: plan.clone(), ty: DataType::Bool };
     assert_eq!(rows(&exists, &b, &c).unwrap(), ["t", "t", "f", "t", "t"]);
     // 2 IN (1..k): k = -1 gives {NULL}: NULL; k = 0 gives {}: FALSE.
     let kind = SubqueryKind::In { expr: Box::new(int(2)), negated: true };
@@ -251,7 +252,10 @@ fn casts_check_lengths_on_assignment_and_cut_when_explicit() {
     let a: ArrayRef = Arc::new(StringArray::from(vec![Some("abcd"), Some("ab  "), None]));
     let v3 = DataType::Varchar(Some(3));
     let err = cast_array(&a, &DataType::Text, &v3, CastMode::Assignment).unwrap_err();
-    assert_eq!((err.code, err.message.as_str()), (SqlState::STRING_DATA_RIGHT_TRUNCATION, "value too long for type character varying(3)"));
+    assert_eq!(
+        (err.code, err.message.as_str()),
+        (SqlState::STRING_DATA_RIGHT_TRUNCATION, "value too long for type character varying(3)")
+    );
     let cut = cast_array(&a, &DataType::Text, &v3, CastMode::Explicit).unwrap();
     assert_eq!(value_at(cut.as_ref(), 0).unwrap(), Value::Text("abc".into()));
     let padded = cast_array(&a, &DataType::Text, &DataType::Char(5), CastMode::Explicit).unwrap();
@@ -325,7 +329,10 @@ fn dates_and_intervals() {
     let ex = Expr::Function { func: Function::Extract, args: vec![field("second"), ts.clone()], ty: DataType::Float64 };
     assert_eq!(ok(&ex, &b), ["5.5"]);
     let bad = Expr::Function { func: Function::Extract, args: vec![field("foo"), ts], ty: DataType::Float64 };
-    assert_eq!(fails(&bad, &b), (SqlState::INVALID_PARAMETER_VALUE, "unit \"foo\" not recognized for type timestamp without time zone".into()));
+    assert_eq!(
+        fails(&bad, &b),
+        (SqlState::INVALID_PARAMETER_VALUE, "unit \"foo\" not recognized for type timestamp without time zone".into())
+    );
 }
 
 #[test]

@@ -88,7 +88,9 @@ impl Gen {
         }
         let text: String = match ty {
             DataType::Int16 => self.pick(&["0", "1", "-7", "300", "32767", "-32768"]).to_string(),
-            DataType::Int32 => self.pick(&["0", "1", "-7", "42", "1000", "2147483647", "-2147483648", "65536"]).to_string(),
+            DataType::Int32 => {
+                self.pick(&["0", "1", "-7", "42", "1000", "2147483647", "-2147483648", "65536"]).to_string()
+            }
             DataType::Int64 => self.pick(&["0", "3", "-12", "9223372036854775807", "4294967296"]).to_string(),
             DataType::Numeric { scale, .. } => {
                 let opts: &[&str] = match scale {
@@ -98,18 +100,48 @@ impl Gen {
                 };
                 self.pick(opts).to_string()
             }
-            DataType::Float64 => {
-                self.pick(&["0", "1.5", "-2.25", "1e300", "3.14159", "0.1", "1e-5", "123456789012345678", "-0"]).to_string()
-            }
+            DataType::Float64 => self
+                .pick(&[
+                    "0",
+                    "1.5",
+                    "-2.25",
+                    "1e300",
+                    "3.14159",
+                    "0.1",
+                    "1e-5",
+                    "123456789012345678",
+                    "-0",
+                    "1e15",
+                    "NaN",
+                ])
+                .to_string(),
             DataType::Bool => self.pick(&["true", "false"]).to_string(),
-            DataType::Text => self.pick(&["", "abc", "Hello", "a b ", "  x", "%_", "xyz", "42"]).to_string(),
-            DataType::Date => self.pick(&["1998-12-01", "2000-02-29", "1970-01-01", "2024-12-31", "0044-03-15"]).to_string(),
+            DataType::Text => self
+                .pick(&[
+                    "",
+                    "abc",
+                    "Hello",
+                    "a b ",
+                    "  x",
+                    "%_",
+                    "xyz",
+                    "42",
+                    " -7 ",
+                    "1.5e3",
+                    "12.345",
+                    "t",
+                    "1998-12-01",
+                ])
+                .to_string(),
+            DataType::Date => {
+                self.pick(&["1998-12-01", "2000-02-29", "1970-01-01", "2024-12-31", "0044-03-15"]).to_string()
+            }
             DataType::Timestamp => {
                 self.pick(&["1998-12-01 10:00:00", "2000-01-31 23:59:59.5", "1969-12-31 00:00:00.000001"]).to_string()
             }
-            DataType::Interval => {
-                self.pick(&["1 day", "1 mon", "-3 hours", "1 year 2 mons", "90 days", "00:00:01.5", "-1 mon 2 days"]).to_string()
-            }
+            DataType::Interval => self
+                .pick(&["1 day", "1 mon", "-3 hours", "1 year 2 mons", "90 days", "00:00:01.5", "-1 mon 2 days"])
+                .to_string(),
             other => panic!("no leaf of type {other}"),
         };
         self.lit(&text, ty)
@@ -193,7 +225,9 @@ impl Gen {
                 let from = *self.pick(&[DataType::Float64, numeric(1), DataType::Text, DataType::Int64]);
                 cast(self.any(from, d), ty)
             }
-            8 if ty == DataType::Int32 => bin(BinaryOp::Sub, self.any(DataType::Date, d), self.any(DataType::Date, d), ty),
+            8 if ty == DataType::Int32 => {
+                bin(BinaryOp::Sub, self.any(DataType::Date, d), self.any(DataType::Date, d), ty)
+            }
             8 => func("NULLIF", Function::NullIf, vec![self.any(ty, d), self.any(ty, d)], ty),
             _ => func("greatest", Function::Greatest, vec![self.any(ty, d), self.any(ty, d), self.any(ty, d)], ty),
         }
@@ -201,7 +235,7 @@ impl Gen {
 
     fn gen_numeric(&mut self, scale: u8, d: u32) -> G {
         let ty = numeric(scale);
-        match self.rng.random_range(0..8) {
+        match self.rng.random_range(0..9) {
             0 | 1 => {
                 let other = self.rng.random_range(0..=scale);
                 let op = *self.pick(&[BinaryOp::Add, BinaryOp::Sub]);
@@ -226,21 +260,37 @@ impl Gen {
             }
             5 if scale == 0 => cast(self.any(DataType::Int32, d), NUM),
             6 => {
-                let field = *self.pick(&["year", "month", "day", "hour", "minute", "second", "dow", "doy", "epoch", "quarter", "week", "milliseconds"]);
+                let field = *self.pick(&[
+                    "year",
+                    "month",
+                    "day",
+                    "hour",
+                    "minute",
+                    "second",
+                    "dow",
+                    "doy",
+                    "epoch",
+                    "quarter",
+                    "week",
+                    "milliseconds",
+                ]);
                 if extract_scale(field, &DataType::Timestamp) != scale {
                     return self.leaf(ty);
                 }
                 let ts = self.any(DataType::Timestamp, d);
                 G {
                     sql: format!("EXTRACT({field} FROM {})", ts.sql),
-                    expr: Expr::Function {
-                        func: Function::Extract,
-                        args: vec![text_lit(field).expr, ts.expr],
-                        ty,
-                    },
+                    expr: Expr::Function { func: Function::Extract, args: vec![text_lit(field).expr, ts.expr], ty },
                 }
             }
             7 => func("abs", Function::Abs, vec![self.any(ty, d)], ty),
+            8 => {
+                // Into numeric(p, s): rounding half away from zero, field overflow.
+                let from = *self.pick(&[numeric(3), DataType::Float64, DataType::Text, DataType::Int32]);
+                let p = self.rng.random_range(scale.max(1)..scale + 6);
+                let c = cast(self.any(from, d), DataType::Numeric { precision: Some(p), scale });
+                G { sql: c.sql, expr: Expr::Cast { expr: Box::new(c.expr), ty } }
+            }
             _ => self.leaf(ty),
         }
     }
@@ -262,7 +312,8 @@ impl Gen {
             }
             5 => func("round", Function::Round, vec![self.any(ty, d)], ty),
             _ => {
-                let (name, f) = *self.pick(&[("floor", Function::Floor), ("ceil", Function::Ceil), ("trunc", Function::Trunc)]);
+                let (name, f) =
+                    *self.pick(&[("floor", Function::Floor), ("ceil", Function::Ceil), ("trunc", Function::Trunc)]);
                 func(name, f, vec![self.any(ty, d)], ty)
             }
         }
@@ -280,8 +331,9 @@ const CMP: [BinaryOp; 8] = [
     BinaryOp::IsNotDistinctFrom,
 ];
 
-const COMPARABLE: [DataType; 9] = [
+const COMPARABLE: [DataType; 10] = [
     DataType::Int32,
+    DataType::Int16,
     DataType::Int64,
     DataType::Numeric { precision: None, scale: 2 },
     DataType::Float64,
@@ -324,7 +376,8 @@ impl Gen {
                 let s = self.any(DataType::Text, d);
                 let p = self.pick(&["a%", "%b%", "_bc", "%", "H%o", "a\\%", "%x_", "ABC"]).to_string();
                 let (negated, case_insensitive) = (self.rng.random_bool(0.3), self.rng.random_bool(0.3));
-                let kw = format!("{}{}", if negated { "NOT " } else { "" }, if case_insensitive { "ILIKE" } else { "LIKE" });
+                let kw =
+                    format!("{}{}", if negated { "NOT " } else { "" }, if case_insensitive { "ILIKE" } else { "LIKE" });
                 G {
                     sql: format!("({} {kw} '{p}')", s.sql),
                     expr: Expr::Like {
@@ -348,10 +401,19 @@ impl Gen {
                         if negated { "NOT " } else { "" },
                         list.iter().map(|g| g.sql.as_str()).collect::<Vec<_>>().join(", ")
                     ),
-                    expr: Expr::InList { expr: Box::new(x.expr), list: list.into_iter().map(|g| g.expr).collect(), negated },
+                    expr: Expr::InList {
+                        expr: Box::new(x.expr),
+                        list: list.into_iter().map(|g| g.expr).collect(),
+                        negated,
+                    },
                 }
             }
-            7 => func("starts_with", Function::StartsWith, vec![self.any(DataType::Text, d), self.any(DataType::Text, d)], b),
+            7 => func(
+                "starts_with",
+                Function::StartsWith,
+                vec![self.any(DataType::Text, d), self.any(DataType::Text, d)],
+                b,
+            ),
             8 => cast(self.any(DataType::Text, d), b),
             _ => self.leaf(b),
         }
@@ -362,7 +424,13 @@ impl Gen {
         match self.rng.random_range(0..11) {
             0 | 1 => bin(BinaryOp::Concat, self.any(t, d), self.any(t, d), t),
             2 => {
-                let (name, f) = *self.pick(&[("upper", Function::Upper), ("lower", Function::Lower), ("trim", Function::Trim), ("ltrim", Function::Ltrim), ("rtrim", Function::Rtrim)]);
+                let (name, f) = *self.pick(&[
+                    ("upper", Function::Upper),
+                    ("lower", Function::Lower),
+                    ("trim", Function::Trim),
+                    ("ltrim", Function::Ltrim),
+                    ("rtrim", Function::Rtrim),
+                ]);
                 func(name, f, vec![self.any(t, d)], t)
             }
             3 => {
@@ -370,7 +438,12 @@ impl Gen {
                 if self.rng.random_bool(0.5) {
                     func("substring", Function::Substring, vec![s, int_lit(from)], t)
                 } else {
-                    func("substring", Function::Substring, vec![s, int_lit(from), int_lit(self.rng.random_range(-1..4))], t)
+                    func(
+                        "substring",
+                        Function::Substring,
+                        vec![s, int_lit(from), int_lit(self.rng.random_range(-1..4))],
+                        t,
+                    )
                 }
             }
             4 => {
@@ -395,7 +468,9 @@ impl Gen {
                 ]);
                 cast(self.any(from, d), t)
             }
-            9 => func("concat", Function::Concat, vec![self.any(t, d), self.any(DataType::Int32, d), self.any(t, d)], t),
+            9 => {
+                func("concat", Function::Concat, vec![self.any(t, d), self.any(DataType::Int32, d), self.any(t, d)], t)
+            }
             _ => {
                 let s = self.any(t, d);
                 let f = self.any(DataType::Int32, d);
@@ -407,7 +482,8 @@ impl Gen {
 
     fn gen_date(&mut self, d: u32) -> G {
         let t = DataType::Date;
-        match self.rng.random_range(0..4) {
+        match self.rng.random_range(0..5) {
+            3 => cast(self.any(DataType::Text, d), t),
             0 => bin(BinaryOp::Add, self.any(t, d), int_lit(self.rng.random_range(-400..400)), t),
             1 => bin(BinaryOp::Sub, self.any(t, d), int_lit(self.rng.random_range(-40..40)), t),
             2 => cast(self.any(DataType::Timestamp, d), t),
@@ -422,7 +498,9 @@ impl Gen {
             1 => bin(BinaryOp::Sub, self.any(t, d), self.any(DataType::Interval, d), t),
             2 => bin(BinaryOp::Add, self.any(t, d), self.any(DataType::Interval, d), t),
             3 => {
-                let field = *self.pick(&["year", "quarter", "month", "week", "day", "hour", "minute", "second", "decade", "century"]);
+                let field = *self.pick(&[
+                    "year", "quarter", "month", "week", "day", "hour", "minute", "second", "decade", "century",
+                ]);
                 func("date_trunc", Function::DateTrunc, vec![text_lit(field), self.any(t, d)], t)
             }
             _ => cast(self.any(DataType::Date, d), t),
@@ -442,6 +520,21 @@ impl Gen {
             _ => self.leaf(t),
         }
     }
+}
+
+/// Differences that are PostgreSQL's planning, not its semantics, or a
+/// documented limitation:
+/// - PostgreSQL folds immutable subexpressions at plan time but not stable
+///   ones (concat(), text → date/timestamp casts), and folds a strict
+///   operator with a NULL constant argument to NULL without evaluating
+///   its other arguments: with two errors, or an error beside a NULL, in
+///   one expression, PostgreSQL may report another error, or none;
+/// - digits-only date input (`'42'::date`) has its own messages;
+/// - ndpdb's numeric has no NaN.
+fn known_difference(sql: &str, theirs: &str, ours: &str) -> bool {
+    let stable = sql.contains("concat(") || sql.contains("AS date)") || sql.contains("AS timestamp without time zone)");
+    let planning = stable && ours.starts_with("ERROR") && (theirs.starts_with("ERROR") || theirs.is_empty());
+    planning || ours == "ERROR: cannot convert NaN to numeric"
 }
 
 /// ndpdb's answer: the text output, or `ERROR: message`.
@@ -492,7 +585,9 @@ fn columnize(e: &Expr, cols: &mut Vec<arrow_array::ArrayRef>, rows: usize) -> Ex
             new.extend(args[1..].iter().map(rec));
             Expr::Function { func: *f, args: new, ty: *ty }
         }
-        Expr::Function { func, args, ty } => Expr::Function { func: *func, args: args.iter().map(rec).collect(), ty: *ty },
+        Expr::Function { func, args, ty } => {
+            Expr::Function { func: *func, args: args.iter().map(rec).collect(), ty: *ty }
+        }
         other => other.clone(),
     }
 }
@@ -513,7 +608,8 @@ fn vectorized_evaluation_matches_one_row_evaluation() {
             .map(|(k, c)| arrow_schema::Field::new(format!("c{k}"), c.data_type().clone(), true))
             .collect();
         let opts = arrow_array::RecordBatchOptions::new().with_row_count(Some(5));
-        let batch = RecordBatch::try_new_with_options(Arc::new(arrow_schema::Schema::new(fields)), cols, &opts).unwrap();
+        let batch =
+            RecordBatch::try_new_with_options(Arc::new(arrow_schema::Schema::new(fields)), cols, &opts).unwrap();
         let got: Vec<String> = match evaluate(&ce, &batch, &ctx()) {
             Ok(a) => {
                 assert_eq!(a.len(), 5, "{}", e.sql);
@@ -537,6 +633,7 @@ fn constant_expressions_match_postgresql() {
     let mut g = Gen { rng: Xoshiro256PlusPlus::seed_from_u64(17) };
     let types = COMPARABLE;
     let mut mismatches = Vec::new();
+    let mut tolerated = 0;
     let total = 1500;
     for i in 0..total {
         let ty = types[i % types.len()];
@@ -550,10 +647,13 @@ fn constant_expressions_match_postgresql() {
         // PostgreSQL folds constant arguments at plan time but not
         // concat() (it is only stable), so with two errors in one
         // expression it may report the later one.
-        let both_fail = ours.starts_with("ERROR") && theirs.starts_with("ERROR") && e.sql.contains("concat(");
-        if ours != theirs && !both_fail {
+        if ours != theirs && known_difference(&e.sql, &theirs, &ours) {
+            tolerated += 1;
+        } else if ours != theirs {
             mismatches.push(format!("SELECT {};\n  postgres: {theirs}\n  ndpdb:    {ours}", e.sql));
         }
     }
+    eprintln!("{total} expressions, {tolerated} known differences (planning order, numeric NaN)");
+    assert!(tolerated * 20 < total, "{tolerated} of {total} tolerated: the generator drifted into known differences");
     assert!(mismatches.is_empty(), "{} of {total} differ:\n{}", mismatches.len(), mismatches.join("\n"));
 }

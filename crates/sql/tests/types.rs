@@ -60,9 +60,18 @@ fn input_accepts_postgresqls_spellings() {
     }
     assert_eq!(parse(" 12 ", DataType::Int32), Value::Int32(12));
     assert_eq!(parse("+5", DataType::Int16), Value::Int16(5));
-    assert_eq!(parse("1.5e2", DataType::Numeric { precision: None, scale: 1 }), Value::Numeric { value: 1500, scale: 1 });
-    assert_eq!(parse("2.345", DataType::Numeric { precision: Some(5), scale: 2 }), Value::Numeric { value: 235, scale: 2 });
-    assert_eq!(parse("-2.345", DataType::Numeric { precision: Some(5), scale: 2 }), Value::Numeric { value: -235, scale: 2 });
+    assert_eq!(
+        parse("1.5e2", DataType::Numeric { precision: None, scale: 1 }),
+        Value::Numeric { value: 1500, scale: 1 }
+    );
+    assert_eq!(
+        parse("2.345", DataType::Numeric { precision: Some(5), scale: 2 }),
+        Value::Numeric { value: 235, scale: 2 }
+    );
+    assert_eq!(
+        parse("-2.345", DataType::Numeric { precision: Some(5), scale: 2 }),
+        Value::Numeric { value: -235, scale: 2 }
+    );
     assert_eq!(parse("19981201", DataType::Date), parse("1998-12-01", DataType::Date));
     assert_eq!(parse("1998-12-01T10:00:00", DataType::Timestamp), parse("1998-12-01 10:00", DataType::Timestamp));
     assert_eq!(parse("90 days", DataType::Interval), Value::Interval(Interval { months: 0, days: 90, micros: 0 }));
@@ -97,7 +106,10 @@ fn input_errors_are_postgresqls() {
         assert_eq!(err(text, ty), (SqlState(code), msg.to_string()), "{text:?} as {ty}");
     }
     let e = parse_value("123.456", &DataType::Numeric { precision: Some(4), scale: 2 }).unwrap_err();
-    assert_eq!(e.detail.as_deref(), Some("A field with precision 4, scale 2 must round to an absolute value less than 10^2."));
+    assert_eq!(
+        e.detail.as_deref(),
+        Some("A field with precision 4, scale 2 must round to an absolute value less than 10^2.")
+    );
 }
 
 fn round_trip(v: &Value, ty: DataType) -> Result<(), TestCaseError> {
@@ -161,6 +173,9 @@ fn extremes_round_trip() {
     round_trip(&Value::Date(DATE_MIN_DAYS as i32), DataType::Date).unwrap();
     round_trip(&Value::Date((DATE_END_DAYS - 1) as i32), DataType::Date).unwrap();
     round_trip(&Value::Timestamp(TIMESTAMP_MIN_US), DataType::Timestamp).unwrap();
-    round_trip(&Value::Numeric { value: 10i128.pow(38) - 1, scale: 38 }, DataType::Numeric { precision: None, scale: 38 })
-        .unwrap();
+    round_trip(
+        &Value::Numeric { value: 10i128.pow(38) - 1, scale: 38 },
+        DataType::Numeric { precision: None, scale: 38 },
+    )
+    .unwrap();
 }

@@ -112,7 +112,9 @@ pub fn array_from_values(values: &[Value], ty: &DataType) -> Result<ArrayRef> {
             _ => None,
         })?)),
         DataType::Interval => Arc::new(IntervalMonthDayNanoArray::from(collect(values, ty, |v| match v {
-            Value::Interval(iv) => iv.micros.checked_mul(1000).map(|ns| IntervalMonthDayNano::new(iv.months, iv.days, ns)),
+            Value::Interval(iv) => {
+                iv.micros.checked_mul(1000).map(|ns| IntervalMonthDayNano::new(iv.months, iv.days, ns))
+            }
             _ => None,
         })?)),
         DataType::Char(_) | DataType::Varchar(_) | DataType::Text => {

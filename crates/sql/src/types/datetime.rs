@@ -141,11 +141,7 @@ pub const DATE_END_DAYS: i64 = 2_145_042_906;
 
 /// A date in days, checked against PostgreSQL's range.
 pub fn checked_date(days: i64) -> Result<i32> {
-    if (DATE_MIN_DAYS..DATE_END_DAYS).contains(&days) {
-        Ok(days as i32)
-    } else {
-        Err(out_of_range("date"))
-    }
+    if (DATE_MIN_DAYS..DATE_END_DAYS).contains(&days) { Ok(days as i32) } else { Err(out_of_range("date")) }
 }
 
 #[cfg(test)]

@@ -125,4 +125,3 @@ fn format_time_abs(us: u64) -> String {
     let h = us / US_PER_HOUR as u64;
     format!("{h:02}{}", &format_time((us % US_PER_HOUR as u64) as i64)[2..])
 }
-

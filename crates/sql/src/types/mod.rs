@@ -19,6 +19,12 @@
 //!  (untyped NULL)        Null                       Null
 //! ```
 //!
+//! Submodules: [`format`](mod@format) (text output, [`pg_text`]), [`parse`] (text
+//! input, [`parse_value`]), [`arrow`] (values ↔ arrays), [`ops`] (casts,
+//! comparisons and arithmetic on single values: the reference semantics
+//! the vectorized evaluator follows), [`numeric`] (fixed-point arithmetic
+//! and the scale rules), [`datetime`] (calendar arithmetic).
+//!
 //! Numeric: a column or expression of type numeric has one scale (the
 //! declared one, or the one PostgreSQL's rules give an expression), so a
 //! Decimal128 array can hold it. Unconstrained `numeric` columns get scale

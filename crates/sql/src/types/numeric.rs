@@ -18,6 +18,30 @@
 //! format`; a cast to `numeric(p,s)` beyond `p - s` integer digits is 22003
 //! `numeric field overflow` with PostgreSQL's detail.
 //!
+//! Scale rules. PostgreSQL's numeric carries a scale per value; ndpdb's one
+//! per expression, which the binder sets. For results to print as
+//! PostgreSQL's, the binder gives:
+//!
+//! ```text
+//!  a + b, a - b, a % b      max(sa, sb)            = PostgreSQL
+//!  a * b                    sa + sb (at most 38)   = PostgreSQL
+//!  a / b                    max(16, sa, sb)        PostgreSQL: per value,
+//!                                                  ≥ 16 significant digits
+//!  avg(x)                   max(16, sx)            as division
+//!  round/trunc(x, d)        max(d, 0)              = PostgreSQL
+//!  floor, ceil, int → numeric   0                  = PostgreSQL
+//!  EXTRACT(f FROM x)        exec::expr::extract_scale(f, type of x)
+//!  literal 1.50             2 (as written)         = PostgreSQL
+//! ```
+//!
+//! Only division and avg differ from PostgreSQL, and only in how many
+//! decimals they print: `100/3` prints 33.3333333333333333 in both, but
+//! `1e20/3` has 16 decimals here and none in PostgreSQL, which keeps about
+//! 20 significant digits; a quotient that needs more than 22 integer digits
+//! overflows here. The evaluator never
+//! relies on these rules: it computes every result exactly and rounds to
+//! whatever scale the expression's type says, half away from zero.
+//!
 //! [`Value::Numeric`]: super::Value::Numeric
 
 use arrow_buffer::i256;
@@ -52,6 +76,23 @@ fn div_round_256(num: i256, den: i256) -> Option<i256> {
     }
 }
 
+/// `num / den` rounded half away from zero in i128 (den != 0).
+fn div_round_128(num: i128, den: i128) -> Option<i128> {
+    let (q, r) = (num.checked_div(den)?, num.checked_rem(den)?);
+    if r.unsigned_abs() >= den.unsigned_abs() - r.unsigned_abs() {
+        q.checked_add(if (num < 0) != (den < 0) { -1 } else { 1 })
+    } else {
+        Some(q)
+    }
+}
+
+const LIMIT: u128 = 10u128.pow(NUMERIC_MAX_PRECISION as u32);
+
+/// Within 38 digits.
+fn fits(v: i128) -> Option<i128> {
+    (v.unsigned_abs() < LIMIT).then_some(v)
+}
+
 /// Narrows to i128 within 38 digits.
 fn to_i128(v: i256) -> Result<i128> {
     let v = v.to_i128().ok_or_else(overflow)?;
@@ -62,6 +103,15 @@ fn to_i128(v: i256) -> Result<i128> {
 pub fn rescale(value: i128, from: u8, to: u8) -> Result<i128> {
     if from == to {
         return Ok(value);
+    }
+    // i128 first (every value of ordinary magnitude), i256 when it overflows.
+    let fast = if to > from {
+        10i128.checked_pow((to - from) as u32).and_then(|p| value.checked_mul(p)).and_then(fits)
+    } else {
+        10i128.checked_pow((from - to) as u32).and_then(|p| div_round_128(value, p))
+    };
+    if let Some(v) = fast {
+        return Ok(v);
     }
     let v = i256::from_i128(value);
     let out = if to > from {
@@ -74,8 +124,8 @@ pub fn rescale(value: i128, from: u8, to: u8) -> Result<i128> {
 
 /// Checks that `value` at `scale` fits `numeric(precision, scale)`.
 pub fn check_precision(value: i128, precision: u8, scale: u8) -> Result<i128> {
-    let limit = pow10(precision as u32);
-    if value.unsigned_abs() >= limit as u128 {
+    let limit = 10u128.checked_pow(precision as u32).unwrap_or(u128::MAX);
+    if value.unsigned_abs() >= limit {
         let digits = precision as i32 - scale as i32;
         return Err(SqlError::new(SqlState::NUMERIC_VALUE_OUT_OF_RANGE, "numeric field overflow").with_detail(
             format!(
@@ -88,6 +138,9 @@ pub fn check_precision(value: i128, precision: u8, scale: u8) -> Result<i128> {
 }
 
 pub fn add(a: (i128, u8), b: (i128, u8), out: u8) -> Result<i128> {
+    if a.1 == out && b.1 == out {
+        return a.0.checked_add(b.0).and_then(fits).ok_or_else(overflow);
+    }
     let s = a.1.max(b.1);
     let (x, y) = (rescale(a.0, a.1, s)?, rescale(b.0, b.1, s)?);
     rescale(x.checked_add(y).ok_or_else(overflow)?, s, out)
@@ -98,6 +151,9 @@ pub fn sub(a: (i128, u8), b: (i128, u8), out: u8) -> Result<i128> {
 }
 
 pub fn mul(a: (i128, u8), b: (i128, u8), out: u8) -> Result<i128> {
+    if let Some(p) = a.0.checked_mul(b.0).and_then(fits) {
+        return rescale(p, a.1 + b.1, out);
+    }
     let p = i256::from_i128(a.0).checked_mul(i256::from_i128(b.0)).ok_or_else(overflow)?;
     let s = a.1 as u32 + b.1 as u32;
     let r = if out as u32 >= s {
@@ -114,6 +170,11 @@ pub fn div(a: (i128, u8), b: (i128, u8), out: u8) -> Result<i128> {
     }
     // a/b at scale out = a.0 · 10^(out + sb - sa) / b.0
     let e = out as i32 + b.1 as i32 - a.1 as i32;
+    if (0..=38).contains(&e)
+        && let Some(q) = a.0.checked_mul(pow10(e as u32)).and_then(|num| div_round_128(num, b.0))
+    {
+        return fits(q).ok_or_else(overflow);
+    }
     let (mut num, mut den) = (i256::from_i128(a.0), i256::from_i128(b.0));
     if e >= 0 {
         num = pow10_256(e as u32).and_then(|m| num.checked_mul(m)).ok_or_else(overflow)?;
@@ -143,7 +204,11 @@ pub fn round_to(value: i128, scale: u8, digits: i32, truncate: bool) -> Result<i
         return Ok(0);
     }
     let p = pow10(drop as u32);
-    let q = if truncate { value / p } else { div_round_256(i256::from_i128(value), i256::from_i128(p)).and_then(|v| v.to_i128()).ok_or_else(overflow)? };
+    let q = if truncate {
+        value / p
+    } else {
+        div_round_256(i256::from_i128(value), i256::from_i128(p)).and_then(|v| v.to_i128()).ok_or_else(overflow)?
+    };
     q.checked_mul(p).ok_or_else(overflow)
 }
 
@@ -163,7 +228,8 @@ pub fn format(value: i128, scale: u8) -> String {
     if scale == 0 {
         return format!("{sign}{digits}");
     }
-    let padded = if digits.len() <= scale { format!("{}{digits}", "0".repeat(scale + 1 - digits.len())) } else { digits };
+    let padded =
+        if digits.len() <= scale { format!("{}{digits}", "0".repeat(scale + 1 - digits.len())) } else { digits };
     let (int, frac) = padded.split_at(padded.len() - scale);
     format!("{sign}{int}.{frac}")
 }

@@ -131,14 +131,24 @@ fn cast_non_text(v: &Value, from: &DataType, to: &DataType) -> Result<Value> {
             }
             int_value(r as i64, t)
         }
-        (Value::Numeric { value, scale }, t) if t.is_integer() => int_from_i128(numeric::rescale(*value, *scale, 0)?, t),
+        (Value::Numeric { value, scale }, t) if t.is_integer() => {
+            int_from_i128(numeric::rescale(*value, *scale, 0)?, t)
+        }
         (_, t) if t.is_integer() => int_of(v).ok_or_else(|| cannot_cast(from, to)).and_then(|i| int_value(i, t)),
         (Value::Float64(f), DataType::Numeric { .. }) => {
             if !f.is_finite() {
                 return Err(SqlError::unsupported(format!("cannot convert {} to numeric", format_float8(*f))));
             }
-            let (x, s) = numeric::parse_exact(&format!("{f:.14e}")).ok_or_else(numeric::overflow)?;
-            numeric_value(x, s, to)
+            match numeric::parse_exact(&format!("{f:.14e}")) {
+                Some((x, s)) => numeric_value(x, s, to),
+                // Beyond 38 digits: a constrained target reports its own limit.
+                None => match to {
+                    DataType::Numeric { precision: Some(p), scale } => {
+                        numeric::check_precision(i128::MAX, *p, *scale).map(|_| Value::Null)
+                    }
+                    _ => Err(numeric::overflow()),
+                },
+            }
         }
         (_, DataType::Numeric { .. }) => {
             let (x, s) = as_numeric(v).ok_or_else(|| cannot_cast(from, to))?;
@@ -195,7 +205,7 @@ pub fn compare_values(a: &Value, b: &Value) -> Option<Ordering> {
 }
 
 /// A comparison operator on two values: NULL when either is NULL, except
-/// IS [NOT] DISTINCT FROM.
+/// `IS [NOT] DISTINCT FROM`.
 pub fn compare_op(op: BinaryOp, a: &Value, b: &Value) -> Result<Value> {
     let both_null = a.is_null() && b.is_null();
     let ord = compare_values(a, b);
@@ -235,7 +245,7 @@ fn float_arith(op: BinaryOp, a: f64, b: f64) -> Result<Value> {
         BinaryOp::Add => check_float(a + b, a, b, true),
         BinaryOp::Sub => check_float(a - b, a, b, true),
         BinaryOp::Mul => check_float(a * b, a, b, a == 0.0 || b == 0.0),
-        BinaryOp::Div if b == 0.0 => Err(SqlError::division_by_zero()),
+        BinaryOp::Div if b == 0.0 && !a.is_nan() => Err(SqlError::division_by_zero()),
         BinaryOp::Div => check_float(a / b, a, b, a == 0.0 || b.is_infinite()),
         BinaryOp::Mod if b == 0.0 => Err(SqlError::division_by_zero()),
         BinaryOp::Mod => Ok(Value::Float64(a % b)),

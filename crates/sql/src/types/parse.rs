@@ -17,9 +17,7 @@
 //! assignment rule: an INSERT or COPY); explicit casts truncate instead
 //! ([`crate::types::ops::cast_value`]).
 
-use super::datetime::{
-    US_PER_DAY, US_PER_HOUR, US_PER_MIN, US_PER_SEC, checked_date, days_from_civil, days_in_month,
-};
+use super::datetime::{US_PER_DAY, US_PER_HOUR, US_PER_MIN, US_PER_SEC, checked_date, days_from_civil, days_in_month};
 use super::{DataType, Interval, Value, numeric};
 use crate::error::{Result, SqlError, SqlState};
 
@@ -27,12 +25,18 @@ use crate::error::{Result, SqlError, SqlState};
 pub fn parse_value(text: &str, ty: &DataType) -> Result<Value> {
     match ty {
         DataType::Bool => parse_bool(text).map(Value::Bool),
-        DataType::Int16 => parse_int(text, "smallint", i16::MIN as i64, i16::MAX as i64).map(|v| Value::Int16(v as i16)),
+        DataType::Int16 => {
+            parse_int(text, "smallint", i16::MIN as i64, i16::MAX as i64).map(|v| Value::Int16(v as i16))
+        }
         DataType::Int32 => parse_int(text, "integer", i32::MIN as i64, i32::MAX as i64).map(|v| Value::Int32(v as i32)),
         DataType::Int64 => parse_int(text, "bigint", i64::MIN, i64::MAX).map(Value::Int64),
         DataType::Numeric { precision, scale } => {
             let (v, s) = parse_numeric(text)?;
-            let v = numeric::rescale(v, s, *scale)?;
+            let v = match (numeric::rescale(v, s, *scale), precision) {
+                (Ok(v), _) => v,
+                (Err(_), Some(p)) => numeric::check_precision(i128::MAX, *p, *scale)?,
+                (Err(e), None) => return Err(e),
+            };
             let v = match precision {
                 Some(p) => numeric::check_precision(v, *p, *scale)?,
                 None => v,
@@ -50,7 +54,10 @@ pub fn parse_value(text: &str, ty: &DataType) -> Result<Value> {
 }
 
 fn invalid(type_name: &str, text: &str) -> SqlError {
-    SqlError::new(SqlState::INVALID_TEXT_REPRESENTATION, format!("invalid input syntax for type {type_name}: \"{text}\""))
+    SqlError::new(
+        SqlState::INVALID_TEXT_REPRESENTATION,
+        format!("invalid input syntax for type {type_name}: \"{text}\""),
+    )
 }
 
 fn invalid_datetime(type_name: &str, text: &str) -> SqlError {
@@ -163,7 +170,11 @@ fn parse_date_part<'a>(t: &'a str, text: &str, type_name: &str) -> Result<(i64, 
         (it.next().ok_or_else(bad)?, it.next().ok_or_else(bad)?, it.next().ok_or_else(bad)?)
     };
     let num = |s: &str| -> Result<i64> {
-        if s.is_empty() || s.len() > 9 || !s.bytes().all(|b| b.is_ascii_digit()) { Err(bad()) } else { Ok(s.parse().unwrap_or(0)) }
+        if s.is_empty() || s.len() > 9 || !s.bytes().all(|b| b.is_ascii_digit()) {
+            Err(bad())
+        } else {
+            Ok(s.parse().unwrap_or(0))
+        }
     };
     let (mut y, m, d) = (num(y)?, num(m)?, num(d)?);
     let (rest, bc) = match rest.trim_end().strip_suffix("BC").or_else(|| rest.trim_end().strip_suffix("bc")) {
@@ -184,7 +195,8 @@ pub fn parse_date(text: &str) -> Result<i32> {
     if !rest.trim().is_empty() {
         return Err(invalid_datetime("date", text));
     }
-    checked_date(days).map_err(|_| SqlError::new(SqlState::DATETIME_FIELD_OVERFLOW, format!("date out of range: \"{text}\"")))
+    checked_date(days)
+        .map_err(|_| SqlError::new(SqlState::DATETIME_FIELD_OVERFLOW, format!("date out of range: \"{text}\"")))
 }
 
 /// `HH:MM[:SS[.ffffff]]` as microseconds (hours unbounded for intervals).
@@ -367,7 +379,10 @@ mod tests {
         let iv = |s| parse_interval(s).unwrap();
         assert_eq!(iv("1 year 2 mons"), Interval { months: 14, days: 0, micros: 0 });
         assert_eq!(iv("1.5 months"), Interval { months: 1, days: 15, micros: 0 });
-        assert_eq!(iv("1 2:03"), Interval { months: 0, days: 0, micros: 0 }.clone_with(1, 2 * US_PER_HOUR + 3 * US_PER_MIN));
+        assert_eq!(
+            iv("1 2:03"),
+            Interval { months: 0, days: 0, micros: 0 }.clone_with(1, 2 * US_PER_HOUR + 3 * US_PER_MIN)
+        );
         assert_eq!(iv("@ 1 day ago"), Interval { months: 0, days: -1, micros: 0 });
         assert_eq!(iv("10"), Interval { months: 0, days: 0, micros: 10 * US_PER_SEC });
         assert!(parse_interval("x").is_err());

@@ -38,14 +38,12 @@ pub(super) fn binary(
         if let Ok(a) = int_kernel(op, l, lt, r, rt, ty) {
             return Ok(a);
         }
-    } else if let (DataType::Numeric { scale, precision: None }, true, true) =
-        (ty, is_exact(lt), is_exact(rt))
+    } else if let (DataType::Numeric { scale, precision: None }, true, true, false) =
+        (ty, is_exact(lt), is_exact(rt), op == BinaryOp::Concat)
     {
-        if op != BinaryOp::Concat {
-            let l = as_decimal(l, lt)?;
-            let r = as_decimal(r, rt)?;
-            return decimal_kernel(op, &l, &r, *scale);
-        }
+        let l = as_decimal(l, lt)?;
+        let r = as_decimal(r, rt)?;
+        return decimal_kernel(op, &l, &r, *scale);
     }
     map_rows(&[l, r], n, ty, |v| arith_values(op, &v[0], &v[1], ty))
 }
@@ -62,7 +60,14 @@ fn as_decimal(a: &ArrayRef, t: &DataType) -> Result<ArrayRef> {
     }
 }
 
-fn int_kernel(op: BinaryOp, l: &ArrayRef, lt: &DataType, r: &ArrayRef, rt: &DataType, ty: &DataType) -> Result<ArrayRef> {
+fn int_kernel(
+    op: BinaryOp,
+    l: &ArrayRef,
+    lt: &DataType,
+    r: &ArrayRef,
+    rt: &DataType,
+    ty: &DataType,
+) -> Result<ArrayRef> {
     let l = cast_array(l, lt, ty, CastMode::Explicit)?;
     let r = cast_array(r, rt, ty, CastMode::Explicit)?;
     let out = match op {
@@ -96,15 +101,51 @@ fn decimal_kernel(op: BinaryOp, l: &ArrayRef, r: &ArrayRef, out: u8) -> Result<A
         BinaryOp::Mod => numeric::rem,
         other => return Err(SqlError::internal(format!("{} on numeric", other.sql()))),
     };
+    let fast = fast_factors(op, sl, sr, out);
     let mut values = Vec::with_capacity(a.len());
     for i in 0..a.len() {
-        let valid = nulls.as_ref().is_none_or(|nb| nb.is_valid(i));
-        values.push(if valid { f((a.value(i), sl), (b.value(i), sr), out)? } else { 0 });
+        if !nulls.as_ref().is_none_or(|nb| nb.is_valid(i)) {
+            values.push(0);
+            continue;
+        }
+        let (x, y) = (a.value(i), b.value(i));
+        let quick = fast.and_then(|(fx, fy, fo)| match op {
+            BinaryOp::Add => x.checked_mul(fx)?.checked_add(y.checked_mul(fy)?)?.checked_mul(fo),
+            BinaryOp::Sub => x.checked_mul(fx)?.checked_sub(y.checked_mul(fy)?)?.checked_mul(fo),
+            _ => x.checked_mul(y)?.checked_mul(fo),
+        });
+        values.push(match quick.filter(|v| v.unsigned_abs() < LIMIT_38) {
+            Some(v) => v,
+            // Exact in 256 bits, with the overflow error when it is one.
+            None => f((x, sl), (y, sr), out)?,
+        });
     }
     let arr = Decimal128Array::new(values.into(), nulls)
         .with_precision_and_scale(NUMERIC_MAX_PRECISION, out as i8)
         .map_err(super::arrow_err)?;
     Ok(Arc::new(arr))
+}
+
+const LIMIT_38: u128 = 10u128.pow(NUMERIC_MAX_PRECISION as u32);
+
+/// For `+ - *` whose exact scale is at most the result's (no rounding):
+/// the factors that bring the left and right operands to the exact scale
+/// and the exact result to `out`, all in i128.
+fn fast_factors(op: BinaryOp, sl: u8, sr: u8, out: u8) -> Option<(i128, i128, i128)> {
+    let p = |e: u8| 10i128.checked_pow(e as u32);
+    match op {
+        BinaryOp::Add | BinaryOp::Sub => {
+            let s = sl.max(sr);
+            (out >= s).then_some(())?;
+            Some((p(s - sl)?, p(s - sr)?, p(out - s)?))
+        }
+        BinaryOp::Mul => {
+            let s = sl.checked_add(sr)?;
+            (out >= s).then_some(())?;
+            Some((1, 1, p(out - s)?))
+        }
+        _ => None,
+    }
 }
 
 /// `-a` with arrow's checked negation for integers and floats.

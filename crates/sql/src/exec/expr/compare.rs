@@ -18,8 +18,8 @@ use arrow_ord::cmp;
 use super::{cast_array, map_rows};
 use crate::error::{Result, SqlError};
 use crate::plan::BinaryOp;
-use crate::types::ops::{CastMode, compare_op};
 use crate::types::DataType;
+use crate::types::ops::{CastMode, compare_op};
 
 /// The type both sides of a comparison are compared as.
 pub(super) fn common_type(a: &DataType, b: &DataType) -> DataType {
@@ -27,11 +27,17 @@ pub(super) fn common_type(a: &DataType, b: &DataType) -> DataType {
     match (a, b) {
         (T::Unknown, x) | (x, T::Unknown) => *x,
         (x, y) if x.is_text() && y.is_text() => {
-            if x == y && !matches!(x, T::Char(_)) { *x } else { T::Text }
+            if x == y && !matches!(x, T::Char(_)) {
+                *x
+            } else {
+                T::Text
+            }
         }
         (x, y) if x == y => *x,
         (T::Float64, y) | (y, T::Float64) if y.is_numeric() => T::Float64,
-        (T::Numeric { scale: s1, .. }, T::Numeric { scale: s2, .. }) => T::Numeric { precision: None, scale: (*s1).max(*s2) },
+        (T::Numeric { scale: s1, .. }, T::Numeric { scale: s2, .. }) => {
+            T::Numeric { precision: None, scale: (*s1).max(*s2) }
+        }
         (T::Numeric { scale, .. }, y) | (y, T::Numeric { scale, .. }) if y.is_integer() => {
             T::Numeric { precision: None, scale: *scale }
         }

@@ -9,10 +9,10 @@
 //! PostgreSQL does). Weeks and `isoyear` are ISO 8601's; `dow` counts from
 //! Sunday = 0; years BC are negative (year 0 does not exist).
 
+use crate::error::{Result, SqlError, SqlState};
 use crate::types::datetime::{
     US_PER_DAY, US_PER_HOUR, US_PER_MIN, US_PER_SEC, civil_from_days, days_from_civil, split_timestamp,
 };
-use crate::error::{Result, SqlError, SqlState};
 use crate::types::ops::{CastMode, cast_value};
 use crate::types::{DataType, Interval, Value};
 

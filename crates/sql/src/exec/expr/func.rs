@@ -29,7 +29,13 @@ use crate::types::format::pg_text;
 use crate::types::ops::{CastMode, cast_value, compare_values};
 use crate::types::{DataType, Value, numeric};
 
-pub(super) fn call(func: Function, args: &[Expr], ty: &DataType, batch: &RecordBatch, ev: &EvalContext<'_>) -> Result<ArrayRef> {
+pub(super) fn call(
+    func: Function,
+    args: &[Expr],
+    ty: &DataType,
+    batch: &RecordBatch,
+    ev: &EvalContext<'_>,
+) -> Result<ArrayRef> {
     let n = batch.num_rows();
     if func == Function::Coalesce {
         return super::logic::coalesce(args, ty, batch, ev);
@@ -75,10 +81,20 @@ fn int(v: &Value) -> Result<i64> {
 }
 
 /// One call on one row's values.
-pub(super) fn scalar(func: Function, vals: &[Value], types: &[DataType], ty: &DataType, start_us: i64) -> Result<Value> {
+pub(super) fn scalar(
+    func: Function,
+    vals: &[Value],
+    types: &[DataType],
+    ty: &DataType,
+    start_us: i64,
+) -> Result<Value> {
     use Function as F;
     match func {
-        F::Concat => return Ok(Value::Text(vals.iter().zip(types).filter(|(v, _)| !v.is_null()).map(|(v, t)| text(v, t)).collect())),
+        F::Concat => {
+            return Ok(Value::Text(
+                vals.iter().zip(types).filter(|(v, _)| !v.is_null()).map(|(v, t)| text(v, t)).collect(),
+            ));
+        }
         F::Greatest | F::Least => return Ok(extreme(vals, func == F::Greatest)),
         F::NullIf => {
             return Ok(match compare_values(&vals[0], &vals[1]) {
@@ -228,7 +244,8 @@ fn string(func: Function, s: &[String], vals: &[Value]) -> Result<Value> {
             let k = int(&vals[1])?;
             let len = c.len() as i64;
             let keep = if k >= 0 { k.min(len) } else { len.saturating_add(k).max(0) } as usize;
-            let out: String = if func == F::Left { c[..keep].iter().collect() } else { c[c.len() - keep..].iter().collect() };
+            let out: String =
+                if func == F::Left { c[..keep].iter().collect() } else { c[c.len() - keep..].iter().collect() };
             t(out)
         }
         F::Lpad | F::Rpad => pad(&s[0], int(&vals[1])?, s.get(2).map_or(" ", |f| f.as_str()), func == F::Lpad),

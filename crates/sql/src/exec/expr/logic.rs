@@ -23,12 +23,17 @@ fn ok(r: std::result::Result<BooleanArray, arrow_schema::ArrowError>) -> Result<
     r.map(|a| Arc::new(a) as ArrayRef).map_err(super::arrow_err)
 }
 
-pub(super) fn unary(op: UnaryOp, inner: &Expr, ty: &DataType, batch: &RecordBatch, ev: &EvalContext<'_>) -> Result<ArrayRef> {
+pub(super) fn unary(
+    op: UnaryOp,
+    inner: &Expr,
+    ty: &DataType,
+    batch: &RecordBatch,
+    ev: &EvalContext<'_>,
+) -> Result<ArrayRef> {
     let a = evaluate_with(inner, batch, ev)?;
     if op == UnaryOp::Neg {
-        return super::arith::negate_array(&a, &inner.ty(), ty).or_else(|_| {
-            map_rows(&[&a], a.len(), ty, |v| negate(&v[0], ty))
-        });
+        return super::arith::negate_array(&a, &inner.ty(), ty)
+            .or_else(|_| map_rows(&[&a], a.len(), ty, |v| negate(&v[0], ty)));
     }
     if op == UnaryOp::IsNull {
         return ok(boolean::is_null(&a));
@@ -46,7 +51,9 @@ pub(super) fn unary(op: UnaryOp, inner: &Expr, ty: &DataType, batch: &RecordBatc
     }
     let b = as_bool(&a)?;
     let n = b.len();
-    let map = |f: fn(Option<bool>) -> bool| -> ArrayRef { Arc::new((0..n).map(|i| Some(f(b.is_valid(i).then(|| b.value(i))))).collect::<BooleanArray>()) };
+    let map = |f: fn(Option<bool>) -> bool| -> ArrayRef {
+        Arc::new((0..n).map(|i| Some(f(b.is_valid(i).then(|| b.value(i))))).collect::<BooleanArray>())
+    };
     Ok(match op {
         UnaryOp::Not => return ok(boolean::not(b)),
         UnaryOp::IsTrue => map(|v| v == Some(true)),
@@ -66,12 +73,22 @@ pub(super) fn take_batch(batch: &RecordBatch, indices: &[u32]) -> Result<RecordB
         .map(|c| arrow_select::take::take(c.as_ref(), &idx, None))
         .collect::<std::result::Result<Vec<_>, _>>()
         .map_err(super::arrow_err)?;
-    RecordBatch::try_new_with_options(batch.schema(), cols, &RecordBatchOptions::new().with_row_count(Some(indices.len())))
-        .map_err(super::arrow_err)
+    RecordBatch::try_new_with_options(
+        batch.schema(),
+        cols,
+        &RecordBatchOptions::new().with_row_count(Some(indices.len())),
+    )
+    .map_err(super::arrow_err)
 }
 
 /// Evaluates `expr` on rows `indices` of `batch`, as type `ty`.
-pub(super) fn eval_on(expr: &Expr, batch: &RecordBatch, indices: &[u32], ty: &DataType, ev: &EvalContext<'_>) -> Result<ArrayRef> {
+pub(super) fn eval_on(
+    expr: &Expr,
+    batch: &RecordBatch,
+    indices: &[u32],
+    ty: &DataType,
+    ev: &EvalContext<'_>,
+) -> Result<ArrayRef> {
     let sub = if indices.len() == batch.num_rows() { batch.clone() } else { take_batch(batch, indices)? };
     let a = evaluate_with(expr, &sub, ev)?;
     coerce(a, &expr.ty(), ty)
@@ -110,12 +127,19 @@ fn split(indices: &[u32], b: &BooleanArray) -> (Vec<u32>, Vec<u32>) {
     (yes, no)
 }
 
-pub(super) fn and_or(op: BinaryOp, left: &Expr, right: &Expr, batch: &RecordBatch, ev: &EvalContext<'_>) -> Result<ArrayRef> {
+pub(super) fn and_or(
+    op: BinaryOp,
+    left: &Expr,
+    right: &Expr,
+    batch: &RecordBatch,
+    ev: &EvalContext<'_>,
+) -> Result<ArrayRef> {
     let n = batch.num_rows();
     let l = coerce(evaluate_with(left, batch, ev)?, &left.ty(), &DataType::Bool)?;
     let lb = as_bool(&l)?;
     let decided = if op == BinaryOp::And { Some(false) } else { Some(true) };
-    let open: Vec<u32> = (0..n as u32).filter(|&i| (lb.is_valid(i as usize).then(|| lb.value(i as usize))) != decided).collect();
+    let open: Vec<u32> =
+        (0..n as u32).filter(|&i| (lb.is_valid(i as usize).then(|| lb.value(i as usize))) != decided).collect();
     if open.is_empty() {
         return Ok(l);
     }
@@ -167,7 +191,13 @@ pub(super) fn case(
     merge(n, ty, pieces)
 }
 
-pub(super) fn in_list(e: &Expr, list: &[Expr], negated: bool, batch: &RecordBatch, ev: &EvalContext<'_>) -> Result<ArrayRef> {
+pub(super) fn in_list(
+    e: &Expr,
+    list: &[Expr],
+    negated: bool,
+    batch: &RecordBatch,
+    ev: &EvalContext<'_>,
+) -> Result<ArrayRef> {
     let n = batch.num_rows();
     let x = evaluate_with(e, batch, ev)?;
     let mut acc: ArrayRef = bools(n, Some(false));
@@ -200,7 +230,8 @@ pub(super) fn coalesce(args: &[Expr], ty: &DataType, batch: &RecordBatch, ev: &E
             }
         }
         if !have.is_empty() {
-            let vals = arrow_select::take::take(v.as_ref(), &UInt32Array::from(take), None).map_err(super::arrow_err)?;
+            let vals =
+                arrow_select::take::take(v.as_ref(), &UInt32Array::from(take), None).map_err(super::arrow_err)?;
             pieces.push((have, vals));
         }
         open = rest;

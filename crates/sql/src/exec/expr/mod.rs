@@ -89,11 +89,11 @@ pub fn evaluate_with(expr: &Expr, batch: &RecordBatch, ev: &EvalContext<'_>) -> 
         return repeat_value(&v, &expr.ty(), n);
     }
     match expr {
-        Expr::Column { index, .. } => batch
-            .columns()
-            .get(*index)
-            .cloned()
-            .ok_or_else(|| SqlError::internal(format!("column {index} of a batch of {} columns", batch.num_columns()))),
+        Expr::Column { index, .. } => {
+            batch.columns().get(*index).cloned().ok_or_else(|| {
+                SqlError::internal(format!("column {index} of a batch of {} columns", batch.num_columns()))
+            })
+        }
         Expr::Outer { depth, index, ty } => {
             let v = ev.outer.get(depth.wrapping_sub(1)).and_then(|row| row.get(*index)).ok_or_else(|| {
                 SqlError::internal(format!("outer reference depth {depth} column {index} without its outer row"))
@@ -112,8 +112,18 @@ pub fn evaluate_with(expr: &Expr, batch: &RecordBatch, ev: &EvalContext<'_>) -> 
             if matches!(op, crate::plan::BinaryOp::And | crate::plan::BinaryOp::Or) {
                 return logic::and_or(*op, left, right, batch, ev);
             }
-            let l = evaluate_with(left, batch, ev)?;
-            let r = evaluate_with(right, batch, ev)?;
+            let mut l = evaluate_with(left, batch, ev)?;
+            let mut r = evaluate_with(right, batch, ev)?;
+            if *op == crate::plan::BinaryOp::Concat {
+                // `||` takes text: char(n) loses its padding (bpchar → text).
+                let (lt, rt) = (left.ty(), right.ty());
+                if let DataType::Char(_) = lt {
+                    l = cast_array(&l, &lt, &DataType::Text, CastMode::Explicit)?;
+                }
+                if let DataType::Char(_) = rt {
+                    r = cast_array(&r, &rt, &DataType::Text, CastMode::Explicit)?;
+                }
+            }
             if op.is_comparison() {
                 compare::compare_arrays(*op, &l, &left.ty(), &r, &right.ty())
             } else {
@@ -124,7 +134,9 @@ pub fn evaluate_with(expr: &Expr, batch: &RecordBatch, ev: &EvalContext<'_>) -> 
             let a = evaluate_with(inner, batch, ev)?;
             cast_array(&a, &inner.ty(), ty, CastMode::Explicit)
         }
-        Expr::Case { operand, whens, else_, ty } => logic::case(operand.as_deref(), whens, else_.as_deref(), ty, batch, ev),
+        Expr::Case { operand, whens, else_, ty } => {
+            logic::case(operand.as_deref(), whens, else_.as_deref(), ty, batch, ev)
+        }
         Expr::Like { expr: e, pattern, negated, case_insensitive, escape } => {
             let s = evaluate_with(e, batch, ev)?;
             let p = evaluate_with(pattern, batch, ev)?;
@@ -140,8 +152,10 @@ pub fn evaluate_with(expr: &Expr, batch: &RecordBatch, ev: &EvalContext<'_>) -> 
 /// no column and no subquery, so its value is the same on every row
 /// (parameters and outer references are fixed for one evaluation).
 fn is_foldable(expr: &Expr) -> bool {
-    !matches!(expr, Expr::Column { .. } | Expr::Subquery { .. } | Expr::Literal { .. } | Expr::Param { .. } | Expr::Outer { .. })
-        && is_constant(expr)
+    !matches!(
+        expr,
+        Expr::Column { .. } | Expr::Subquery { .. } | Expr::Literal { .. } | Expr::Param { .. } | Expr::Outer { .. }
+    ) && is_constant(expr)
 }
 
 /// No column and no subquery anywhere in `expr`.
@@ -165,8 +179,12 @@ pub fn is_constant(expr: &Expr) -> bool {
 /// A batch with no columns and one row: where literal-only expressions are
 /// evaluated (constant folding).
 pub fn one_row_batch() -> RecordBatch {
-    RecordBatch::try_new_with_options(Arc::new(Schema::empty()), vec![], &RecordBatchOptions::new().with_row_count(Some(1)))
-        .expect("an empty schema with a row count is a valid batch")
+    RecordBatch::try_new_with_options(
+        Arc::new(Schema::empty()),
+        vec![],
+        &RecordBatchOptions::new().with_row_count(Some(1)),
+    )
+    .expect("an empty schema with a row count is a valid batch")
 }
 
 /// `n` copies of `v` as type `ty`, converting `v` when its kind differs.

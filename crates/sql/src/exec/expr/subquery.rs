@@ -29,9 +29,17 @@ use crate::types::arrow::{array_from_values, value_at};
 use crate::types::ops::compare_op;
 use crate::types::{DataType, Value};
 
-pub(super) fn evaluate(kind: &SubqueryKind, plan: &Plan, ty: &DataType, batch: &RecordBatch, ev: &EvalContext<'_>) -> Result<ArrayRef> {
+pub(super) fn evaluate(
+    kind: &SubqueryKind,
+    plan: &Plan,
+    ty: &DataType,
+    batch: &RecordBatch,
+    ev: &EvalContext<'_>,
+) -> Result<ArrayRef> {
     let runner = ev.exec.subqueries.clone().ok_or_else(|| {
-        SqlError::unsupported("a subquery cannot be evaluated here (no subquery runner: constant folding or a device predicate)")
+        SqlError::unsupported(
+            "a subquery cannot be evaluated here (no subquery runner: constant folding or a device predicate)",
+        )
     })?;
     let n = batch.num_rows();
     let probe = match kind {
@@ -123,10 +131,9 @@ fn plan_has_outer(plan: &Plan) -> bool {
         Node::Filter { predicate, .. } => vec![predicate],
         Node::Project { exprs, .. } => exprs.iter().collect(),
         Node::Join { on, .. } => on.iter().collect(),
-        Node::Aggregate { group_by, aggregates, .. } => group_by
-            .iter()
-            .chain(aggregates.iter().flat_map(|a| a.arg.iter().chain(a.filter.iter())))
-            .collect(),
+        Node::Aggregate { group_by, aggregates, .. } => {
+            group_by.iter().chain(aggregates.iter().flat_map(|a| a.arg.iter().chain(a.filter.iter()))).collect()
+        }
         Node::Sort { keys, .. } => keys.iter().map(|k| &k.expr).collect(),
         Node::Limit { .. } | Node::Distinct { .. } | Node::SetOp { .. } => vec![],
     };
