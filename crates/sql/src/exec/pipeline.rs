@@ -199,6 +199,7 @@ struct ParallelPipeline {
     stages: Vec<Stage>,
     tail: Option<Vec<RecordBatch>>,
     ctx: ExecContext,
+    shared: Arc<Shared>,
 }
 
 struct Shared {
@@ -219,7 +220,14 @@ impl ParallelPipeline {
         let handles = (0..ctx.workers)
             .map(|_| {
                 let (shared, tx, ctx) = (shared.clone(), tx.clone(), ctx.clone());
-                std::thread::spawn(move || worker(&shared, &tx, &ctx))
+                std::thread::spawn(move || {
+                    // A panic (an engine bug) fails the statement, not the
+                    // process, and loses no morsel silently.
+                    let run = std::panic::AssertUnwindSafe(|| worker(&shared, &tx, &ctx));
+                    if std::panic::catch_unwind(run).is_err() {
+                        let _ = tx.send((u64::MAX, Err(SqlError::internal("a pipeline worker panicked"))));
+                    }
+                })
             })
             .collect();
         ParallelPipeline {
@@ -231,6 +239,7 @@ impl ParallelPipeline {
             stages: pipeline.stages,
             tail: None,
             ctx: ctx.clone(),
+            shared,
         }
     }
 }
@@ -291,7 +300,7 @@ impl Operator for ParallelPipeline {
                 Err(_) => {
                     // Every worker has ended, and each sent every morsel it
                     // pulled: nothing is missing.
-                    if !self.pending.is_empty() {
+                    if !self.pending.is_empty() || self.next_seq != self.shared.source.lock().1 {
                         return Err(SqlError::internal("a parallel pipeline lost a morsel"));
                     }
                     self.join();
@@ -345,13 +354,25 @@ mod tests {
         }
     }
 
-    #[test]
-    fn parallel_output_keeps_the_morsel_order() {
-        let batches: Vec<RecordBatch> = (0..24i64)
+    /// Panics on morsel 5 (an engine bug stand-in).
+    struct Faulty;
+
+    impl Transform for Faulty {
+        fn apply(&self, batch: RecordBatch, _ctx: &ExecContext) -> Result<RecordBatch> {
+            assert_ne!(batch.column(0).as_primitive::<Int64Type>().value(0), 5, "planted bug");
+            Ok(batch)
+        }
+    }
+
+    fn numbered() -> Vec<RecordBatch> {
+        (0..24i64)
             .rev()
             .map(|i| RecordBatch::try_from_iter([("v", Arc::new(Int64Array::from(vec![i])) as _)]).unwrap())
-            .collect();
-        let ctx = ExecContext {
+            .collect()
+    }
+
+    fn ctx() -> ExecContext {
+        ExecContext {
             source: Arc::new(MemorySource::new()),
             params: Arc::new(vec![]),
             statement_start_us: 0,
@@ -360,7 +381,27 @@ mod tests {
             work_mem: 1 << 20,
             workers: 3,
             subqueries: None,
+        }
+    }
+
+    #[test]
+    fn a_panicking_worker_fails_the_statement() {
+        let ctx = ctx();
+        let stage = Stage { transform: Arc::new(Faulty), metrics: MetricsNode::new("faulty", vec![]) };
+        let mut op = Pipeline { source: Box::new(VecSource(numbered())), stages: vec![stage] }.start(&ctx);
+        let err = loop {
+            match op.next() {
+                Ok(Some(_)) => continue,
+                Ok(None) => panic!("a morsel was lost without an error"),
+                Err(e) => break e,
+            }
         };
+        assert_eq!(err.message, "a pipeline worker panicked");
+    }
+
+    #[test]
+    fn parallel_output_keeps_the_morsel_order() {
+        let (batches, ctx) = (numbered(), ctx());
         let stage = Stage { transform: Arc::new(Uneven), metrics: MetricsNode::new("uneven", vec![]) };
         let mut op = Pipeline { source: Box::new(VecSource(batches)), stages: vec![stage] }.start(&ctx);
         let mut got = Vec::new();
