@@ -123,7 +123,8 @@ impl CatalogStore {
                 }
                 KIND_VIEW => {
                     let v: StoredView = serde_json::from_str(&json).map_err(bad)?;
-                    cat.views.insert(name.clone(), Arc::new(ViewDef { name: name.clone(), columns: v.columns, sql: v.sql }));
+                    cat.views
+                        .insert(name.clone(), Arc::new(ViewDef { name: name.clone(), columns: v.columns, sql: v.sql }));
                 }
                 KIND_STATS => {
                     let s: StoredStats = serde_json::from_str(&json).map_err(bad)?;
@@ -222,10 +223,20 @@ impl CatalogStore {
         }
         let storage = storage_columns(&columns)?;
         let store = self.db.store();
-        let storage_name = (0u64..).map(|k| format!("{name}#{k}")).find(|n| store.table(n).is_none()).expect("a free name");
+        let storage_name =
+            (0u64..).map(|k| format!("{name}#{k}")).find(|n| store.table(n).is_none()).expect("a free name");
         let table = self.db.create_table(&storage_name, storage).map_err(txn_error)?;
-        let def = TableDef { id: table.id, name: name.to_owned(), columns, primary_key, unique, indexes: vec![], stats: None };
-        let json = serde_json::to_string(&StoredTable::of(&def, &storage_name)).map_err(|e| SqlError::internal(e.to_string()))?;
+        let def = TableDef {
+            id: table.id,
+            name: name.to_owned(),
+            columns,
+            primary_key,
+            unique,
+            indexes: vec![],
+            stats: None,
+        };
+        let json = serde_json::to_string(&StoredTable::of(&def, &storage_name))
+            .map_err(|e| SqlError::internal(e.to_string()))?;
         self.write(txn, KIND_TABLE, name, &json)?;
         Ok(Some(Arc::new(def)))
     }
@@ -260,7 +271,10 @@ impl CatalogStore {
             return Err(SqlError::new(SqlState::DUPLICATE_TABLE, format!("relation \"{name}\" already exists")));
         }
         if !cat.tables.contains_key(&index.table) {
-            return Err(SqlError::new(SqlState::UNDEFINED_TABLE, format!("relation \"{}\" does not exist", index.table)));
+            return Err(SqlError::new(
+                SqlState::UNDEFINED_TABLE,
+                format!("relation \"{}\" does not exist", index.table),
+            ));
         }
         let stored = StoredIndex { table: index.table.clone(), columns: index.columns.clone(), unique: index.unique };
         let json = serde_json::to_string(&stored).map_err(|e| SqlError::internal(e.to_string()))?;
@@ -373,7 +387,12 @@ impl StoredTable {
             columns: t
                 .columns
                 .iter()
-                .map(|c| StoredColumn { name: c.name.clone(), ty: type_code(c.ty), not_null: c.not_null, default: c.default.clone() })
+                .map(|c| StoredColumn {
+                    name: c.name.clone(),
+                    ty: type_code(c.ty),
+                    not_null: c.not_null,
+                    default: c.default.clone(),
+                })
                 .collect(),
             primary_key: t.primary_key.clone(),
             unique: t.unique.clone(),
@@ -453,7 +472,9 @@ impl StoredValue {
             StoredValue::I32(x) => Value::Int32(x),
             StoredValue::I64(x) => Value::Int64(x),
             StoredValue::Numeric(v, scale) => Value::Numeric {
-                value: v.parse().map_err(|_| SqlError::new(SqlState::DATA_CORRUPTED, format!("catalog numeric {v}")))?,
+                value: v
+                    .parse()
+                    .map_err(|_| SqlError::new(SqlState::DATA_CORRUPTED, format!("catalog numeric {v}")))?,
                 scale,
             },
             StoredValue::Float(bits) => Value::Float64(f64::from_bits(bits)),
