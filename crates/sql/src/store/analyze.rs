@@ -183,7 +183,7 @@ mod tests {
     fn duj1_matches_hand_computation() {
         // n = 100 sampled of 10,000, 30 distinct, 10 seen once.
         let e = distinct_estimate(100.0, 30.0, 10.0, 10_000.0);
-        let expect = (100.0 * 30.0 / (100.0 - 10.0 + 10.0 * 100.0 / 10_000.0) as f64).round();
+        let expect = (100.0f64 * 30.0 / (100.0 - 10.0 + 10.0 * 100.0 / 10_000.0)).round();
         assert_eq!(e, expect);
         assert_eq!(distinct_estimate(100.0, 100.0, 100.0, 10_000.0), 10_000.0);
         assert_eq!(distinct_estimate(100.0, 7.0, 0.0, 100.0), 7.0);

@@ -63,6 +63,8 @@ pub struct CatalogStore {
 
 /// One catalog entry's rows: (part, VID, chunk), by part.
 type Entry = Vec<(i64, u64, String)>;
+/// Every entry's rows, by (kind, name).
+type Entries = BTreeMap<(i64, String), Entry>;
 
 impl CatalogStore {
     /// Opens the catalog of `db`, creating its system table on first use.
@@ -142,10 +144,10 @@ impl CatalogStore {
     }
 
     /// Every entry's rows visible at `snapshot`, by (kind, name).
-    fn entries(&self, txn: &SqlTxn, snapshot: &Snapshot) -> Result<BTreeMap<(i64, String), Entry>> {
+    fn entries(&self, txn: &SqlTxn, snapshot: &Snapshot) -> Result<Entries> {
         let t = &self.table;
         let rows = txn.with(|x| x.rows_at(t, snapshot, &[0, 1, 2, 3], None, ReadMode::Host { workers: 1 }))?;
-        let mut out: BTreeMap<(i64, String), Entry> = BTreeMap::new();
+        let mut out: Entries = BTreeMap::new();
         for (vid, v) in rows.rows {
             let (fs::Value::Int(kind), fs::Value::Text(name), fs::Value::Int(part), fs::Value::Text(def)) =
                 (&v[0], &v[1], &v[2], &v[3])
@@ -166,7 +168,7 @@ impl CatalogStore {
 
     /// Takes the catalog's lock row and reads the catalog at a fresh
     /// snapshot, with its entries (module docs).
-    fn lock(&self, txn: &SqlTxn) -> Result<(MemCatalog, BTreeMap<(i64, String), Entry>)> {
+    fn lock(&self, txn: &SqlTxn) -> Result<(MemCatalog, Entries)> {
         let (t, vid) = (&self.table, self.lock_vid);
         txn.with(|x| x.update(t, vid, &lock_row()))?;
         let snapshot = txn.fresh_snapshot()?;
@@ -191,7 +193,7 @@ impl CatalogStore {
         Ok(())
     }
 
-    fn remove(&self, txn: &SqlTxn, entries: &BTreeMap<(i64, String), Entry>, kind: i64, name: &str) -> Result<()> {
+    fn remove(&self, txn: &SqlTxn, entries: &Entries, kind: i64, name: &str) -> Result<()> {
         let t = &self.table;
         for (_, vid, _) in entries.get(&(kind, name.to_owned())).into_iter().flatten() {
             txn.with(|x| x.delete(t, *vid))?;
