@@ -113,6 +113,12 @@ fn every_type_round_trips_through_both_scan_paths() {
     }
     txn.commit().unwrap();
 
+    // Another transaction's uncommitted writes: scans walk past them.
+    let writer = begin(&db);
+    for k in 0..2048 {
+        w.update(&writer, &def, k, &row(k as i32 + 5000)).unwrap();
+    }
+    w.delete(&writer, &def, 2999).unwrap();
     let txn = begin(&db);
     let cols: Vec<usize> = (0..11).collect();
     let (host, applied) = scan(&txn, &def, &cols, None, Access::Host);
@@ -173,6 +179,11 @@ fn every_type_round_trips_through_both_scan_paths() {
     assert!(!applied);
     assert_eq!(rows_of(&h), 3000);
     txn.commit().unwrap();
+    writer.commit().unwrap();
+    let txn = begin(&db);
+    let (h, _) = scan(&txn, &def, &[0], None, Access::Host);
+    let (n, _) = scan(&txn, &def, &[0], None, Access::Ndp);
+    assert_eq!((rows_of(&h), concat(&h)), (2999, concat(&n)), "and see them once committed");
 }
 
 #[test]
