@@ -63,6 +63,8 @@ pub struct CatalogStore {
 
 /// One catalog entry's rows: (part, VID, chunk), by part.
 type Entry = Vec<(i64, u64, String)>;
+/// Every entry's rows, by (kind, name).
+type Entries = BTreeMap<(i64, String), Entry>;
 
 impl CatalogStore {
     /// Opens the catalog of `db`, creating its system table on first use.
@@ -123,7 +125,8 @@ impl CatalogStore {
                 }
                 KIND_VIEW => {
                     let v: StoredView = serde_json::from_str(&json).map_err(bad)?;
-                    cat.views.insert(name.clone(), Arc::new(ViewDef { name: name.clone(), columns: v.columns, sql: v.sql }));
+                    cat.views
+                        .insert(name.clone(), Arc::new(ViewDef { name: name.clone(), columns: v.columns, sql: v.sql }));
                 }
                 KIND_STATS => {
                     let s: StoredStats = serde_json::from_str(&json).map_err(bad)?;
@@ -141,10 +144,10 @@ impl CatalogStore {
     }
 
     /// Every entry's rows visible at `snapshot`, by (kind, name).
-    fn entries(&self, txn: &SqlTxn, snapshot: &Snapshot) -> Result<BTreeMap<(i64, String), Entry>> {
+    fn entries(&self, txn: &SqlTxn, snapshot: &Snapshot) -> Result<Entries> {
         let t = &self.table;
         let rows = txn.with(|x| x.rows_at(t, snapshot, &[0, 1, 2, 3], None, ReadMode::Host { workers: 1 }))?;
-        let mut out: BTreeMap<(i64, String), Entry> = BTreeMap::new();
+        let mut out: Entries = BTreeMap::new();
         for (vid, v) in rows.rows {
             let (fs::Value::Int(kind), fs::Value::Text(name), fs::Value::Int(part), fs::Value::Text(def)) =
                 (&v[0], &v[1], &v[2], &v[3])
@@ -165,7 +168,7 @@ impl CatalogStore {
 
     /// Takes the catalog's lock row and reads the catalog at a fresh
     /// snapshot, with its entries (module docs).
-    fn lock(&self, txn: &SqlTxn) -> Result<(MemCatalog, BTreeMap<(i64, String), Entry>)> {
+    fn lock(&self, txn: &SqlTxn) -> Result<(MemCatalog, Entries)> {
         let (t, vid) = (&self.table, self.lock_vid);
         txn.with(|x| x.update(t, vid, &lock_row()))?;
         let snapshot = txn.fresh_snapshot()?;
@@ -190,7 +193,7 @@ impl CatalogStore {
         Ok(())
     }
 
-    fn remove(&self, txn: &SqlTxn, entries: &BTreeMap<(i64, String), Entry>, kind: i64, name: &str) -> Result<()> {
+    fn remove(&self, txn: &SqlTxn, entries: &Entries, kind: i64, name: &str) -> Result<()> {
         let t = &self.table;
         for (_, vid, _) in entries.get(&(kind, name.to_owned())).into_iter().flatten() {
             txn.with(|x| x.delete(t, *vid))?;
@@ -222,10 +225,20 @@ impl CatalogStore {
         }
         let storage = storage_columns(&columns)?;
         let store = self.db.store();
-        let storage_name = (0u64..).map(|k| format!("{name}#{k}")).find(|n| store.table(n).is_none()).expect("a free name");
+        let storage_name =
+            (0u64..).map(|k| format!("{name}#{k}")).find(|n| store.table(n).is_none()).expect("a free name");
         let table = self.db.create_table(&storage_name, storage).map_err(txn_error)?;
-        let def = TableDef { id: table.id, name: name.to_owned(), columns, primary_key, unique, indexes: vec![], stats: None };
-        let json = serde_json::to_string(&StoredTable::of(&def, &storage_name)).map_err(|e| SqlError::internal(e.to_string()))?;
+        let def = TableDef {
+            id: table.id,
+            name: name.to_owned(),
+            columns,
+            primary_key,
+            unique,
+            indexes: vec![],
+            stats: None,
+        };
+        let json = serde_json::to_string(&StoredTable::of(&def, &storage_name))
+            .map_err(|e| SqlError::internal(e.to_string()))?;
         self.write(txn, KIND_TABLE, name, &json)?;
         Ok(Some(Arc::new(def)))
     }
@@ -260,7 +273,10 @@ impl CatalogStore {
             return Err(SqlError::new(SqlState::DUPLICATE_TABLE, format!("relation \"{name}\" already exists")));
         }
         if !cat.tables.contains_key(&index.table) {
-            return Err(SqlError::new(SqlState::UNDEFINED_TABLE, format!("relation \"{}\" does not exist", index.table)));
+            return Err(SqlError::new(
+                SqlState::UNDEFINED_TABLE,
+                format!("relation \"{}\" does not exist", index.table),
+            ));
         }
         let stored = StoredIndex { table: index.table.clone(), columns: index.columns.clone(), unique: index.unique };
         let json = serde_json::to_string(&stored).map_err(|e| SqlError::internal(e.to_string()))?;
@@ -373,7 +389,12 @@ impl StoredTable {
             columns: t
                 .columns
                 .iter()
-                .map(|c| StoredColumn { name: c.name.clone(), ty: type_code(c.ty), not_null: c.not_null, default: c.default.clone() })
+                .map(|c| StoredColumn {
+                    name: c.name.clone(),
+                    ty: type_code(c.ty),
+                    not_null: c.not_null,
+                    default: c.default.clone(),
+                })
                 .collect(),
             primary_key: t.primary_key.clone(),
             unique: t.unique.clone(),
@@ -453,7 +474,9 @@ impl StoredValue {
             StoredValue::I32(x) => Value::Int32(x),
             StoredValue::I64(x) => Value::Int64(x),
             StoredValue::Numeric(v, scale) => Value::Numeric {
-                value: v.parse().map_err(|_| SqlError::new(SqlState::DATA_CORRUPTED, format!("catalog numeric {v}")))?,
+                value: v
+                    .parse()
+                    .map_err(|_| SqlError::new(SqlState::DATA_CORRUPTED, format!("catalog numeric {v}")))?,
                 scale,
             },
             StoredValue::Float(bits) => Value::Float64(f64::from_bits(bits)),

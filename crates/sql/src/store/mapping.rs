@@ -68,11 +68,8 @@ pub fn storage_type(col: &ColumnDef) -> Result<ColumnType> {
         }
         DataType::Numeric { precision, .. } => {
             let what = precision.map_or("numeric without a precision".to_owned(), |p| format!("numeric({p},...)"));
-            return Err(SqlError::unsupported(format!(
-                "column \"{}\": {what} is not supported yet",
-                col.name
-            ))
-            .with_hint(format!("declare numeric(p,s) with p <= {STORE_NUMERIC_PRECISION_MAX}")));
+            return Err(SqlError::unsupported(format!("column \"{}\": {what} is not supported yet", col.name))
+                .with_hint(format!("declare numeric(p,s) with p <= {STORE_NUMERIC_PRECISION_MAX}")));
         }
         DataType::Float64 => ColumnType::Float64,
         DataType::Date => ColumnType::Date,
@@ -416,7 +413,10 @@ mod tests {
     #[test]
     fn values_are_checked_as_postgresql_does() {
         let small = col("s", DataType::Int16);
-        assert_eq!(to_storage(&Value::Int32(40_000), &small, ColumnType::Int32).unwrap_err().message, "smallint out of range");
+        assert_eq!(
+            to_storage(&Value::Int32(40_000), &small, ColumnType::Int32).unwrap_err().message,
+            "smallint out of range"
+        );
         let n = col("n", DataType::Numeric { precision: Some(4), scale: 2 });
         let nt = ColumnType::Decimal { precision: 4, scale: 2 };
         assert_eq!(to_storage(&Value::Numeric { value: 12345, scale: 3 }, &n, nt).unwrap(), fs::Value::Int(1235));
@@ -434,6 +434,9 @@ mod tests {
         assert_eq!((e.code, e.message.as_str()), (SqlState("22001"), "value too long for type character varying(3)"));
         assert_eq!(to_storage(&Value::Text("äää".into()), &v, vt).unwrap_err().code, SqlState("54000"));
         let c = col("c", DataType::Char(4));
-        assert_eq!(to_storage(&Value::Text("ab ".into()), &c, ColumnType::Text(4)).unwrap(), fs::Value::Text(b"ab".to_vec()));
+        assert_eq!(
+            to_storage(&Value::Text("ab ".into()), &c, ColumnType::Text(4)).unwrap(),
+            fs::Value::Text(b"ab".to_vec())
+        );
     }
 }

@@ -53,7 +53,10 @@ impl TxnSource {
 /// The storage table behind a SQL table (by the store's table id).
 pub fn storage_table(txn: &SqlTxn, def: &TableDef) -> Result<Arc<Table>> {
     txn.database().store().tables().into_iter().find(|t| t.id == def.id).ok_or_else(|| {
-        SqlError::internal(format!("table \"{}\" has no storage table {} (catalog and store disagree)", def.name, def.id))
+        SqlError::internal(format!(
+            "table \"{}\" has no storage table {} (catalog and store disagree)",
+            def.name, def.id
+        ))
     })
 }
 
@@ -100,10 +103,7 @@ impl TableSource for TxnSource {
                 Box::new(RowBatches { rows: result.rows.into_iter(), builder, done: false })
             }
             Access::Index { index, .. } => {
-                return Err(SqlError::unsupported(format!(
-                    "index scans are not built yet (index \"{}\")",
-                    index.name
-                )));
+                return Err(SqlError::unsupported(format!("index scans are not built yet (index \"{}\")", index.name)));
             }
         };
         Ok(ScanOutput { batches, filter_applied, counters })

@@ -41,9 +41,29 @@ self_cell::self_cell!(
     }
 );
 
+/// Run when the transaction ends: with true if it committed.
+pub type EndHook = Box<dyn FnOnce(bool) + Send>;
+
 struct Inner {
     cell: TxnCell,
     snapshot: Option<Snapshot>,
+    /// Undone or completed at the end (the unique-key sets' reservations).
+    on_end: Vec<EndHook>,
+}
+
+impl Inner {
+    fn end(&mut self, committed: bool) {
+        for hook in std::mem::take(&mut self.on_end) {
+            hook(committed);
+        }
+    }
+}
+
+impl Drop for Inner {
+    /// A transaction dropped open aborts (`Txn`'s own drop): so do its hooks.
+    fn drop(&mut self) {
+        self.end(false);
+    }
 }
 
 /// A transaction over an `Arc<Database>`, shareable between threads.
@@ -57,7 +77,7 @@ impl SqlTxn {
     /// Begins a transaction.
     pub fn begin(db: Arc<Database>, isolation: Isolation) -> SqlTxn {
         let cell = TxnCell::new(db.clone(), |db| Some(db.begin(isolation)));
-        SqlTxn { db, inner: Arc::new(Mutex::new(Inner { cell, snapshot: None })) }
+        SqlTxn { db, inner: Arc::new(Mutex::new(Inner { cell, snapshot: None, on_end: vec![] })) }
     }
 
     pub fn database(&self) -> &Arc<Database> {
@@ -109,22 +129,31 @@ impl SqlTxn {
         self.with(|t| t.statement_snapshot())
     }
 
+    /// Runs `hook` when the transaction ends (true: it committed).
+    pub fn on_end(&self, hook: EndHook) {
+        self.inner.lock().on_end.push(hook);
+    }
+
     /// Commits; the transaction has ended afterwards, whatever the result.
     pub fn commit(&self) -> Result<()> {
         let mut inner = self.inner.lock();
-        inner.cell.with_dependent_mut(|_, t| match t.take() {
+        let result = inner.cell.with_dependent_mut(|_, t| match t.take() {
             Some(t) => t.commit().map_err(txn_error),
             None => Err(txn_error(TxnError::Ended)),
-        })
+        });
+        inner.end(result.is_ok());
+        result
     }
 
     /// Aborts (a transaction that already ended stays ended: Ok).
     pub fn abort(&self) -> Result<()> {
         let mut inner = self.inner.lock();
-        inner.cell.with_dependent_mut(|_, t| match t.take() {
+        let result = inner.cell.with_dependent_mut(|_, t| match t.take() {
             Some(t) => t.abort().map_err(txn_error),
             None => Ok(()),
-        })
+        });
+        inner.end(false);
+        result
     }
 }
 
