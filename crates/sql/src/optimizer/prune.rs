@@ -104,7 +104,8 @@ fn prune(mut plan: Plan, required: &BTreeSet<usize>) -> (Plan, Map) {
             if keep.is_empty() && !aggregates.is_empty() {
                 keep.push(0);
             }
-            let mut aggregates: Vec<_> = aggregates.into_iter().enumerate().filter(|(i, _)| keep.contains(&(g + i))).map(|(_, a)| a).collect();
+            let mut aggregates: Vec<_> =
+                aggregates.into_iter().enumerate().filter(|(i, _)| keep.contains(&(g + i))).map(|(_, a)| a).collect();
             let mut group_by = group_by;
             let mut refs: Vec<&Expr> = group_by.iter().collect();
             for a in &aggregates {

@@ -85,9 +85,8 @@ pub fn reorder(plan: Plan, ctx: &OptimizerContext<'_>, finish: &mut dyn FnMut(Pl
         local_start[i] = at;
         at += leaves[i].width;
     }
-    let positions: Vec<usize> = (0..schema.len())
-        .map(|c| leaf_of(c, &leaves).map_or(c, |i| local_start[i] + c - leaves[i].start))
-        .collect();
+    let positions: Vec<usize> =
+        (0..schema.len()).map(|c| leaf_of(c, &leaves).map_or(c, |i| local_start[i] + c - leaves[i].start)).collect();
     let restored = if positions.iter().enumerate().all(|(i, &p)| i == p) {
         joined
     } else {
@@ -139,8 +138,11 @@ fn order(leaves: &[Leaf], conds: &[(Expr, BTreeSet<usize>)], ctx: &OptimizerCont
     }
     let graph = QueryGraph::new(relations, edges).map_err(|e| SqlError::internal(format!("join graph: {e}")))?;
     let p = ctx.cost;
-    let model =
-        HashJoinCostModel { build_row_s: p.hash_build_row_s, probe_row_s: p.hash_probe_row_s, output_row_s: p.output_row_s };
+    let model = HashJoinCostModel {
+        build_row_s: p.hash_build_row_s,
+        probe_row_s: p.hash_probe_row_s,
+        output_row_s: p.output_row_s,
+    };
     let planned = order_joins(&graph, &ExponentialBackoff::default(), &model, &ctx.join_order)
         .map_err(|e| SqlError::internal(format!("join ordering: {e}")))?;
     Ok(planned.tree)

@@ -63,7 +63,12 @@ fn write_node(plan: &Plan, opts: &ExplainOptions<'_>, depth: usize, root: bool, 
     let mut head = format!("{pad}{}", title(plan));
     if opts.costs {
         let e = &plan.est;
-        head.push_str(&format!("  (rows={:.0} cost: host={:.3e}s device={:.3e}s)", e.rows.max(0.0), e.cost.host, e.cost.device));
+        head.push_str(&format!(
+            "  (rows={:.0} cost: host={:.3e}s device={:.3e}s)",
+            e.rows.max(0.0),
+            e.cost.host,
+            e.cost.device
+        ));
     }
     if let Some(a) = opts.analyze.and_then(|all| all.get(id)) {
         head.push_str(&format!(" (actual rows={} time={:.3}ms loops={})", a.rows, a.time_s * 1e3, a.loops));
@@ -122,7 +127,11 @@ fn title(plan: &Plan) -> String {
             format!("{alg}{} Join [host]", kind_name(*kind))
         }
         Node::Aggregate { group_by, .. } => {
-            if group_by.is_empty() { "Aggregate [host]".into() } else { "HashAggregate [host]".into() }
+            if group_by.is_empty() {
+                "Aggregate [host]".into()
+            } else {
+                "HashAggregate [host]".into()
+            }
         }
         Node::Sort { .. } => "Sort [host]".into(),
         Node::Limit { .. } => "Limit [host]".into(),
@@ -181,7 +190,9 @@ fn details(plan: &Plan, opts: &ExplainOptions<'_>) -> Vec<String> {
             }
         }
         Node::Filter { predicate, .. } => v.push(format!("Filter: {}", show(predicate))),
-        Node::Project { exprs, .. } => v.push(format!("Output: {}", exprs.iter().map(show).collect::<Vec<_>>().join(", "))),
+        Node::Project { exprs, .. } => {
+            v.push(format!("Output: {}", exprs.iter().map(show).collect::<Vec<_>>().join(", ")))
+        }
         Node::Join { on, algorithm, left, .. } => {
             match algorithm {
                 JoinAlgorithm::Hash { left_keys, right_keys } => {
@@ -290,7 +301,9 @@ pub fn fmt_expr(e: &Expr, names: &[String]) -> String {
         Expr::Subquery { kind, .. } => match kind {
             SubqueryKind::Scalar => "(SubPlan)".into(),
             SubqueryKind::Exists { negated } => format!("({}EXISTS SubPlan)", if *negated { "NOT " } else { "" }),
-            SubqueryKind::In { expr, negated } => format!("({} {}IN SubPlan)", f(expr), if *negated { "NOT " } else { "" }),
+            SubqueryKind::In { expr, negated } => {
+                format!("({} {}IN SubPlan)", f(expr), if *negated { "NOT " } else { "" })
+            }
             SubqueryKind::Quantified { expr, op, all } => {
                 format!("({} {} {} SubPlan)", f(expr), op.sql(), if *all { "ALL" } else { "ANY" })
             }
