@@ -161,64 +161,12 @@ fn details(plan: &Plan, opts: &ExplainOptions<'_>) -> Vec<String> {
     let show = |e: &Expr| fmt_expr(e, &names);
     let mut v = Vec::new();
     match &plan.node {
-        Node::Scan { table, columns, filter, access, emit_vid } => {
-            let own: Vec<String> = plan.schema.iter().map(|f| f.name.clone()).collect();
-            if let Some(f) = filter {
-                v.push(format!("Filter: {}", fmt_expr(f, &own)));
-            }
-            let mut cols: Vec<String> =
-                columns.iter().map(|&c| table.columns.get(c).map_or(format!("#{c}"), |d| d.name.clone())).collect();
-            if *emit_vid {
-                cols.push("vid".into());
-            }
-            v.push(format!("Columns: {}", cols.join(", ")));
-            if let Access::Index { lower, upper, lower_inclusive, upper_inclusive, .. } = access {
-                let b = |xs: &[Expr]| xs.iter().map(|x| fmt_expr(x, &own)).collect::<Vec<_>>().join(", ");
-                v.push(format!(
-                    "Index Range: {}{}), ({}{}",
-                    if *lower_inclusive { "[(" } else { "((" },
-                    b(lower),
-                    b(upper),
-                    if *upper_inclusive { ")]" } else { "))" }
-                ));
-            }
-            if *access == Access::Ndp
-                && let Some(ctx) = opts.ctx
-                && let Some(shape) = crate::optimizer::physical_scan_shape(plan, ctx)
-            {
-                v.push(format!("Link bytes saved (est.): {:.0}", shape.link_bytes_saved()));
-            }
-        }
+        Node::Scan { .. } => v.extend(scan_details(plan, opts)),
         Node::Filter { predicate, .. } => v.push(format!("Filter: {}", show(predicate))),
         Node::Project { exprs, .. } => {
             v.push(format!("Output: {}", exprs.iter().map(show).collect::<Vec<_>>().join(", ")))
         }
-        Node::Join { on, algorithm, left, .. } => {
-            match algorithm {
-                JoinAlgorithm::Hash { left_keys, right_keys } => {
-                    let l = left.schema.len();
-                    let pairs: Vec<String> = left_keys
-                        .iter()
-                        .zip(right_keys)
-                        .map(|(a, b)| {
-                            let mut b = b.clone();
-                            crate::optimizer::util::remap(&mut b, &|i| i + l);
-                            format!("{} = {}", show(a), show(&b))
-                        })
-                        .collect();
-                    v.push(format!("Hash Cond: ({})", pairs.join(" AND ")));
-                }
-                JoinAlgorithm::IndexNestedLoop { index, keys } => v.push(format!(
-                    "Index Cond: {} = ({})",
-                    index.name,
-                    keys.iter().map(show).collect::<Vec<_>>().join(", ")
-                )),
-                _ => {}
-            }
-            if let Some(on) = on {
-                v.push(format!("Join Filter: {}", show(on)));
-            }
-        }
+        Node::Join { .. } => v.extend(join_details(plan, &names)),
         Node::Aggregate { group_by, aggregates, .. } => {
             if !group_by.is_empty() {
                 v.push(format!("Group Key: {}", group_by.iter().map(show).collect::<Vec<_>>().join(", ")));
@@ -353,4 +301,65 @@ fn date(days: i32) -> String {
     let m = if mp < 10 { mp + 3 } else { mp - 9 };
     let y = yoe + era * 400 + i64::from(m <= 2);
     format!("{y:04}-{m:02}-{d:02}")
+}
+
+fn scan_details(plan: &Plan, opts: &ExplainOptions<'_>) -> Vec<String> {
+    let mut v = Vec::new();
+    let Node::Scan { table, columns, filter, access, emit_vid } = &plan.node else { return v };
+    let own: Vec<String> = plan.schema.iter().map(|f| f.name.clone()).collect();
+    if let Some(f) = filter {
+        v.push(format!("Filter: {}", fmt_expr(f, &own)));
+    }
+    let mut cols: Vec<String> =
+        columns.iter().map(|&c| table.columns.get(c).map_or(format!("#{c}"), |d| d.name.clone())).collect();
+    if *emit_vid {
+        cols.push("vid".into());
+    }
+    v.push(format!("Columns: {}", cols.join(", ")));
+    if let Access::Index { lower, upper, lower_inclusive, upper_inclusive, .. } = access {
+        let b = |xs: &[Expr]| xs.iter().map(|x| fmt_expr(x, &own)).collect::<Vec<_>>().join(", ");
+        v.push(format!(
+            "Index Range: {}{}), ({}{}",
+            if *lower_inclusive { "[(" } else { "((" },
+            b(lower),
+            b(upper),
+            if *upper_inclusive { ")]" } else { "))" }
+        ));
+    }
+    if *access == Access::Ndp
+        && let Some(ctx) = opts.ctx
+        && let Some(shape) = crate::optimizer::physical_scan_shape(plan, ctx)
+    {
+        v.push(format!("Link bytes saved (est.): {:.0}", shape.link_bytes_saved()));
+    }
+    v
+}
+
+fn join_details(plan: &Plan, names: &[String]) -> Vec<String> {
+    let show = |e: &Expr| fmt_expr(e, names);
+    let mut v = Vec::new();
+    let Node::Join { on, algorithm, left, .. } = &plan.node else { return v };
+    match algorithm {
+        JoinAlgorithm::Hash { left_keys, right_keys } => {
+            let l = left.schema.len();
+            let pairs: Vec<String> = left_keys
+                .iter()
+                .zip(right_keys)
+                .map(|(a, b)| {
+                    let mut b = b.clone();
+                    crate::optimizer::util::remap(&mut b, &|i| i + l);
+                    format!("{} = {}", show(a), show(&b))
+                })
+                .collect();
+            v.push(format!("Hash Cond: ({})", pairs.join(" AND ")));
+        }
+        JoinAlgorithm::IndexNestedLoop { index, keys } => {
+            v.push(format!("Index Cond: {} = ({})", index.name, keys.iter().map(show).collect::<Vec<_>>().join(", ")))
+        }
+        _ => {}
+    }
+    if let Some(on) = on {
+        v.push(format!("Join Filter: {}", show(on)));
+    }
+    v
 }
