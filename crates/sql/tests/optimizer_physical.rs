@@ -308,3 +308,42 @@ fn job_sized_join_graphs_plan_without_cross_products() {
         }
     }
 }
+
+/// A star of `n` relations (a fact table and `n - 1` dimensions), past
+/// DPhyp's budget at 17: GOO plus refinement.
+fn star(n: usize) -> (MemCatalog, Plan) {
+    let mut tables =
+        vec![with_stats(table(0, "fact", &(0..n).map(|_| "k").collect::<Vec<_>>(), &[]), 1e6, &vec![1000.0; n])];
+    for i in 1..n {
+        tables.push(with_stats(
+            table(i as u32, &format!("d{i}"), &["id", "v"], &[true]),
+            100.0 * i as f64,
+            &[100.0 * i as f64, 10.0],
+        ));
+    }
+    let c = catalog(tables);
+    let mut plan = scan(&c, "fact");
+    for i in 1..n {
+        plan = join(plan, scan(&c, &format!("d{i}")), JoinKind::Inner, None);
+    }
+    // fact.k_i = d_i.id: fact has n columns, then 2 per dimension.
+    let preds = (1..n).map(|i| eq(col(i), col(n + 2 * (i - 1)))).collect();
+    (c, filter(plan, and(preds)))
+}
+
+#[test]
+fn a_star_past_the_dp_budget_still_plans_every_join_on_a_key() {
+    for n in [10, 17] {
+        let (c, plan) = star(n);
+        let ctx = OptimizerContext::new(&c);
+        let start = Instant::now();
+        let p = optimize(plan.clone(), &ctx).expect("optimize");
+        println!("star of {n}: planned in {:.2} ms", start.elapsed().as_secs_f64() * 1e3);
+        assert_eq!(p.schema, plan.schema);
+        let joins = nodes(&p)
+            .into_iter()
+            .filter(|x| matches!(x.node, Node::Join { algorithm: JoinAlgorithm::Hash { .. }, .. }))
+            .count();
+        assert_eq!(joins, n - 1);
+    }
+}
