@@ -65,12 +65,7 @@ fn selectivities_follow_statistics_and_postgres_defaults() {
         ("b = 3 (1/ndistinct)", "t", eq(col(1), int(3)), 100.0),
         ("x = 1 without stats (0.005)", "nostats", eq(col(0), int(1)), 5.0),
         ("x < 1 without stats (1/3)", "nostats", bin(BinaryOp::Lt, col(0), int(1)), 1000.0 / 3.0),
-        (
-            "a = 5 OR b = 3",
-            "t",
-            bin(BinaryOp::Or, eq(col(0), int(5)), eq(col(1), int(3))),
-            1000.0 * (0.2 + 0.1 - 0.02),
-        ),
+        ("a = 5 OR b = 3", "t", bin(BinaryOp::Or, eq(col(0), int(5)), eq(col(1), int(3))), 1000.0 * (0.2 + 0.1 - 0.02)),
     ];
     for (name, table, pred, want) in cases {
         let got = scan_rows(&c, table, pred);
@@ -103,7 +98,11 @@ fn equi_join_selectivity_is_one_over_the_larger_ndv() {
 fn big_catalog() -> MemCatalog {
     let cols: Vec<String> = (0..10).map(|i| format!("c{i}")).collect();
     let names: Vec<&str> = cols.iter().map(String::as_str).collect();
-    let t = with_stats(table(1, "big", &names, &[true]), 1e6, &[1e6, 100.0, 100.0, 100.0, 100.0, 100.0, 100.0, 100.0, 100.0, 100.0]);
+    let t = with_stats(
+        table(1, "big", &names, &[true]),
+        1e6,
+        &[1e6, 100.0, 100.0, 100.0, 100.0, 100.0, 100.0, 100.0, 100.0, 100.0],
+    );
     let t = with_index(t, "big_c0", &[0], true);
     let small = with_stats(table(2, "small", &["id", "big_id"], &[]), 10.0, &[10.0, 10.0]);
     let mid = with_stats(table(3, "mid", &["id", "v"], &[]), 1e5, &[1e5, 100.0]);
@@ -203,7 +202,9 @@ fn hash_join_builds_the_smaller_input_and_keeps_the_column_order() {
     assert_eq!(*kind, JoinKind::Right, "the left join mirrored");
     assert!(left.est.rows > right.est.rows, "the larger input probes");
     assert!(on.is_none(), "the equality became the hash key");
-    assert!(matches!(algorithm, JoinAlgorithm::Hash { left_keys, right_keys } if left_keys.len() == 1 && right_keys.len() == 1));
+    assert!(
+        matches!(algorithm, JoinAlgorithm::Hash { left_keys, right_keys } if left_keys.len() == 1 && right_keys.len() == 1)
+    );
     // Same result on data.
     let data = random_data(&c, 20, 6, 5, &mut Rng(5));
     assert_eq!(run_sorted(&p, &data), run_sorted(&plan, &data));
@@ -217,7 +218,9 @@ fn a_small_outer_side_probes_the_index_of_the_inner_side() {
     let plan = join(scan(&c, "small"), scan(&c, "big"), JoinKind::Inner, Some(eq(col(1), col(2))));
     let p = optimize(plan.clone(), &ctx).expect("optimize");
     let inl = nodes(&p).into_iter().find_map(|n| match &n.node {
-        Node::Join { algorithm: JoinAlgorithm::IndexNestedLoop { index, keys }, .. } => Some((index.name.clone(), keys.len())),
+        Node::Join { algorithm: JoinAlgorithm::IndexNestedLoop { index, keys }, .. } => {
+            Some((index.name.clone(), keys.len()))
+        }
         _ => None,
     });
     assert_eq!(inl, Some(("big_c0".to_string(), 1)), "{p:#?}");
@@ -234,7 +237,10 @@ fn explain_marks_host_and_device_and_shows_estimates() {
     let mut ctx = OptimizerContext::new(&c);
     ctx.ndp = NdpMode::On;
     let plan = project(
-        filter(join(scan(&c, "big"), scan(&c, "mid"), JoinKind::Inner, None), and(vec![eq(col(1), col(10)), eq(col(2), int(3))])),
+        filter(
+            join(scan(&c, "big"), scan(&c, "mid"), JoinKind::Inner, None),
+            and(vec![eq(col(1), col(10)), eq(col(2), int(3))]),
+        ),
         vec![col(0), col(11)],
     );
     let p = optimize(plan, &ctx).expect("optimize");
@@ -260,7 +266,13 @@ fn explain_marks_host_and_device_and_shows_estimates() {
 /// equalities (how the binder hands over `FROM t0, t1, ... WHERE ...`).
 fn chain(n: usize) -> (MemCatalog, Plan) {
     let tables: Vec<TableDef> = (0..n)
-        .map(|i| with_stats(table(i as u32, &format!("t{i}"), &["id", "next"], &[true]), 1000.0 * (1 + i % 5) as f64, &[1000.0, 100.0]))
+        .map(|i| {
+            with_stats(
+                table(i as u32, &format!("t{i}"), &["id", "next"], &[true]),
+                1000.0 * (1 + i % 5) as f64,
+                &[1000.0, 100.0],
+            )
+        })
         .collect();
     let c = catalog(tables);
     let mut plan = scan(&c, "t0");
@@ -285,11 +297,53 @@ fn job_sized_join_graphs_plan_without_cross_products() {
         let joins: Vec<&Plan> = nodes(&p).into_iter().filter(|x| matches!(x.node, Node::Join { .. })).collect();
         assert_eq!(joins.len(), n - 1);
         for j in joins {
-            assert!(matches!(&j.node, Node::Join { algorithm: JoinAlgorithm::Hash { .. }, .. }), "every join hashes on a key");
+            assert!(
+                matches!(&j.node, Node::Join { algorithm: JoinAlgorithm::Hash { .. }, .. }),
+                "every join hashes on a key"
+            );
         }
         if n == 5 {
             let data = random_data(&c, 9, 9, 100, &mut Rng(3));
             assert_eq!(run_sorted(&p, &data), run_sorted(&plan, &data));
         }
+    }
+}
+
+/// A star of `n` relations (a fact table and `n - 1` dimensions), past
+/// DPhyp's budget at 17: GOO plus refinement.
+fn star(n: usize) -> (MemCatalog, Plan) {
+    let mut tables =
+        vec![with_stats(table(0, "fact", &(0..n).map(|_| "k").collect::<Vec<_>>(), &[]), 1e6, &vec![1000.0; n])];
+    for i in 1..n {
+        tables.push(with_stats(
+            table(i as u32, &format!("d{i}"), &["id", "v"], &[true]),
+            100.0 * i as f64,
+            &[100.0 * i as f64, 10.0],
+        ));
+    }
+    let c = catalog(tables);
+    let mut plan = scan(&c, "fact");
+    for i in 1..n {
+        plan = join(plan, scan(&c, &format!("d{i}")), JoinKind::Inner, None);
+    }
+    // fact.k_i = d_i.id: fact has n columns, then 2 per dimension.
+    let preds = (1..n).map(|i| eq(col(i), col(n + 2 * (i - 1)))).collect();
+    (c, filter(plan, and(preds)))
+}
+
+#[test]
+fn a_star_past_the_dp_budget_still_plans_every_join_on_a_key() {
+    for n in [10, 17] {
+        let (c, plan) = star(n);
+        let ctx = OptimizerContext::new(&c);
+        let start = Instant::now();
+        let p = optimize(plan.clone(), &ctx).expect("optimize");
+        println!("star of {n}: planned in {:.2} ms", start.elapsed().as_secs_f64() * 1e3);
+        assert_eq!(p.schema, plan.schema);
+        let joins = nodes(&p)
+            .into_iter()
+            .filter(|x| matches!(x.node, Node::Join { algorithm: JoinAlgorithm::Hash { .. }, .. }))
+            .count();
+        assert_eq!(joins, n - 1);
     }
 }

@@ -45,7 +45,13 @@ fn queries(c: &MemCatalog) -> Vec<(&'static str, Plan)> {
                 vec![col(1), col(5)],
             ),
         ),
-        ("exists", filter(a(), subquery(SubqueryKind::Exists { negated: false }, b_of_a(Some(bin(BinaryOp::Gt, col(2), int(2))))))),
+        (
+            "exists",
+            filter(
+                a(),
+                subquery(SubqueryKind::Exists { negated: false }, b_of_a(Some(bin(BinaryOp::Gt, col(2), int(2))))),
+            ),
+        ),
         ("not exists", filter(a(), subquery(SubqueryKind::Exists { negated: true }, b_of_a(None)))),
         ("not (exists)", filter(a(), not(subquery(SubqueryKind::Exists { negated: false }, b_of_a(None))))),
         (
@@ -58,9 +64,24 @@ fn queries(c: &MemCatalog) -> Vec<(&'static str, Plan)> {
                 ),
             ),
         ),
-        ("not in, nullable", filter(a(), subquery(SubqueryKind::In { expr: Box::new(col(1)), negated: true }, project(b(), vec![col(2)])))),
-        ("not in, not null", filter(a(), subquery(SubqueryKind::In { expr: Box::new(col(0)), negated: true }, project(b(), vec![col(0)])))),
-        ("correlated sum (Q17)", filter(a(), bin(BinaryOp::Lt, col(2), subquery(SubqueryKind::Scalar, sum_z(b_of_a(None)))))),
+        (
+            "not in, nullable",
+            filter(
+                a(),
+                subquery(SubqueryKind::In { expr: Box::new(col(1)), negated: true }, project(b(), vec![col(2)])),
+            ),
+        ),
+        (
+            "not in, not null",
+            filter(
+                a(),
+                subquery(SubqueryKind::In { expr: Box::new(col(0)), negated: true }, project(b(), vec![col(0)])),
+            ),
+        ),
+        (
+            "correlated sum (Q17)",
+            filter(a(), bin(BinaryOp::Lt, col(2), subquery(SubqueryKind::Scalar, sum_z(b_of_a(None))))),
+        ),
         ("correlated count", filter(a(), eq(col(2), subquery(SubqueryKind::Scalar, count(b_of_a(None)))))),
         (
             "correlated count + 1 in a projection above",
@@ -68,17 +89,30 @@ fn queries(c: &MemCatalog) -> Vec<(&'static str, Plan)> {
                 a(),
                 eq(
                     col(1),
-                    subquery(SubqueryKind::Scalar, project(count(b_of_a(None)), vec![bin(BinaryOp::Add, col(0), int(1))])),
+                    subquery(
+                        SubqueryKind::Scalar,
+                        project(count(b_of_a(None)), vec![bin(BinaryOp::Add, col(0), int(1))]),
+                    ),
                 ),
             ),
         ),
         (
             "uncorrelated scalar",
-            filter(a(), bin(BinaryOp::Gt, col(1), subquery(SubqueryKind::Scalar, aggregate(b(), vec![], vec![(AggFunc::Min, Some(col(2)))])))),
+            filter(
+                a(),
+                bin(
+                    BinaryOp::Gt,
+                    col(1),
+                    subquery(SubqueryKind::Scalar, aggregate(b(), vec![], vec![(AggFunc::Min, Some(col(2)))])),
+                ),
+            ),
         ),
         (
             "correlated non-aggregate scalar",
-            filter(a(), eq(col(1), subquery(SubqueryKind::Scalar, project(filter(b(), eq(col(0), outer(0))), vec![col(2)])))),
+            filter(
+                a(),
+                eq(col(1), subquery(SubqueryKind::Scalar, project(filter(b(), eq(col(0), outer(0))), vec![col(2)]))),
+            ),
         ),
         (
             "all (Mark)",
@@ -111,7 +145,10 @@ fn queries(c: &MemCatalog) -> Vec<(&'static str, Plan)> {
             "right join with ON on the preserved side",
             join(a(), b(), JoinKind::Right, Some(and(vec![eq(col(0), col(4)), bin(BinaryOp::Gt, col(1), int(3))]))),
         ),
-        ("full join", filter(join(a(), b(), JoinKind::Full, Some(eq(col(1), col(4)))), bin(BinaryOp::Gt, col(1), int(2)))),
+        (
+            "full join",
+            filter(join(a(), b(), JoinKind::Full, Some(eq(col(1), col(4)))), bin(BinaryOp::Gt, col(1), int(2))),
+        ),
         (
             "three tables written as cross products",
             filter(
@@ -121,7 +158,10 @@ fn queries(c: &MemCatalog) -> Vec<(&'static str, Plan)> {
         ),
         (
             "HAVING on a group key",
-            filter(aggregate(a(), vec![col(1)], vec![(AggFunc::Count, Some(col(2)))]), bin(BinaryOp::Gt, col(0), int(3))),
+            filter(
+                aggregate(a(), vec![col(1)], vec![(AggFunc::Count, Some(col(2)))]),
+                bin(BinaryOp::Gt, col(0), int(3)),
+            ),
         ),
         ("constant TRUE conjunct", filter(a(), and(vec![eq(int(1), int(1)), bin(BinaryOp::Gt, col(1), int(2))]))),
         ("constant FALSE filter", filter(a(), and(vec![eq(int(1), int(0)), bin(BinaryOp::Gt, col(1), int(2))]))),
@@ -139,7 +179,11 @@ fn queries(c: &MemCatalog) -> Vec<(&'static str, Plan)> {
                                 col(2),
                                 subquery(
                                     SubqueryKind::Scalar,
-                                    aggregate(filter(cc(), eq(col(1), outer(0))), vec![], vec![(AggFunc::Sum, Some(col(2)))]),
+                                    aggregate(
+                                        filter(cc(), eq(col(1), outer(0))),
+                                        vec![],
+                                        vec![(AggFunc::Sum, Some(col(2)))],
+                                    ),
                                 ),
                             ),
                         ),
@@ -301,12 +345,8 @@ fn having_on_a_group_key_moves_below_the_aggregate() {
 fn uncorrelatable_subqueries_stay_for_the_runner() {
     let c = cat();
     // Correlated inside a join of the subquery: not peeled, kept.
-    let inner = join(
-        scan(&c, "b"),
-        scan(&c, "c"),
-        JoinKind::Inner,
-        Some(and(vec![eq(col(0), col(4)), eq(col(1), outer(0))])),
-    );
+    let inner =
+        join(scan(&c, "b"), scan(&c, "c"), JoinKind::Inner, Some(and(vec![eq(col(0), col(4)), eq(col(1), outer(0))])));
     let plan = filter(scan(&c, "a"), subquery(SubqueryKind::Exists { negated: false }, inner));
     let p = rewrite(&c, plan.clone());
     assert!(has_subquery(&p));

@@ -57,9 +57,10 @@ pub struct ColumnInfo {
 pub fn origin(plan: &Plan, col: usize) -> Option<(Arc<TableDef>, usize)> {
     match &plan.node {
         Node::Scan { table, columns, .. } => columns.get(col).map(|&c| (table.clone(), c)),
-        Node::Filter { input, .. } | Node::Sort { input, .. } | Node::Limit { input, .. } | Node::Distinct { input } => {
-            origin(input, col)
-        }
+        Node::Filter { input, .. }
+        | Node::Sort { input, .. }
+        | Node::Limit { input, .. }
+        | Node::Distinct { input } => origin(input, col),
         Node::Project { input, exprs } => match strip_cast(exprs.get(col)?) {
             Expr::Column { index, .. } => origin(input, *index),
             _ => None,
@@ -109,7 +110,12 @@ fn is_unique(table: &TableDef, pos: usize) -> bool {
 pub fn column_info(plan: &Plan, col: usize, ctx: &OptimizerContext<'_>) -> ColumnInfo {
     let rows_here = if plan.est.rows >= 0.0 { plan.est.rows } else { f64::INFINITY };
     let Some((table, pos)) = origin(plan, col) else {
-        return ColumnInfo { stats: None, ndv: DEFAULT_NUM_DISTINCT.min(rows_here), null_frac: 0.0, table_rows: rows_here };
+        return ColumnInfo {
+            stats: None,
+            ndv: DEFAULT_NUM_DISTINCT.min(rows_here),
+            null_frac: 0.0,
+            table_rows: rows_here,
+        };
     };
     let rows = table_rows(&table, ctx);
     let stats = table.stats.as_ref().and_then(|s| s.columns.get(pos)).cloned();
@@ -353,7 +359,9 @@ pub fn node_rows(plan: &Plan, ctx: &OptimizerContext<'_>) -> f64 {
             (base * s).max(1.0_f64.min(base))
         }
         Node::Values { rows } => rows.len() as f64,
-        Node::Filter { input, predicate } => (rows(input) * selectivity(predicate, &|c| column_info(input, c, ctx))).max(1.0_f64.min(rows(input))),
+        Node::Filter { input, predicate } => {
+            (rows(input) * selectivity(predicate, &|c| column_info(input, c, ctx))).max(1.0_f64.min(rows(input)))
+        }
         Node::Project { input, .. } | Node::Sort { input, .. } => rows(input),
         Node::Limit { input, limit, offset } => {
             let after = (rows(input) - *offset as f64).max(0.0);
@@ -365,7 +373,8 @@ pub fn node_rows(plan: &Plan, ctx: &OptimizerContext<'_>) -> f64 {
                 return 1.0;
             }
             let cols: Vec<Option<usize>> = group_by.iter().map(column_of).collect();
-            let ndv: f64 = cols.iter().map(|c| c.map_or(DEFAULT_NUM_DISTINCT, |c| column_info(input, c, ctx).ndv)).product();
+            let ndv: f64 =
+                cols.iter().map(|c| c.map_or(DEFAULT_NUM_DISTINCT, |c| column_info(input, c, ctx).ndv)).product();
             ndv.min(rows(input)).max(1.0_f64.min(rows(input)))
         }
         Node::Join { left, right, kind, on, .. } => join_rows(left, right, *kind, on.as_ref(), ctx),
@@ -392,7 +401,11 @@ fn groups(input: &Plan, cols: &[usize], ctx: &OptimizerContext<'_>) -> f64 {
 }
 
 /// Column infos over a join's input (left, then right).
-pub fn join_columns<'p>(left: &'p Plan, right: &'p Plan, ctx: &'p OptimizerContext<'_>) -> impl Fn(usize) -> ColumnInfo + 'p {
+pub fn join_columns<'p>(
+    left: &'p Plan,
+    right: &'p Plan,
+    ctx: &'p OptimizerContext<'_>,
+) -> impl Fn(usize) -> ColumnInfo + 'p {
     let l = left.schema.len();
     move |c| if c < l { column_info(left, c, ctx) } else { column_info(right, c - l, ctx) }
 }
@@ -423,7 +436,13 @@ fn semi_fraction(left: &Plan, on: Option<&Expr>, cols: Columns<'_>) -> f64 {
         if let Expr::Binary { op: BinaryOp::Eq, left: a, right: b, .. } = &c
             && let (Some(x), Some(y)) = (column_of(a), column_of(b))
         {
-            let (outer, inner) = if x < l && y >= l { (x, y) } else if y < l && x >= l { (y, x) } else { continue };
+            let (outer, inner) = if x < l && y >= l {
+                (x, y)
+            } else if y < l && x >= l {
+                (y, x)
+            } else {
+                continue;
+            };
             let (o, i) = (cols(outer), cols(inner));
             return ((1.0 - o.null_frac) * (i.ndv / o.ndv.max(1.0)).min(1.0)).clamp(0.0, 1.0);
         }

@@ -126,7 +126,8 @@ impl CostParams {
     /// Moving `bytes` over the link in `commands` commands, `queue_depth`
     /// of them in flight: `bytes / bandwidth + ⌈commands / depth⌉ · latency`.
     pub fn link_s(&self, bytes: f64, commands: f64) -> f64 {
-        bytes / self.link_bandwidth_bytes_s.max(1.0) + (commands / self.link_queue_depth.max(1.0)).ceil() * self.link_latency_s
+        bytes / self.link_bandwidth_bytes_s.max(1.0)
+            + (commands / self.link_queue_depth.max(1.0)).ceil() * self.link_latency_s
     }
 
     /// True when the device can run NDP scans at all.

@@ -27,8 +27,7 @@
 use std::sync::Arc;
 
 use super::util::{
-    children_mut, conjuncts, filter_with, has_outer, mk_join, mk_select, node_exprs_mut, plan_children_mut,
-    substitute,
+    children_mut, conjuncts, filter_with, has_outer, mk_join, mk_select, node_exprs_mut, plan_children_mut, substitute,
 };
 use crate::plan::{AggFunc, BinaryOp, Expr, Field, Function, JoinKind, Node, Plan, SubqueryKind, UnaryOp};
 use crate::types::{DataType, Value};
@@ -69,7 +68,8 @@ fn rewrite_filter(input: Plan, predicate: Expr, schema: crate::plan::Schema, est
                 left = joined;
                 changed = true;
             }
-            Err((back, mut conj)) => {
+            Err(back) => {
+                let (back, mut conj) = *back;
                 left = back;
                 changed |= replace_scalars(&mut conj, &mut left);
                 rest.push(conj);
@@ -179,32 +179,32 @@ fn eq(a: Expr, b: Expr) -> Expr {
 
 /// A top-level EXISTS / IN / ANY / ALL conjunct as a Semi, Anti or Mark
 /// join; gives `left` and the conjunct back when it cannot.
-fn conjunct_to_join(left: Plan, conj: Expr) -> Result<Plan, (Plan, Expr)> {
+fn conjunct_to_join(left: Plan, conj: Expr) -> Result<Plan, Box<(Plan, Expr)>> {
     let (kind, sub, negated) = match &conj {
         Expr::Subquery { kind, plan, .. } => (kind.clone(), plan.as_ref().clone(), false),
         Expr::Unary { op: UnaryOp::Not, expr, .. } => match expr.as_ref() {
             Expr::Subquery { kind, plan, .. } => (kind.clone(), plan.as_ref().clone(), true),
-            _ => return Err((left, conj)),
+            _ => return Err(Box::new((left, conj))),
         },
-        _ => return Err((left, conj)),
+        _ => return Err(Box::new((left, conj))),
     };
     let width = left.schema.len();
     let Peeled { core, outputs, correlated } = peel(sub);
     if escapes(&core, 1) {
-        return Err((left, conj));
+        return Err(Box::new((left, conj)));
     }
     let mut cond = Vec::new();
     for c in &correlated {
         match to_condition(c, width) {
             Some(c) => cond.push(c),
-            None => return Err((left, conj)),
+            None => return Err(Box::new((left, conj))),
         }
     }
     let out = |i: usize| outputs.get(i).and_then(|o| to_condition(o, width));
     let (join_kind, compare) = match kind {
         SubqueryKind::Exists { negated: n } => (if n != negated { JoinKind::Anti } else { JoinKind::Semi }, None),
         SubqueryKind::In { expr, negated: n } => {
-            let Some(o) = out(0) else { return Err((left, conj)) };
+            let Some(o) = out(0) else { return Err(Box::new((left, conj))) };
             let nullable = expr_nullable(&expr, &left) || output_nullable(&outputs[0], &core);
             let cmp = eq(*expr, o);
             match (n != negated, nullable) {
@@ -214,29 +214,33 @@ fn conjunct_to_join(left: Plan, conj: Expr) -> Result<Plan, (Plan, Expr)> {
             }
         }
         SubqueryKind::Quantified { expr, op, all } => {
-            let Some(o) = out(0) else { return Err((left, conj)) };
+            let Some(o) = out(0) else { return Err(Box::new((left, conj))) };
             match (all, negated) {
                 (false, false) => (JoinKind::Semi, Some(Expr::binary(op, *expr, o, DataType::Bool))),
                 (true, false) => match negate(op) {
                     Some(nop) => (JoinKind::Mark, Some(Expr::binary(nop, *expr, o, DataType::Bool))),
-                    None => return Err((left, conj)),
+                    None => return Err(Box::new((left, conj))),
                 },
-                _ => return Err((left, conj)),
+                _ => return Err(Box::new((left, conj))),
             }
         }
-        SubqueryKind::Scalar => return Err((left, conj)),
+        SubqueryKind::Scalar => return Err(Box::new((left, conj))),
     };
     if join_kind == JoinKind::Mark {
         // Only the comparison may make the mark NULL: a row the correlation
         // does not select (NULL or FALSE) is not in the subquery's result.
-        cond = cond.into_iter().map(|c| Expr::Unary { op: UnaryOp::IsTrue, expr: Box::new(c), ty: DataType::Bool }).collect();
+        cond = cond
+            .into_iter()
+            .map(|c| Expr::Unary { op: UnaryOp::IsTrue, expr: Box::new(c), ty: DataType::Bool })
+            .collect();
     }
     cond.extend(compare);
     let joined = mk_join(left, core, join_kind, super::util::conjoin(cond));
     if join_kind != JoinKind::Mark {
         return Ok(joined);
     }
-    let mark = Expr::Unary { op: UnaryOp::IsFalse, expr: Box::new(Expr::column(width, DataType::Bool)), ty: DataType::Bool };
+    let mark =
+        Expr::Unary { op: UnaryOp::IsFalse, expr: Box::new(Expr::column(width, DataType::Bool)), ty: DataType::Bool };
     Ok(super::util::mk_filter(joined, mark))
 }
 
@@ -277,7 +281,7 @@ fn replace_scalars(e: &mut Expr, left: &mut Plan) -> bool {
                 return true;
             }
             Err(back) => {
-                *left = back;
+                *left = *back;
                 return false;
             }
         }
@@ -291,11 +295,11 @@ fn replace_scalars(e: &mut Expr, left: &mut Plan) -> bool {
 
 /// A scalar subquery as a join appended to `left`, with the expression
 /// that now yields its value (over the join's columns).
-fn scalar_to_join(left: Plan, sub: Plan) -> Result<(Plan, Expr), Plan> {
+fn scalar_to_join(left: Plan, sub: Plan) -> Result<(Plan, Expr), Box<Plan>> {
     let width = left.schema.len();
     let Peeled { core, outputs, correlated } = peel(sub);
     if outputs.len() != 1 || has_outer(&outputs[0]) || super::util::has_subquery(&outputs[0]) {
-        return Err(left);
+        return Err(Box::new(left));
     }
     if let Node::Aggregate { group_by, .. } = &core.node
         && group_by.is_empty()
@@ -305,16 +309,16 @@ fn scalar_to_join(left: Plan, sub: Plan) -> Result<(Plan, Expr), Plan> {
         if let Some((agg, keys)) = inner {
             return grouped_aggregate_join(left, agg, keys, &outputs[0]);
         }
-        return Err(left);
+        return Err(Box::new(left));
     }
     if escapes(&core, 1) {
-        return Err(left);
+        return Err(Box::new(left));
     }
     let mut cond = Vec::new();
     for c in &correlated {
         match to_condition(c, width) {
             Some(c) => cond.push(c),
-            None => return Err(left),
+            None => return Err(Box::new(left)),
         }
     }
     let mut value = outputs[0].clone();
@@ -357,15 +361,18 @@ fn peel_aggregate_input(agg: Plan) -> Option<(Plan, Vec<Expr>)> {
         .map(|(i, e)| Field { name: format!("key{i}"), qualifier: None, ty: e.ty(), nullable: true })
         .collect();
     fields.extend(agg.schema.iter().cloned());
-    let grouped = Plan::new(
-        Node::Aggregate { input: Box::new(core), group_by: inner_keys, aggregates },
-        Arc::new(fields),
-    );
+    let grouped =
+        Plan::new(Node::Aggregate { input: Box::new(core), group_by: inner_keys, aggregates }, Arc::new(fields));
     debug_assert_eq!(grouped.schema.len(), k + agg.schema.len());
     Some((grouped, outer_keys))
 }
 
-fn rebuild_aggregate(core: Plan, group_by: Vec<Expr>, aggregates: Vec<crate::plan::AggregateExpr>, schema: &crate::plan::Schema) -> Plan {
+fn rebuild_aggregate(
+    core: Plan,
+    group_by: Vec<Expr>,
+    aggregates: Vec<crate::plan::AggregateExpr>,
+    schema: &crate::plan::Schema,
+) -> Plan {
     Plan::new(Node::Aggregate { input: Box::new(core), group_by, aggregates }, schema.clone())
 }
 
@@ -376,10 +383,15 @@ fn pure_outer(e: &Expr) -> bool {
 
 /// Joins `left` to the grouped aggregate on the correlation keys (a Left
 /// join: at most one group per key) and builds the subquery's value.
-fn grouped_aggregate_join(left: Plan, agg: Plan, outer_keys: Vec<Expr>, output: &Expr) -> Result<(Plan, Expr), Plan> {
+fn grouped_aggregate_join(
+    left: Plan,
+    agg: Plan,
+    outer_keys: Vec<Expr>,
+    output: &Expr,
+) -> Result<(Plan, Expr), Box<Plan>> {
     let width = left.schema.len();
     let k = outer_keys.len();
-    let Node::Aggregate { aggregates, .. } = &agg.node else { return Err(left) };
+    let Node::Aggregate { aggregates, .. } = &agg.node else { return Err(Box::new(left)) };
     let counts: Vec<bool> = aggregates.iter().map(|a| matches!(a.func, AggFunc::Count | AggFunc::CountStar)).collect();
     let subst: Vec<Expr> = agg.schema[k..]
         .iter()

@@ -106,7 +106,9 @@ fn merge_projects(plan: Plan) -> Plan {
                 let exprs = exprs.iter().map(|e| super::util::substitute(e, &lower)).collect();
                 Plan { node: Node::Project { input: inner, exprs }, schema, est }
             }
-            other => Plan { node: Node::Project { input: Box::new(Plan { node: other, ..*input }), exprs }, schema, est },
+            other => {
+                Plan { node: Node::Project { input: Box::new(Plan { node: other, ..*input }), exprs }, schema, est }
+            }
         },
         node => Plan { node, schema, est },
     }
@@ -149,7 +151,11 @@ fn node_cost(plan: &Plan, ctx: &OptimizerContext<'_>) -> Cost {
         }
         Node::Distinct { input } => rows_of(input) * p.agg_row_s,
         Node::SetOp { left, right, all, .. } => {
-            if *all { 0.0 } else { (rows_of(left) + rows_of(right)) * p.agg_row_s }
+            if *all {
+                0.0
+            } else {
+                (rows_of(left) + rows_of(right)) * p.agg_row_s
+            }
         }
         Node::Join { left, right, algorithm, on, .. } => {
             let (l, r, out) = (rows_of(left), rows_of(right), plan.est.rows.max(0.0));
@@ -226,7 +232,8 @@ pub fn device_evaluable(c: &Expr) -> bool {
 pub fn scan_shape(plan: &Plan, ctx: &OptimizerContext<'_>) -> Option<ScanShape> {
     let Node::Scan { table, columns, filter, .. } = &plan.node else { return None };
     let table_rows = super::cardinality::table_rows(table, ctx);
-    let tuple_bytes = ctx.cost.tuple_header_bytes + (0..table.columns.len()).map(|c| column_width(table, c)).sum::<f64>();
+    let tuple_bytes =
+        ctx.cost.tuple_header_bytes + (0..table.columns.len()).map(|c| column_width(table, c)).sum::<f64>();
     let out_row_bytes = columns.iter().map(|&c| column_width(table, c)).sum::<f64>().max(1.0);
     let parts = filter.clone().map(conjuncts).unwrap_or_default();
     let unclamped = Plan { est: crate::plan::Estimate::UNKNOWN, ..plan.clone() };
@@ -311,8 +318,11 @@ fn bound_of(c: &Expr) -> Option<(usize, BinaryOp, Expr)> {
 }
 
 fn index_bounds(index: &Arc<IndexDef>, columns: &[usize], parts: &[Expr]) -> Option<(Access, Vec<Expr>)> {
-    let bounds: Vec<(usize, BinaryOp, Expr, &Expr)> =
-        parts.iter().filter_map(|c| bound_of(c).map(|(col, op, k)| (columns.get(col).copied(), op, k, c))).filter_map(|(t, op, k, c)| t.map(|t| (t, op, k, c))).collect();
+    let bounds: Vec<(usize, BinaryOp, Expr, &Expr)> = parts
+        .iter()
+        .filter_map(|c| bound_of(c).map(|(col, op, k)| (columns.get(col).copied(), op, k, c)))
+        .filter_map(|(t, op, k, c)| t.map(|t| (t, op, k, c)))
+        .collect();
     let (mut lower, mut upper) = (Vec::new(), Vec::new());
     let (mut lower_inclusive, mut upper_inclusive) = (true, true);
     let mut used = Vec::new();
@@ -471,7 +481,8 @@ fn index_nested_loop(left: &Plan, right: &Plan, kind: JoinKind, lk: &[Expr], rk:
     for index in &table.indexes {
         let mut keys = Vec::new();
         for &key_col in &index.columns {
-            let found = rk.iter().position(|e| matches!(e, Expr::Column { index: c, .. } if columns.get(*c) == Some(&key_col)));
+            let found =
+                rk.iter().position(|e| matches!(e, Expr::Column { index: c, .. } if columns.get(*c) == Some(&key_col)));
             match found {
                 Some(i) => keys.push(lk[i].clone()),
                 None => break,

@@ -53,25 +53,7 @@ fn keep_map(width: usize, keep: &[usize]) -> Map {
 fn prune(mut plan: Plan, required: &BTreeSet<usize>) -> (Plan, Map) {
     let width = plan.schema.len();
     match plan.node {
-        Node::Scan { table, mut columns, mut filter, emit_vid, access } => {
-            let mut need: BTreeSet<usize> = required.clone();
-            need.extend(filter.iter().flat_map(columns_used));
-            let n = columns.len();
-            let mut keep: Vec<usize> = need.iter().copied().filter(|&c| c < n).collect();
-            if keep.is_empty() && n > 0 {
-                keep.push(0);
-            }
-            if emit_vid {
-                keep.push(n);
-            }
-            let map = keep_map(width, &keep);
-            columns = keep.iter().filter(|&&c| c < n).map(|&c| columns[c]).collect();
-            if let Some(f) = filter.as_mut() {
-                apply(f, &map);
-            }
-            let schema = std::sync::Arc::new(keep.iter().map(|&c| plan.schema[c].clone()).collect::<Vec<Field>>());
-            (Plan { node: Node::Scan { table, columns, filter, emit_vid, access }, schema, est: plan.est }, map)
-        }
+        node @ Node::Scan { .. } => prune_scan(Plan { node, ..plan }, required),
         Node::Filter { input, mut predicate } => {
             let mut need = required.clone();
             need.extend(columns_used(&predicate));
@@ -81,49 +63,8 @@ fn prune(mut plan: Plan, required: &BTreeSet<usize>) -> (Plan, Map) {
             (Plan { node: Node::Filter { input: Box::new(input), predicate }, schema, est: plan.est }, map)
         }
         Node::Project { input, exprs } => prune_project(*input, exprs, required, plan.schema, plan.est),
-        Node::Join { left, right, kind, on, .. } => {
-            let (mut joined, map) = prune_join(*left, *right, kind, on, required, plan.est);
-            // The binder's fields (nullability included), at their new places.
-            let mut fields = vec![None; joined.schema.len()];
-            for (old, new) in map.iter().enumerate() {
-                if let Some(n) = new
-                    && let Some(slot) = fields.get_mut(*n)
-                {
-                    *slot = Some(plan.schema[old].clone());
-                }
-            }
-            if fields.iter().all(Option::is_some) {
-                joined.schema = std::sync::Arc::new(fields.into_iter().flatten().collect());
-            }
-            (joined, map)
-        }
-        Node::Aggregate { input, group_by, aggregates } => {
-            let g = group_by.len();
-            let mut keep: Vec<usize> = (0..g).collect();
-            keep.extend(required.iter().copied().filter(|&c| c >= g));
-            if keep.is_empty() && !aggregates.is_empty() {
-                keep.push(0);
-            }
-            let mut aggregates: Vec<_> = aggregates.into_iter().enumerate().filter(|(i, _)| keep.contains(&(g + i))).map(|(_, a)| a).collect();
-            let mut group_by = group_by;
-            let mut refs: Vec<&Expr> = group_by.iter().collect();
-            for a in &aggregates {
-                refs.extend(a.arg.iter());
-                refs.extend(a.filter.iter());
-            }
-            let need = used_by(&refs);
-            let (input, imap) = prune(*input, &need);
-            for e in group_by.iter_mut() {
-                apply(e, &imap);
-            }
-            for a in aggregates.iter_mut() {
-                a.arg.iter_mut().chain(a.filter.iter_mut()).for_each(|e| apply(e, &imap));
-            }
-            let map = keep_map(width, &keep);
-            let schema = std::sync::Arc::new(keep.iter().map(|&c| plan.schema[c].clone()).collect::<Vec<Field>>());
-            let node = Node::Aggregate { input: Box::new(input), group_by, aggregates };
-            (Plan { node, schema, est: plan.est }, map)
-        }
+        node @ Node::Join { .. } => prune_join_node(Plan { node, ..plan }, required),
+        node @ Node::Aggregate { .. } => prune_aggregate(Plan { node, ..plan }, required),
         Node::Sort { input, mut keys } => {
             let mut need = required.clone();
             need.extend(keys.iter().flat_map(|k| columns_used(&k.expr)));
@@ -216,4 +157,88 @@ fn prune_join(
     };
     let joined = super::util::mk_join(left, right, kind, on);
     (Plan { est, ..joined }, out_map)
+}
+
+fn prune_scan(plan: Plan, required: &BTreeSet<usize>) -> (Plan, Map) {
+    let width = plan.schema.len();
+    match plan.node {
+        Node::Scan { table, mut columns, mut filter, emit_vid, access } => {
+            let mut need: BTreeSet<usize> = required.clone();
+            need.extend(filter.iter().flat_map(columns_used));
+            let n = columns.len();
+            let mut keep: Vec<usize> = need.iter().copied().filter(|&c| c < n).collect();
+            if keep.is_empty() && n > 0 {
+                keep.push(0);
+            }
+            if emit_vid {
+                keep.push(n);
+            }
+            let map = keep_map(width, &keep);
+            columns = keep.iter().filter(|&&c| c < n).map(|&c| columns[c]).collect();
+            if let Some(f) = filter.as_mut() {
+                apply(f, &map);
+            }
+            let schema = std::sync::Arc::new(keep.iter().map(|&c| plan.schema[c].clone()).collect::<Vec<Field>>());
+            (Plan { node: Node::Scan { table, columns, filter, emit_vid, access }, schema, est: plan.est }, map)
+        }
+        node => (Plan { node, ..plan }, identity(width)),
+    }
+}
+
+fn prune_aggregate(plan: Plan, required: &BTreeSet<usize>) -> (Plan, Map) {
+    let width = plan.schema.len();
+    match plan.node {
+        Node::Aggregate { input, group_by, aggregates } => {
+            let g = group_by.len();
+            let mut keep: Vec<usize> = (0..g).collect();
+            keep.extend(required.iter().copied().filter(|&c| c >= g));
+            if keep.is_empty() && !aggregates.is_empty() {
+                keep.push(0);
+            }
+            let mut aggregates: Vec<_> =
+                aggregates.into_iter().enumerate().filter(|(i, _)| keep.contains(&(g + i))).map(|(_, a)| a).collect();
+            let mut group_by = group_by;
+            let mut refs: Vec<&Expr> = group_by.iter().collect();
+            for a in &aggregates {
+                refs.extend(a.arg.iter());
+                refs.extend(a.filter.iter());
+            }
+            let need = used_by(&refs);
+            let (input, imap) = prune(*input, &need);
+            for e in group_by.iter_mut() {
+                apply(e, &imap);
+            }
+            for a in aggregates.iter_mut() {
+                a.arg.iter_mut().chain(a.filter.iter_mut()).for_each(|e| apply(e, &imap));
+            }
+            let map = keep_map(width, &keep);
+            let schema = std::sync::Arc::new(keep.iter().map(|&c| plan.schema[c].clone()).collect::<Vec<Field>>());
+            let node = Node::Aggregate { input: Box::new(input), group_by, aggregates };
+            (Plan { node, schema, est: plan.est }, map)
+        }
+        node => (Plan { node, ..plan }, identity(width)),
+    }
+}
+
+fn prune_join_node(plan: Plan, required: &BTreeSet<usize>) -> (Plan, Map) {
+    let width = plan.schema.len();
+    match plan.node {
+        Node::Join { left, right, kind, on, .. } => {
+            let (mut joined, map) = prune_join(*left, *right, kind, on, required, plan.est);
+            // The binder's fields (nullability included), at their new places.
+            let mut fields = vec![None; joined.schema.len()];
+            for (old, new) in map.iter().enumerate() {
+                if let Some(n) = new
+                    && let Some(slot) = fields.get_mut(*n)
+                {
+                    *slot = Some(plan.schema[old].clone());
+                }
+            }
+            if fields.iter().all(Option::is_some) {
+                joined.schema = std::sync::Arc::new(fields.into_iter().flatten().collect());
+            }
+            (joined, map)
+        }
+        node => (Plan { node, ..plan }, identity(width)),
+    }
 }

@@ -47,9 +47,9 @@ fn push(plan: Plan, preds: Vec<Expr>) -> Plan {
             return filter_with(below, pinned.into_iter().chain(here).collect());
         }
         Node::Project { input, exprs } => {
-            let (down, keep): (Vec<Expr>, Vec<Expr>) = movable.into_iter().partition(|p| {
-                columns_used(p).iter().all(|&c| exprs.get(c).is_some_and(|e| !has_subquery(e)))
-            });
+            let (down, keep): (Vec<Expr>, Vec<Expr>) = movable
+                .into_iter()
+                .partition(|p| columns_used(p).iter().all(|&c| exprs.get(c).is_some_and(|e| !has_subquery(e))));
             let down = down.iter().map(|p| substitute(p, &exprs)).collect();
             let input = push(*input, down);
             filter_with(rebuilt(Node::Project { input: Box::new(input), exprs }), keep)

@@ -85,9 +85,8 @@ pub fn reorder(plan: Plan, ctx: &OptimizerContext<'_>, finish: &mut dyn FnMut(Pl
         local_start[i] = at;
         at += leaves[i].width;
     }
-    let positions: Vec<usize> = (0..schema.len())
-        .map(|c| leaf_of(c, &leaves).map_or(c, |i| local_start[i] + c - leaves[i].start))
-        .collect();
+    let positions: Vec<usize> =
+        (0..schema.len()).map(|c| leaf_of(c, &leaves).map_or(c, |i| local_start[i] + c - leaves[i].start)).collect();
     let restored = if positions.iter().enumerate().all(|(i, &p)| i == p) {
         joined
     } else {
@@ -129,18 +128,28 @@ fn order(leaves: &[Leaf], conds: &[(Expr, BTreeSet<usize>)], ctx: &OptimizerCont
     let relations: Vec<Relation> = plans
         .iter()
         .enumerate()
-        .map(|(i, p)| Relation { id: i as u64, rows: p.est.rows.max(0.0), scan: p.est.cost })
+        .map(|(i, p)| {
+            // The graph rejects NaN and infinities; an estimate that broke
+            // must not fail the query.
+            let rows = if p.est.rows.is_finite() { p.est.rows.max(0.0) } else { f64::MAX.sqrt() };
+            let scan = if p.est.cost.is_valid() { p.est.cost } else { crate::plan::Cost::ZERO };
+            Relation { id: i as u64, rows, scan }
+        })
         .collect();
     let mut edges = Vec::new();
     for (c, set) in conds {
         let (a, b) = sides(c, set, leaves);
-        let sel = selectivity(c, &info).clamp(1e-12, 1.0);
+        let sel = selectivity(c, &info);
+        let sel = if sel.is_finite() { sel.clamp(1e-12, 1.0) } else { 1.0 };
         edges.push(JoinEdge { left: a, right: b, selectivity: sel });
     }
     let graph = QueryGraph::new(relations, edges).map_err(|e| SqlError::internal(format!("join graph: {e}")))?;
     let p = ctx.cost;
-    let model =
-        HashJoinCostModel { build_row_s: p.hash_build_row_s, probe_row_s: p.hash_probe_row_s, output_row_s: p.output_row_s };
+    let model = HashJoinCostModel {
+        build_row_s: p.hash_build_row_s,
+        probe_row_s: p.hash_probe_row_s,
+        output_row_s: p.output_row_s,
+    };
     let planned = order_joins(&graph, &ExponentialBackoff::default(), &model, &ctx.join_order)
         .map_err(|e| SqlError::internal(format!("join ordering: {e}")))?;
     Ok(planned.tree)

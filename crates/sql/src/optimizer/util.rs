@@ -304,7 +304,8 @@ pub fn empty(schema: Schema) -> Plan {
 
 /// True when `exprs` are `Column 0..n` of an input of `n` columns.
 pub fn is_identity(exprs: &[Expr], input_width: usize) -> bool {
-    exprs.len() == input_width && exprs.iter().enumerate().all(|(i, e)| matches!(e, Expr::Column { index, .. } if *index == i))
+    exprs.len() == input_width
+        && exprs.iter().enumerate().all(|(i, e)| matches!(e, Expr::Column { index, .. } if *index == i))
 }
 
 /// Output width of a plan.

@@ -63,7 +63,12 @@ fn write_node(plan: &Plan, opts: &ExplainOptions<'_>, depth: usize, root: bool, 
     let mut head = format!("{pad}{}", title(plan));
     if opts.costs {
         let e = &plan.est;
-        head.push_str(&format!("  (rows={:.0} cost: host={:.3e}s device={:.3e}s)", e.rows.max(0.0), e.cost.host, e.cost.device));
+        head.push_str(&format!(
+            "  (rows={:.0} cost: host={:.3e}s device={:.3e}s)",
+            e.rows.max(0.0),
+            e.cost.host,
+            e.cost.device
+        ));
     }
     if let Some(a) = opts.analyze.and_then(|all| all.get(id)) {
         head.push_str(&format!(" (actual rows={} time={:.3}ms loops={})", a.rows, a.time_s * 1e3, a.loops));
@@ -122,7 +127,11 @@ fn title(plan: &Plan) -> String {
             format!("{alg}{} Join [host]", kind_name(*kind))
         }
         Node::Aggregate { group_by, .. } => {
-            if group_by.is_empty() { "Aggregate [host]".into() } else { "HashAggregate [host]".into() }
+            if group_by.is_empty() {
+                "Aggregate [host]".into()
+            } else {
+                "HashAggregate [host]".into()
+            }
         }
         Node::Sort { .. } => "Sort [host]".into(),
         Node::Limit { .. } => "Limit [host]".into(),
@@ -152,62 +161,12 @@ fn details(plan: &Plan, opts: &ExplainOptions<'_>) -> Vec<String> {
     let show = |e: &Expr| fmt_expr(e, &names);
     let mut v = Vec::new();
     match &plan.node {
-        Node::Scan { table, columns, filter, access, emit_vid } => {
-            let own: Vec<String> = plan.schema.iter().map(|f| f.name.clone()).collect();
-            if let Some(f) = filter {
-                v.push(format!("Filter: {}", fmt_expr(f, &own)));
-            }
-            let mut cols: Vec<String> =
-                columns.iter().map(|&c| table.columns.get(c).map_or(format!("#{c}"), |d| d.name.clone())).collect();
-            if *emit_vid {
-                cols.push("vid".into());
-            }
-            v.push(format!("Columns: {}", cols.join(", ")));
-            if let Access::Index { lower, upper, lower_inclusive, upper_inclusive, .. } = access {
-                let b = |xs: &[Expr]| xs.iter().map(|x| fmt_expr(x, &own)).collect::<Vec<_>>().join(", ");
-                v.push(format!(
-                    "Index Range: {}{}), ({}{}",
-                    if *lower_inclusive { "[(" } else { "((" },
-                    b(lower),
-                    b(upper),
-                    if *upper_inclusive { ")]" } else { "))" }
-                ));
-            }
-            if *access == Access::Ndp
-                && let Some(ctx) = opts.ctx
-                && let Some(shape) = crate::optimizer::physical_scan_shape(plan, ctx)
-            {
-                v.push(format!("Link bytes saved (est.): {:.0}", shape.link_bytes_saved()));
-            }
-        }
+        Node::Scan { .. } => v.extend(scan_details(plan, opts)),
         Node::Filter { predicate, .. } => v.push(format!("Filter: {}", show(predicate))),
-        Node::Project { exprs, .. } => v.push(format!("Output: {}", exprs.iter().map(show).collect::<Vec<_>>().join(", "))),
-        Node::Join { on, algorithm, left, .. } => {
-            match algorithm {
-                JoinAlgorithm::Hash { left_keys, right_keys } => {
-                    let l = left.schema.len();
-                    let pairs: Vec<String> = left_keys
-                        .iter()
-                        .zip(right_keys)
-                        .map(|(a, b)| {
-                            let mut b = b.clone();
-                            crate::optimizer::util::remap(&mut b, &|i| i + l);
-                            format!("{} = {}", show(a), show(&b))
-                        })
-                        .collect();
-                    v.push(format!("Hash Cond: ({})", pairs.join(" AND ")));
-                }
-                JoinAlgorithm::IndexNestedLoop { index, keys } => v.push(format!(
-                    "Index Cond: {} = ({})",
-                    index.name,
-                    keys.iter().map(show).collect::<Vec<_>>().join(", ")
-                )),
-                _ => {}
-            }
-            if let Some(on) = on {
-                v.push(format!("Join Filter: {}", show(on)));
-            }
+        Node::Project { exprs, .. } => {
+            v.push(format!("Output: {}", exprs.iter().map(show).collect::<Vec<_>>().join(", ")))
         }
+        Node::Join { .. } => v.extend(join_details(plan, &names)),
         Node::Aggregate { group_by, aggregates, .. } => {
             if !group_by.is_empty() {
                 v.push(format!("Group Key: {}", group_by.iter().map(show).collect::<Vec<_>>().join(", ")));
@@ -290,7 +249,9 @@ pub fn fmt_expr(e: &Expr, names: &[String]) -> String {
         Expr::Subquery { kind, .. } => match kind {
             SubqueryKind::Scalar => "(SubPlan)".into(),
             SubqueryKind::Exists { negated } => format!("({}EXISTS SubPlan)", if *negated { "NOT " } else { "" }),
-            SubqueryKind::In { expr, negated } => format!("({} {}IN SubPlan)", f(expr), if *negated { "NOT " } else { "" }),
+            SubqueryKind::In { expr, negated } => {
+                format!("({} {}IN SubPlan)", f(expr), if *negated { "NOT " } else { "" })
+            }
             SubqueryKind::Quantified { expr, op, all } => {
                 format!("({} {} {} SubPlan)", f(expr), op.sql(), if *all { "ALL" } else { "ANY" })
             }
@@ -340,4 +301,65 @@ fn date(days: i32) -> String {
     let m = if mp < 10 { mp + 3 } else { mp - 9 };
     let y = yoe + era * 400 + i64::from(m <= 2);
     format!("{y:04}-{m:02}-{d:02}")
+}
+
+fn scan_details(plan: &Plan, opts: &ExplainOptions<'_>) -> Vec<String> {
+    let mut v = Vec::new();
+    let Node::Scan { table, columns, filter, access, emit_vid } = &plan.node else { return v };
+    let own: Vec<String> = plan.schema.iter().map(|f| f.name.clone()).collect();
+    if let Some(f) = filter {
+        v.push(format!("Filter: {}", fmt_expr(f, &own)));
+    }
+    let mut cols: Vec<String> =
+        columns.iter().map(|&c| table.columns.get(c).map_or(format!("#{c}"), |d| d.name.clone())).collect();
+    if *emit_vid {
+        cols.push("vid".into());
+    }
+    v.push(format!("Columns: {}", cols.join(", ")));
+    if let Access::Index { lower, upper, lower_inclusive, upper_inclusive, .. } = access {
+        let b = |xs: &[Expr]| xs.iter().map(|x| fmt_expr(x, &own)).collect::<Vec<_>>().join(", ");
+        v.push(format!(
+            "Index Range: {}{}), ({}{}",
+            if *lower_inclusive { "[(" } else { "((" },
+            b(lower),
+            b(upper),
+            if *upper_inclusive { ")]" } else { "))" }
+        ));
+    }
+    if *access == Access::Ndp
+        && let Some(ctx) = opts.ctx
+        && let Some(shape) = crate::optimizer::physical_scan_shape(plan, ctx)
+    {
+        v.push(format!("Link bytes saved (est.): {:.0}", shape.link_bytes_saved()));
+    }
+    v
+}
+
+fn join_details(plan: &Plan, names: &[String]) -> Vec<String> {
+    let show = |e: &Expr| fmt_expr(e, names);
+    let mut v = Vec::new();
+    let Node::Join { on, algorithm, left, .. } = &plan.node else { return v };
+    match algorithm {
+        JoinAlgorithm::Hash { left_keys, right_keys } => {
+            let l = left.schema.len();
+            let pairs: Vec<String> = left_keys
+                .iter()
+                .zip(right_keys)
+                .map(|(a, b)| {
+                    let mut b = b.clone();
+                    crate::optimizer::util::remap(&mut b, &|i| i + l);
+                    format!("{} = {}", show(a), show(&b))
+                })
+                .collect();
+            v.push(format!("Hash Cond: ({})", pairs.join(" AND ")));
+        }
+        JoinAlgorithm::IndexNestedLoop { index, keys } => {
+            v.push(format!("Index Cond: {} = ({})", index.name, keys.iter().map(show).collect::<Vec<_>>().join(", ")))
+        }
+        _ => {}
+    }
+    if let Some(on) = on {
+        v.push(format!("Join Filter: {}", show(on)));
+    }
+    v
 }

@@ -46,7 +46,12 @@ pub fn table(id: u32, name: &str, cols: &[&str], not_null: &[bool]) -> TableDef 
         columns: cols
             .iter()
             .enumerate()
-            .map(|(i, c)| ColumnDef { name: (*c).into(), ty: I, not_null: not_null.get(i).copied().unwrap_or(false), default: None })
+            .map(|(i, c)| ColumnDef {
+                name: (*c).into(),
+                ty: I,
+                not_null: not_null.get(i).copied().unwrap_or(false),
+                default: None,
+            })
             .collect(),
         primary_key: None,
         unique: vec![],
@@ -129,10 +134,13 @@ pub fn join(left: Plan, right: Plan, kind: JoinKind, on: Option<Expr>) -> Plan {
         left.schema.iter().map(|f| Field { nullable: f.nullable || null_left, ..f.clone() }).collect();
     match kind {
         JoinKind::Semi | JoinKind::Anti => {}
-        JoinKind::Mark => fields.push(Field { name: "mark".into(), qualifier: None, ty: DataType::Bool, nullable: true }),
+        JoinKind::Mark => {
+            fields.push(Field { name: "mark".into(), qualifier: None, ty: DataType::Bool, nullable: true })
+        }
         _ => fields.extend(right.schema.iter().map(|f| Field { nullable: f.nullable || null_right, ..f.clone() })),
     }
-    let node = Node::Join { left: Box::new(left), right: Box::new(right), kind, on, algorithm: JoinAlgorithm::Unchosen };
+    let node =
+        Node::Join { left: Box::new(left), right: Box::new(right), kind, on, algorithm: JoinAlgorithm::Unchosen };
     Plan::new(node, Arc::new(fields))
 }
 
@@ -150,13 +158,21 @@ pub fn project(input: Plan, exprs: Vec<Expr>) -> Plan {
 }
 
 pub fn aggregate(input: Plan, group_by: Vec<Expr>, aggs: Vec<(AggFunc, Option<Expr>)>) -> Plan {
-    let mut fields: Vec<Field> =
-        group_by.iter().enumerate().map(|(i, e)| Field { name: format!("g{i}"), qualifier: None, ty: e.ty(), nullable: true }).collect();
+    let mut fields: Vec<Field> = group_by
+        .iter()
+        .enumerate()
+        .map(|(i, e)| Field { name: format!("g{i}"), qualifier: None, ty: e.ty(), nullable: true })
+        .collect();
     let aggregates: Vec<ndpdb_sql::plan::AggregateExpr> = aggs
         .into_iter()
         .map(|(func, arg)| ndpdb_sql::plan::AggregateExpr { func, arg, distinct: false, filter: None, ty: I })
         .collect();
-    fields.extend(aggregates.iter().enumerate().map(|(i, _)| Field { name: format!("a{i}"), qualifier: None, ty: I, nullable: true }));
+    fields.extend(aggregates.iter().enumerate().map(|(i, _)| Field {
+        name: format!("a{i}"),
+        qualifier: None,
+        ty: I,
+        nullable: true,
+    }));
     Plan::new(Node::Aggregate { input: Box::new(input), group_by, aggregates }, Arc::new(fields))
 }
 
@@ -319,7 +335,10 @@ fn join_rows(
                     any = true;
                     right_matched[j] = true;
                     matched_rows += 1;
-                    if matches!(kind, JoinKind::Inner | JoinKind::Left | JoinKind::Right | JoinKind::Full | JoinKind::Single) {
+                    if matches!(
+                        kind,
+                        JoinKind::Inner | JoinKind::Left | JoinKind::Right | JoinKind::Full | JoinKind::Single
+                    ) {
                         out.push(a.iter().chain(b.iter()).cloned().collect());
                     }
                 }
@@ -327,13 +346,24 @@ fn join_rows(
                 None => unknown = true,
             }
         }
-        assert!(kind != JoinKind::Single || matched_rows <= 1, "more than one row returned by a subquery used as an expression");
+        assert!(
+            kind != JoinKind::Single || matched_rows <= 1,
+            "more than one row returned by a subquery used as an expression"
+        );
         match kind {
-            JoinKind::Left | JoinKind::Full | JoinKind::Single if !any => out.push(a.iter().cloned().chain(nulls(right_width)).collect()),
+            JoinKind::Left | JoinKind::Full | JoinKind::Single if !any => {
+                out.push(a.iter().cloned().chain(nulls(right_width)).collect())
+            }
             JoinKind::Semi if any => out.push(a.clone()),
             JoinKind::Anti if !any => out.push(a.clone()),
             JoinKind::Mark => {
-                let m = if any { Value::Bool(true) } else if unknown { Value::Null } else { Value::Bool(false) };
+                let m = if any {
+                    Value::Bool(true)
+                } else if unknown {
+                    Value::Null
+                } else {
+                    Value::Bool(false)
+                };
                 out.push(a.iter().cloned().chain([m]).collect());
             }
             _ => {}
