@@ -143,7 +143,17 @@ impl Binder<'_> {
             )
             .with_hint("You will need to rewrite or cast the expression."));
         }
-        self.coerce(e, col.ty)
+        // An explicit cast to char(n)/varchar(n) cuts the text; an
+        // assignment must fail with 22001 instead (PostgreSQL's assignment
+        // cast). The writer checks the length against the column, so the
+        // value travels as unbounded text.
+        let to = match col.ty {
+            DataType::Char(_) | DataType::Varchar(Some(_)) if e.ty().is_text() || e.ty() == DataType::Unknown => {
+                DataType::Text
+            }
+            t => t,
+        };
+        self.coerce(e, to)
     }
 
     /// The column's DEFAULT (its text bound now), or a typed NULL.
