@@ -186,6 +186,17 @@ impl Accumulator {
     pub fn finish(self, agg: &AggregateExpr) -> Result<ArrayRef> {
         Ok(match self {
             Accumulator::Count(c) => Arc::new(Int64Array::from(c)),
+            Accumulator::Exact { sums, counts, scale } if agg.ty == DataType::Float64 => {
+                // An exact argument with a float result: divide in f64.
+                let unit = 10f64.powi(scale as i32);
+                let avg = agg.func == AggFunc::Avg;
+                let out: Float64Array = sums
+                    .iter()
+                    .zip(&counts)
+                    .map(|(&s, &c)| (c > 0).then(|| s as f64 / unit / if avg { c as f64 } else { 1.0 }))
+                    .collect();
+                Arc::new(out)
+            }
             Accumulator::Exact { sums, counts, scale } => {
                 let avg = agg.func == AggFunc::Avg;
                 let out: Vec<Option<i128>> = sums
