@@ -193,6 +193,63 @@ fn queries(c: &MemCatalog) -> Vec<(&'static str, Plan)> {
             ),
         ),
         (
+            "min over a correlated join (Q2)",
+            filter(
+                a(),
+                eq(
+                    col(2),
+                    subquery(
+                        SubqueryKind::Scalar,
+                        aggregate(
+                            filter(
+                                join(b(), cc(), JoinKind::Inner, None),
+                                and(vec![eq(col(1), outer(0)), eq(col(0), col(4))]),
+                            ),
+                            vec![],
+                            vec![(AggFunc::Min, Some(col(5)))],
+                        ),
+                    ),
+                ),
+            ),
+        ),
+        (
+            "exists and not exists with <> (Q21)",
+            filter(
+                a(),
+                and(vec![
+                    subquery(
+                        SubqueryKind::Exists { negated: false },
+                        filter(b(), and(vec![eq(col(1), outer(0)), bin(BinaryOp::NotEq, col(2), outer(1))])),
+                    ),
+                    subquery(
+                        SubqueryKind::Exists { negated: true },
+                        filter(b(), and(vec![eq(col(1), outer(0)), bin(BinaryOp::NotEq, col(2), outer(2))])),
+                    ),
+                ]),
+            ),
+        ),
+        (
+            "uncorrelated avg and not exists (Q22)",
+            filter(
+                a(),
+                and(vec![
+                    bin(
+                        BinaryOp::Gt,
+                        col(1),
+                        subquery(
+                            SubqueryKind::Scalar,
+                            aggregate(
+                                filter(b(), bin(BinaryOp::Gt, col(2), int(0))),
+                                vec![],
+                                vec![(AggFunc::Avg, Some(col(2)))],
+                            ),
+                        ),
+                    ),
+                    subquery(SubqueryKind::Exists { negated: true }, b_of_a(None)),
+                ]),
+            ),
+        ),
+        (
             "exists and a scalar in one WHERE",
             filter(
                 a(),
@@ -292,6 +349,9 @@ fn decorrelation_builds_the_expected_joins() {
         ("any", &[JoinKind::Semi]),
         ("nested: IN over a correlated scalar (Q20)", &[JoinKind::Semi, JoinKind::Left]),
         ("exists and a scalar in one WHERE", &[JoinKind::Semi, JoinKind::Left]),
+        ("min over a correlated join (Q2)", &[JoinKind::Left, JoinKind::Inner]),
+        ("exists and not exists with <> (Q21)", &[JoinKind::Semi, JoinKind::Anti]),
+        ("uncorrelated avg and not exists (Q22)", &[JoinKind::Single, JoinKind::Anti]),
     ];
     for (name, kinds) in cases {
         let p = rewrite(&c, query(name));
