@@ -61,6 +61,14 @@ pub fn days_in_month(year: i64, month: u32) -> u32 {
     }
 }
 
+/// A date as the timestamp of its midnight (22008 past the timestamp range,
+/// which ends in the year 294276).
+pub fn date_to_timestamp(days: i32) -> Result<i64> {
+    (days as i64)
+        .checked_mul(US_PER_DAY)
+        .ok_or_else(|| SqlError::new(SqlState::DATETIME_FIELD_OVERFLOW, "date out of range for timestamp"))
+}
+
 /// Splits a timestamp into (days since 1970, microseconds into the day).
 pub fn split_timestamp(us: i64) -> (i64, i64) {
     (us.div_euclid(US_PER_DAY), us.rem_euclid(US_PER_DAY))

@@ -151,8 +151,8 @@ pub fn sub(a: (i128, u8), b: (i128, u8), out: u8) -> Result<i128> {
 }
 
 pub fn mul(a: (i128, u8), b: (i128, u8), out: u8) -> Result<i128> {
-    if let Some(p) = a.0.checked_mul(b.0).and_then(fits) {
-        return rescale(p, a.1 + b.1, out);
+    if let (Some(p), Some(s)) = (a.0.checked_mul(b.0).and_then(fits), a.1.checked_add(b.1)) {
+        return rescale(p, s, out);
     }
     let p = i256::from_i128(a.0).checked_mul(i256::from_i128(b.0)).ok_or_else(overflow)?;
     let s = a.1 as u32 + b.1 as u32;
@@ -196,7 +196,7 @@ pub fn rem(a: (i128, u8), b: (i128, u8), out: u8) -> Result<i128> {
 /// Rounds `value` at `scale` to `digits` decimals (negative: left of the
 /// point), keeping the scale: PostgreSQL's `round(numeric, int)`.
 pub fn round_to(value: i128, scale: u8, digits: i32, truncate: bool) -> Result<i128> {
-    let drop = scale as i32 - digits;
+    let drop = (scale as i32).saturating_sub(digits);
     if drop <= 0 {
         return Ok(value);
     }
@@ -214,7 +214,7 @@ pub fn round_to(value: i128, scale: u8, digits: i32, truncate: bool) -> Result<i
 
 /// Floor (`ceil = false`) or ceiling of `value` at `scale`, at the same scale.
 pub fn floor_ceil(value: i128, scale: u8, ceil: bool) -> Result<i128> {
-    let p = pow10(scale as u32);
+    let p = 10i128.checked_pow(scale as u32).ok_or_else(overflow)?;
     let q = value.div_euclid(p);
     let q = if ceil && value.rem_euclid(p) != 0 { q + 1 } else { q };
     q.checked_mul(p).ok_or_else(overflow)

@@ -156,7 +156,7 @@ fn cast_non_text(v: &Value, from: &DataType, to: &DataType) -> Result<Value> {
         }
         (_, DataType::Float64) => as_f64(v).map(Value::Float64).ok_or_else(|| cannot_cast(from, to)),
         (Value::Date(d), DataType::Date) => Ok(Value::Date(*d)),
-        (Value::Date(d), DataType::Timestamp) => Ok(Value::Timestamp(*d as i64 * US_PER_DAY)),
+        (Value::Date(d), DataType::Timestamp) => datetime::date_to_timestamp(*d).map(Value::Timestamp),
         (Value::Timestamp(t), DataType::Timestamp) => Ok(Value::Timestamp(*t)),
         (Value::Timestamp(t), DataType::Date) => Ok(Value::Date(datetime::split_timestamp(*t).0 as i32)),
         (Value::Interval(iv), DataType::Interval) => Ok(Value::Interval(*iv)),
@@ -195,8 +195,8 @@ pub fn compare_values(a: &Value, b: &Value) -> Option<Ordering> {
         (V::Text(x), V::Text(y)) => x.as_bytes().cmp(y.as_bytes()),
         (V::Date(x), V::Date(y)) => x.cmp(y),
         (V::Timestamp(x), V::Timestamp(y)) => x.cmp(y),
-        (V::Date(x), V::Timestamp(y)) => (*x as i64 * US_PER_DAY).cmp(y),
-        (V::Timestamp(x), V::Date(y)) => x.cmp(&(*y as i64 * US_PER_DAY)),
+        (V::Date(x), V::Timestamp(y)) => (*x as i128 * US_PER_DAY as i128).cmp(&(*y as i128)),
+        (V::Timestamp(x), V::Date(y)) => (*x as i128).cmp(&(*y as i128 * US_PER_DAY as i128)),
         (V::Interval(x), V::Interval(y)) => datetime::interval_span_us(*x).cmp(&datetime::interval_span_us(*y)),
         (V::Float64(_), _) | (_, V::Float64(_)) => cmp_f64(as_f64(a)?, as_f64(b)?),
         (V::Numeric { .. }, _) | (_, V::Numeric { .. }) => cmp_numeric(as_numeric(a)?, as_numeric(b)?),
@@ -322,18 +322,18 @@ fn datetime_arith(op: BinaryOp, a: &Value, b: &Value) -> Result<Option<Value>> {
     use Value as V;
     let date = |d: i64| datetime::checked_date(d).map(V::Date);
     let ts_iv = |t: i64, iv: Interval| datetime::timestamp_add_interval(t, iv).map(V::Timestamp);
-    let day_us = |d: i32| d as i64 * US_PER_DAY;
+    let day_us = datetime::date_to_timestamp;
     Ok(Some(match (op, a, b) {
         (Add, V::Date(d), i) | (Add, i, V::Date(d)) if int_of(i).is_some() => date(*d as i64 + int_of(i).unwrap_or(0))?,
         (Sub, V::Date(d), i) if int_of(i).is_some() => date(*d as i64 - int_of(i).unwrap_or(0))?,
         (Sub, V::Date(x), V::Date(y)) => int_value(*x as i64 - *y as i64, &DataType::Int32)?,
-        (Add, V::Date(d), V::Interval(iv)) | (Add, V::Interval(iv), V::Date(d)) => ts_iv(day_us(*d), *iv)?,
-        (Sub, V::Date(d), V::Interval(iv)) => ts_iv(day_us(*d), datetime::interval_neg(*iv)?)?,
+        (Add, V::Date(d), V::Interval(iv)) | (Add, V::Interval(iv), V::Date(d)) => ts_iv(day_us(*d)?, *iv)?,
+        (Sub, V::Date(d), V::Interval(iv)) => ts_iv(day_us(*d)?, datetime::interval_neg(*iv)?)?,
         (Add, V::Timestamp(t), V::Interval(iv)) | (Add, V::Interval(iv), V::Timestamp(t)) => ts_iv(*t, *iv)?,
         (Sub, V::Timestamp(t), V::Interval(iv)) => ts_iv(*t, datetime::interval_neg(*iv)?)?,
         (Sub, V::Timestamp(x), V::Timestamp(y)) => V::Interval(datetime::timestamp_diff(*x, *y)?),
-        (Sub, V::Timestamp(x), V::Date(y)) => V::Interval(datetime::timestamp_diff(*x, day_us(*y))?),
-        (Sub, V::Date(x), V::Timestamp(y)) => V::Interval(datetime::timestamp_diff(day_us(*x), *y)?),
+        (Sub, V::Timestamp(x), V::Date(y)) => V::Interval(datetime::timestamp_diff(*x, day_us(*y)?)?),
+        (Sub, V::Date(x), V::Timestamp(y)) => V::Interval(datetime::timestamp_diff(day_us(*x)?, *y)?),
         (Add, V::Interval(x), V::Interval(y)) => V::Interval(datetime::interval_add(*x, *y)?),
         (Sub, V::Interval(x), V::Interval(y)) => V::Interval(datetime::interval_add(*x, datetime::interval_neg(*y)?)?),
         (Mul, V::Interval(iv), n) | (Mul, n, V::Interval(iv)) => V::Interval(interval_scale(*iv, as_f64(n), false)?),
@@ -362,7 +362,7 @@ fn interval_scale(iv: Interval, factor: Option<f64>, divide: bool) -> Result<Int
     let month_rem_days = tsround((m - months as f64) * 30.0);
     let mut sec_rem = tsround((dd - days as f64 + month_rem_days - month_rem_days.trunc()) * 86_400.0);
     if sec_rem.abs() >= 86_400.0 {
-        days += (sec_rem / 86_400.0) as i32;
+        days = days.checked_add((sec_rem / 86_400.0) as i32).ok_or_else(overflow)?;
         sec_rem -= (sec_rem / 86_400.0).trunc() * 86_400.0;
     }
     days = days.checked_add(month_rem_days as i32).ok_or_else(overflow)?;

@@ -16,7 +16,7 @@ use arrow_array::{Array, ArrayRef, Decimal128Array, PrimitiveArray, TimestampMic
 
 use super::map_rows;
 use crate::error::{Result, SqlError};
-use crate::types::datetime::US_PER_DAY;
+use crate::types::datetime::date_to_timestamp;
 use crate::types::ops::{CastMode, cast_value};
 use crate::types::{DataType, NUMERIC_MAX_PRECISION, numeric};
 
@@ -45,7 +45,7 @@ pub fn cast_array(a: &ArrayRef, from: &DataType, to: &DataType, mode: CastMode) 
         }
         (T::Date, T::Timestamp) => {
             let d = a.as_primitive::<Date32Type>();
-            let ts: TimestampMicrosecondArray = d.unary(|v| v as i64 * US_PER_DAY);
+            let ts: TimestampMicrosecondArray = d.try_unary(date_to_timestamp)?;
             Ok(Arc::new(ts))
         }
         (T::Varchar(_) | T::Text, T::Varchar(None) | T::Text) => Ok(a.clone()),

@@ -11,7 +11,8 @@
 
 use crate::error::{Result, SqlError, SqlState};
 use crate::types::datetime::{
-    US_PER_DAY, US_PER_HOUR, US_PER_MIN, US_PER_SEC, civil_from_days, days_from_civil, split_timestamp,
+    US_PER_DAY, US_PER_HOUR, US_PER_MIN, US_PER_SEC, civil_from_days, date_to_timestamp, days_from_civil,
+    split_timestamp,
 };
 use crate::types::ops::{CastMode, cast_value};
 use crate::types::{DataType, Interval, Value};
@@ -111,7 +112,7 @@ fn interval_field(field: &str, iv: Interval) -> Result<(i128, u8)> {
 pub(super) fn extract(field: &str, v: &Value, ty: &DataType) -> Result<Value> {
     let f = field.to_ascii_lowercase();
     let (value, scale) = match v {
-        Value::Date(d) => timestamp_field(&f, *d as i64 * US_PER_DAY, true)?,
+        Value::Date(d) => timestamp_field(&f, date_to_timestamp(*d)?, true)?,
         Value::Timestamp(t) => timestamp_field(&f, *t, false)?,
         Value::Interval(iv) => interval_field(&f, *iv)?,
         other => return Err(SqlError::internal(format!("EXTRACT from {other:?}"))),
@@ -124,7 +125,7 @@ pub(super) fn extract(field: &str, v: &Value, ty: &DataType) -> Result<Value> {
 pub(super) fn date_trunc(field: &str, v: &Value) -> Result<Value> {
     let f = field.to_ascii_lowercase();
     let us = match v {
-        Value::Date(d) => *d as i64 * US_PER_DAY,
+        Value::Date(d) => date_to_timestamp(*d)?,
         Value::Timestamp(t) => *t,
         Value::Interval(iv) => return trunc_interval(&f, *iv),
         other => return Err(SqlError::internal(format!("date_trunc of {other:?}"))),
