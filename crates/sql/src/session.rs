@@ -289,10 +289,16 @@ impl Session {
     }
 
     fn show(&self, name: &str) -> Result<StatementResult> {
-        let text = |n: &str| Field { name: n.into(), qualifier: None, ty: crate::types::DataType::Text, nullable: false };
+        let text =
+            |n: &str| Field { name: n.into(), qualifier: None, ty: crate::types::DataType::Text, nullable: false };
         if name.eq_ignore_ascii_case("all") {
             let rows = self.settings.all().into_iter().map(|(n, v)| vec![Value::Text(n), Value::Text(v)]).collect();
-            return Ok(StatementResult { tag: "SHOW".into(), columns: vec![text("name"), text("setting")], rows, notices: vec![] });
+            return Ok(StatementResult {
+                tag: "SHOW".into(),
+                columns: vec![text("name"), text("setting")],
+                rows,
+                notices: vec![],
+            });
         }
         let v = if name.eq_ignore_ascii_case("transaction_isolation") {
             match &self.txn {
@@ -312,10 +318,13 @@ impl Session {
 
     /// What the optimizer needs from the session: catalog, `ndp`, costs
     /// from the engine's profile, row counts from the store.
-    fn optimizer_context<'a>(&self, catalog: &'a dyn crate::catalog::Catalog) -> crate::optimizer::OptimizerContext<'a> {
+    fn optimizer_context<'a>(
+        &self,
+        catalog: &'a dyn crate::catalog::Catalog,
+    ) -> crate::optimizer::OptimizerContext<'a> {
         let mut ctx = crate::optimizer::OptimizerContext::new(catalog);
         ctx.ndp = self.settings.ndp;
-        ctx.cost = self.engine.cost_params().clone();
+        ctx.cost = *self.engine.cost_params();
         ctx
     }
 

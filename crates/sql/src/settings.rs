@@ -123,9 +123,7 @@ impl Settings {
             _ => false,
         };
         if !(same || alias_ok || *free) {
-            return Err(SqlError::unsupported(format!(
-                "ndpdb supports only {name} = '{only}', not '{value}'"
-            )));
+            return Err(SqlError::unsupported(format!("ndpdb supports only {name} = '{only}', not '{value}'")));
         }
         if let Some(slot) = self.client.iter_mut().find(|(n, _)| *n == name) {
             slot.1 = if *free { value.to_string() } else { only.to_string() };
@@ -218,7 +216,9 @@ fn parse_isolation(name: &str, v: &str) -> Result<IsolationLevel> {
         "readcommitted" | "readuncommitted" => Ok(IsolationLevel::ReadCommitted),
         "repeatableread" => Ok(IsolationLevel::RepeatableRead),
         "serializable" => Ok(IsolationLevel::Serializable),
-        _ => Err(invalid(name, v, "Available values: serializable, repeatable read, read committed, read uncommitted.")),
+        _ => {
+            Err(invalid(name, v, "Available values: serializable, repeatable read, read committed, read uncommitted."))
+        }
     }
 }
 
@@ -240,14 +240,22 @@ fn parse_memory(name: &str, v: &str) -> Result<usize> {
     let s = v.trim_matches('\'').trim();
     let split = s.find(|c: char| !c.is_ascii_digit()).unwrap_or(s.len());
     let (num, unit) = s.split_at(split);
-    let n: u64 = num.parse().map_err(|_| invalid(name, v, "Valid units for this parameter are \"B\", \"kB\", \"MB\", \"GB\", and \"TB\"."))?;
+    let n: u64 = num.parse().map_err(|_| {
+        invalid(name, v, "Valid units for this parameter are \"B\", \"kB\", \"MB\", \"GB\", and \"TB\".")
+    })?;
     let mult: u64 = match unit.trim() {
         "" | "kB" => 1 << 10,
         "B" => 1,
         "MB" => 1 << 20,
         "GB" => 1 << 30,
         "TB" => 1 << 40,
-        _ => return Err(invalid(name, v, "Valid units for this parameter are \"B\", \"kB\", \"MB\", \"GB\", and \"TB\".")),
+        _ => {
+            return Err(invalid(
+                name,
+                v,
+                "Valid units for this parameter are \"B\", \"kB\", \"MB\", \"GB\", and \"TB\".",
+            ));
+        }
     };
     let bytes = n.checked_mul(mult).filter(|b| (64 << 10..=1 << 40).contains(b)).ok_or_else(|| {
         SqlError::new(
@@ -261,7 +269,7 @@ fn parse_memory(name: &str, v: &str) -> Result<usize> {
 fn show_memory(bytes: usize) -> String {
     let b = bytes as u64;
     for (unit, m) in [("TB", 1u64 << 40), ("GB", 1 << 30), ("MB", 1 << 20), ("kB", 1 << 10)] {
-        if b % m == 0 {
+        if b.is_multiple_of(m) {
             return format!("{}{unit}", b / m);
         }
     }
@@ -290,7 +298,7 @@ fn parse_timeout(name: &str, v: &str) -> Result<Option<Duration>> {
 fn show_duration(d: Duration) -> String {
     let ms = d.as_millis();
     for (unit, m) in [("d", 86_400_000u128), ("h", 3_600_000), ("min", 60_000), ("s", 1000)] {
-        if ms % m == 0 {
+        if ms.is_multiple_of(m) {
             return format!("{}{unit}", ms / m);
         }
     }

@@ -28,7 +28,9 @@ fn err(s: &mut Session, sql: &str) -> SqlError {
 fn text(r: &StatementResult) -> Vec<String> {
     r.rows
         .iter()
-        .map(|row| row.iter().map(|v| if v.is_null() { "NULL".to_string() } else { pg_text(v) }).collect::<Vec<_>>().join("|"))
+        .map(|row| {
+            row.iter().map(|v| if v.is_null() { "NULL".to_string() } else { pg_text(v) }).collect::<Vec<_>>().join("|")
+        })
         .collect()
 }
 
@@ -40,7 +42,10 @@ fn create_insert_select_with_filters_joins_and_aggregates() {
     ok(&mut s, "create table t (a integer primary key, b text, c numeric(10,2))");
     assert_eq!(ok(&mut s, "insert into t values (1, 'x', 1.50), (2, 'y', NULL), (3, 'x', 2.25)").tag, "INSERT 0 3");
     assert_eq!(text(&ok(&mut s, "select a, b from t where a >= 2 order by a")), vec!["2|y", "3|x"]);
-    assert_eq!(text(&ok(&mut s, "select b, count(*), sum(c) from t group by b order by b")), vec!["x|2|3.75", "y|1|NULL"]);
+    assert_eq!(
+        text(&ok(&mut s, "select b, count(*), sum(c) from t group by b order by b")),
+        vec!["x|2|3.75", "y|1|NULL"]
+    );
     ok(&mut s, "create table u (a integer, d date)");
     ok(&mut s, "insert into u values (1, date '1998-12-01'), (3, date '1998-09-02' )");
     assert_eq!(

@@ -36,7 +36,7 @@ fn titled(title: &str, table: &Table<'_>, footer: bool) -> String {
         body
     } else {
         let mut lines: Vec<&str> = body.lines().collect();
-        lines.retain(|l| !(l.starts_with('(') && l.ends_with(')')) && !l.is_empty());
+        lines.retain(|l| !(l.is_empty() || l.starts_with('(') && l.ends_with(')')));
         lines.join("\n") + "\n"
     };
     body.insert_str(0, &format!("{}{title}\n", " ".repeat(pad)));
@@ -129,15 +129,23 @@ fn describe_table(t: &TableDef) -> String {
         })
         .collect();
     let right = vec![false; headings.len()];
-    let mut out =
-        titled(&format!("Table \"public.{}\"", t.name), &Table { headings: &headings, right_aligned: &right, rows: &rows }, false);
+    let mut out = titled(
+        &format!("Table \"public.{}\"", t.name),
+        &Table { headings: &headings, right_aligned: &right, rows: &rows },
+        false,
+    );
     let names = |cols: &[usize]| cols.iter().map(|&c| t.columns[c].name.clone()).collect::<Vec<_>>().join(", ");
     let mut lines = Vec::new();
     if let Some(pk) = &t.primary_key {
         lines.push(format!("    \"{}_pkey\" PRIMARY KEY, btree ({})", t.name, names(pk)));
     }
     for i in &t.indexes {
-        lines.push(format!("    \"{}\" {}btree ({})", i.name, if i.unique { "UNIQUE, " } else { "" }, names(&i.columns)));
+        lines.push(format!(
+            "    \"{}\" {}btree ({})",
+            i.name,
+            if i.unique { "UNIQUE, " } else { "" },
+            names(&i.columns)
+        ));
     }
     if !lines.is_empty() {
         out.push_str("Indexes:\n");

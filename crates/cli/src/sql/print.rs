@@ -98,10 +98,7 @@ mod tests {
     #[test]
     fn prints_as_psql_does() {
         let headings = s(&["id", "name"]);
-        let rows = vec![
-            vec![Some("1".to_string()), Some("alice".to_string())],
-            vec![Some("10".to_string()), None],
-        ];
+        let rows = vec![vec![Some("1".to_string()), Some("alice".to_string())], vec![Some("10".to_string()), None]];
         let t = Table { headings: &headings, right_aligned: &[true, false], rows: &rows };
         assert_eq!(aligned(&t), " id | name  \n----+-------\n  1 | alice\n 10 | \n(2 rows)\n\n");
     }

@@ -39,8 +39,7 @@ pub(super) fn copy_from_file(
     let mut total = 0u64;
     let mut chunk = Vec::with_capacity(CHUNK_ROWS);
     let mut record = String::new();
-    loop {
-        let Some(fields) = next_record(&mut reader, opts, &mut record, &mut line_no, path)? else { break };
+    while let Some(fields) = next_record(&mut reader, opts, &mut record, &mut line_no, path)? {
         if opts.header && line_no == 1 {
             continue;
         }
@@ -70,7 +69,11 @@ fn check_omitted_defaults(table: &TableDef, columns: &[usize]) -> Result<()> {
 
 fn row_of(table: &TableDef, columns: &[usize], fields: &[Option<String>], line: u64) -> Result<Vec<Value>> {
     if fields.len() != columns.len() {
-        let what = if fields.len() < columns.len() { "missing data for column" } else { "extra data after last expected column" };
+        let what = if fields.len() < columns.len() {
+            "missing data for column"
+        } else {
+            "extra data after last expected column"
+        };
         let col = columns.get(fields.len()).map(|&c| format!(" \"{}\"", table.columns[c].name)).unwrap_or_default();
         let msg = if fields.len() < columns.len() { format!("{what}{col}") } else { what.to_string() };
         return Err(SqlError::new(SqlState("22P04"), msg).with_detail(format!("COPY {}, line {line}", table.name)));
@@ -98,9 +101,9 @@ fn next_record(
 ) -> Result<Option<Vec<Option<String>>>> {
     buf.clear();
     let read = |buf: &mut String, reader: &mut dyn BufRead| {
-        reader.read_line(buf).map_err(|e| {
-            SqlError::new(SqlState::IO_ERROR, format!("could not read from COPY file \"{path}\": {e}"))
-        })
+        reader
+            .read_line(buf)
+            .map_err(|e| SqlError::new(SqlState::IO_ERROR, format!("could not read from COPY file \"{path}\": {e}")))
     };
     if read(buf, reader)? == 0 {
         return Ok(None);

@@ -76,9 +76,8 @@ impl Engine {
             (None, true) => Device::image_profile(&opts.dir).map_err(|e| io_error("reading the image's profile", e))?,
             (None, false) => ndpdb_device::profile::DEFAULT_PROFILE.to_string(),
         };
-        let profile = Profile::load(&name).map_err(|e| {
-            SqlError::new(SqlState::INVALID_PARAMETER_VALUE, format!("loading profile `{name}`: {e}"))
-        })?;
+        let profile = Profile::load(&name)
+            .map_err(|e| SqlError::new(SqlState::INVALID_PARAMETER_VALUE, format!("loading profile `{name}`: {e}")))?;
         let dev_opts = DeviceOptions::with_clock(opts.clock);
         let db = if exists {
             let dev = Device::open(&opts.dir, profile.clone(), dev_opts).map_err(device_error)?;

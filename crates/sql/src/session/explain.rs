@@ -7,8 +7,8 @@ use std::time::Instant;
 
 use super::{Session, StatementResult};
 use crate::error::{Result, SqlError};
-use crate::exec::ScanCounters;
 use crate::exec::OperatorMetrics;
+use crate::exec::ScanCounters;
 use crate::plan::explain::{ExplainOptions, NodeActuals, explain};
 use crate::plan::{Field, Plan, Statement};
 use crate::types::{DataType, Value};

@@ -1,0 +1,88 @@
+//! The `.slt` files against ndpdb's engine: the expected outputs are
+//! PostgreSQL's (`postgresql.rs` checks them there), so a file that passes
+//! here gives PostgreSQL's answers, errors and messages.
+//!
+//! Files are listed in [`PASSING`] once ndpdb passes them whole; the test
+//! fails if one of those fails, and prints how far each other file gets, so
+//! the list only grows. (Issue 17 is done when every file is listed.)
+
+use std::path::Path;
+use std::sync::Arc;
+
+use ndpdb_sql::session::{Engine, EngineOptions, Session};
+use ndpdb_sql::types::format::pg_text;
+use ndpdb_sqltest::{Column, EngineError, QueryOutput, SqlEngine, TestDatabase, run_files, slt_dir, slt_files};
+
+/// Files ndpdb passes whole.
+const PASSING: &[&str] = &[
+    "aggregates.slt",
+    "copy.slt",
+    "dml.slt",
+    "explain.slt",
+    "joins.slt",
+    "select.slt",
+    "transactions.slt",
+    "views.slt",
+];
+
+struct NdpdbDatabase {
+    engine: Arc<Engine>,
+    _dir: tempfile::TempDir,
+}
+
+struct NdpdbSession(Session);
+
+impl SqlEngine for NdpdbSession {
+    fn run(&mut self, sql: &str) -> Result<QueryOutput, EngineError> {
+        let mut results = self.0.run(sql);
+        let last =
+            results.pop().ok_or_else(|| EngineError { sqlstate: "XX000".into(), message: "no result".into() })?;
+        for r in results {
+            r.map_err(error)?;
+        }
+        let r = last.map_err(error)?;
+        Ok(QueryOutput {
+            columns: r.columns.iter().map(|c| Column { name: c.name.clone(), type_oid: c.ty.pg_oid() }).collect(),
+            rows: r.rows.iter().map(|row| row.iter().map(|v| (!v.is_null()).then(|| pg_text(v))).collect()).collect(),
+            tag: r.tag,
+        })
+    }
+}
+
+fn error(e: ndpdb_sql::SqlError) -> EngineError {
+    EngineError { sqlstate: e.code.0.to_string(), message: e.message }
+}
+
+impl TestDatabase for NdpdbDatabase {
+    fn connect(&self) -> Result<Box<dyn SqlEngine>, EngineError> {
+        Ok(Box::new(NdpdbSession(self.engine.session())))
+    }
+}
+
+fn database(_: &Path) -> Result<Box<dyn TestDatabase>, EngineError> {
+    let dir = tempfile::tempdir().map_err(|e| EngineError { sqlstate: "58030".into(), message: e.to_string() })?;
+    let opts = EngineOptions { dir: dir.path().to_path_buf(), capacity_mib: Some(64), ..EngineOptions::default() };
+    let engine = Engine::open(&opts).map_err(error)?;
+    Ok(Box::new(NdpdbDatabase { engine, _dir: dir }))
+}
+
+#[test]
+fn slt_files_on_ndpdb() {
+    let files = slt_files(&slt_dir()).expect("listing the slt files");
+    let mut regressions = Vec::new();
+    for file in &files {
+        let name = file.file_name().and_then(|n| n.to_str()).unwrap_or_default().to_string();
+        let outcome = run_files(database, std::slice::from_ref(file), "ndpdb");
+        match (&outcome, PASSING.contains(&name.as_str())) {
+            (Ok(()), listed) => eprintln!("PASS {name}{}", if listed { "" } else { " (not listed yet: add it)" }),
+            (Err(e), listed) => {
+                let first = e.to_string().lines().take(6).collect::<Vec<_>>().join("\n    ");
+                eprintln!("FAIL {name}:\n    {first}");
+                if listed {
+                    regressions.push(name);
+                }
+            }
+        }
+    }
+    assert!(regressions.is_empty(), "slt files that passed before fail now: {regressions:?}");
+}
