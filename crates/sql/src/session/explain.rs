@@ -38,7 +38,9 @@ impl Session {
 
     fn explain_plan(&mut self, plan: Plan) -> Result<Vec<String>> {
         let catalog = self.catalog();
-        let ctx = self.optimizer_context(&*catalog);
+        let rows = self.table_rows()?;
+        let mut ctx = self.optimizer_context(&*catalog);
+        ctx.table_rows = Some(&rows);
         let plan = crate::optimizer::optimize(plan, &ctx)?;
         Ok(explain(&plan, &ExplainOptions { costs: true, analyze: None, ctx: Some(&ctx) }))
     }
@@ -50,7 +52,9 @@ impl Session {
         let mut actuals = Vec::new();
         preorder(&out.metrics, &mut actuals);
         let catalog = self.catalog();
-        let ctx = self.optimizer_context(&*catalog);
+        let rows = self.table_rows()?;
+        let mut ctx = self.optimizer_context(&*catalog);
+        ctx.table_rows = Some(&rows);
         let mut lines = explain(&plan, &ExplainOptions { costs: true, analyze: Some(&actuals), ctx: Some(&ctx) });
         let device = actuals.iter().filter_map(|a| a.scan).fold(ScanCounters::default(), |t, c| ScanCounters {
             link_bytes_to_host: t.link_bytes_to_host + c.link_bytes_to_host,

@@ -58,11 +58,21 @@ impl Session {
     /// Optimizes and runs a plan in the session's transaction.
     pub(super) fn execute_plan(&mut self, plan: Plan) -> Result<(Plan, ExecOutput)> {
         let catalog = self.catalog();
-        let plan = crate::optimizer::optimize(plan, &self.optimizer_context(&*catalog))?;
+        let rows = self.table_rows()?;
+        let mut octx = self.optimizer_context(&*catalog);
+        octx.table_rows = Some(&rows);
+        let plan = crate::optimizer::optimize(plan, &octx)?;
         let source: Arc<dyn TableSource> = Arc::new(self.source()?);
         let ctx = self.exec_context(source);
         let out = crate::exec::execute(&plan, &ctx)?;
         Ok((plan, out))
+    }
+
+    /// Row counts of tables without ANALYZE statistics, for the optimizer:
+    /// the VIDs the store has handed out (deleted tuples included).
+    pub(super) fn table_rows(&self) -> Result<impl Fn(&TableDef) -> Option<f64> + use<>> {
+        let txn = self.sql_txn()?;
+        Ok(move |def: &TableDef| crate::store::source::storage_table(&txn, def).ok().map(|t| t.vids() as f64))
     }
 
     fn source(&self) -> Result<TxnSource> {
