@@ -96,7 +96,7 @@ impl Binder<'_> {
         let table = self.catalog.table(&table_name).ok_or_else(|| {
             SqlError::new(SqlState::UNDEFINED_TABLE, format!("relation \"{table_name}\" does not exist"))
         })?;
-        let columns = key_columns(&i.columns, &table.columns)?;
+        let columns = key_columns(&i.columns, &table.columns).map_err(index_column_error)?;
         let name = match &i.name {
             Some(n) => object_name(n)?,
             None => {
@@ -195,6 +195,17 @@ fn set_primary_key(pk: &mut Option<Vec<usize>>, cols: Vec<usize>, table: &str) -
     }
     *pk = Some(cols);
     Ok(())
+}
+
+/// CREATE INDEX says a missing column "does not exist" (a constraint's
+/// key "named in key does not exist"), as PostgreSQL does.
+fn index_column_error(e: SqlError) -> SqlError {
+    match e.message.strip_suffix(" named in key does not exist") {
+        Some(column) if e.code == SqlState::UNDEFINED_COLUMN => {
+            SqlError::new(SqlState::UNDEFINED_COLUMN, format!("{column} does not exist"))
+        }
+        _ => e,
+    }
 }
 
 /// Positions of an index's or constraint's key columns (plain names only).

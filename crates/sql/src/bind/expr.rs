@@ -74,6 +74,8 @@ impl Binder<'_> {
             A::IsNotTrue(x) => self.is(UnaryOp::IsNotTrue, x, ctx),
             A::IsFalse(x) => self.is(UnaryOp::IsFalse, x, ctx),
             A::IsNotFalse(x) => self.is(UnaryOp::IsNotFalse, x, ctx),
+            A::IsUnknown(x) => self.is_unknown(UnaryOp::IsNull, x, ctx),
+            A::IsNotUnknown(x) => self.is_unknown(UnaryOp::IsNotNull, x, ctx),
             A::IsDistinctFrom(a, b) => self.distinct_from(BinaryOp::IsDistinctFrom, a, b, ctx),
             A::IsNotDistinctFrom(a, b) => self.distinct_from(BinaryOp::IsNotDistinctFrom, a, b, ctx),
             A::Between { expr, negated, low, high } => self.between(expr, *negated, low, high, ctx),
@@ -191,6 +193,13 @@ impl Binder<'_> {
         if !matches!(op, UnaryOp::IsNull | UnaryOp::IsNotNull) {
             e = to_bool(e, "IS TRUE")?;
         }
+        Ok(Expr::Unary { op, expr: Box::new(e), ty: DataType::Bool })
+    }
+
+    /// `x IS [NOT] UNKNOWN`: a boolean's IS [NOT] NULL (PostgreSQL
+    /// requires a boolean operand).
+    fn is_unknown(&mut self, op: UnaryOp, x: &ast::Expr, ctx: &mut ExprCtx) -> Result<Expr> {
+        let e = to_bool(self.expr(x, ctx)?, "IS UNKNOWN")?;
         Ok(Expr::Unary { op, expr: Box::new(e), ty: DataType::Bool })
     }
 
