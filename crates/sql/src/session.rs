@@ -332,14 +332,12 @@ impl Session {
     fn exec_context(&self, source: Arc<dyn crate::exec::TableSource>) -> ExecContext {
         let now_us = SystemTime::now().duration_since(UNIX_EPOCH).map_or(0, |d| d.as_micros() as i64);
         ExecContext {
-            source,
-            params: Arc::new(Vec::new()),
             statement_start_us: now_us,
             cancel: self.cancel.clone(),
             deadline: self.settings.statement_timeout.map(|d| Instant::now() + d),
             work_mem: self.settings.work_mem,
             workers: self.settings.workers,
-            subqueries: None,
+            ..ExecContext::new(source)
         }
     }
 }

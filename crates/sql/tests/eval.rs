@@ -3,7 +3,6 @@
 //! runner, casts with lengths, errors with their SQLSTATE.
 
 use std::sync::Arc;
-use std::sync::atomic::AtomicBool;
 
 use arrow_array::{ArrayRef, Int32Array, RecordBatch, StringArray};
 use arrow_schema::{Field, Schema};
@@ -25,14 +24,10 @@ impl TableSource for NoTables {
 
 fn ctx_with(params: Vec<Value>, runner: Option<Arc<dyn SubqueryRunner>>) -> ExecContext {
     ExecContext {
-        source: Arc::new(NoTables),
         params: Arc::new(params),
-        statement_start_us: 0,
-        cancel: Arc::new(AtomicBool::new(false)),
-        deadline: None,
         work_mem: 1 << 20,
-        workers: 1,
         subqueries: runner,
+        ..ExecContext::new(Arc::new(NoTables))
     }
 }
 

@@ -14,7 +14,6 @@
 //! `NDPDB_REQUIRE_POSTGRES=1`.
 
 use std::sync::Arc;
-use std::sync::atomic::AtomicBool;
 
 use arrow_array::RecordBatch;
 use ndpdb_sql::exec::expr::{evaluate, extract_scale, one_row_batch};
@@ -34,16 +33,7 @@ impl TableSource for NoTables {
 }
 
 fn ctx() -> ExecContext {
-    ExecContext {
-        source: Arc::new(NoTables),
-        params: Arc::new(vec![]),
-        statement_start_us: 0,
-        cancel: Arc::new(AtomicBool::new(false)),
-        deadline: None,
-        work_mem: 1 << 20,
-        workers: 1,
-        subqueries: None,
-    }
+    ExecContext { work_mem: 1 << 20, ..ExecContext::new(Arc::new(NoTables)) }
 }
 
 /// A generated expression: its SQL and its bound form.

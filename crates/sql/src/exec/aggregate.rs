@@ -310,7 +310,6 @@ impl GroupTable {
 
 #[cfg(test)]
 mod tests {
-    use std::sync::atomic::AtomicBool;
 
     use arrow_array::{Int32Array, Int64Array};
 
@@ -319,16 +318,7 @@ mod tests {
     use crate::plan::Field;
 
     fn ctx() -> ExecContext {
-        ExecContext {
-            source: Arc::new(MemorySource::new()),
-            params: Arc::new(vec![]),
-            statement_start_us: 0,
-            cancel: Arc::new(AtomicBool::new(false)),
-            deadline: None,
-            work_mem: 1 << 24,
-            workers: 2,
-            subqueries: None,
-        }
+        ExecContext { work_mem: 1 << 24, workers: 2, ..ExecContext::new(Arc::new(MemorySource::new())) }
     }
 
     /// Merged partial tables give what one table fed everything gives.

@@ -86,6 +86,25 @@ pub struct ExecContext {
     pub subqueries: Option<Arc<dyn SubqueryRunner>>,
 }
 
+impl ExecContext {
+    /// A context over `source` with nothing else set: no parameters, no
+    /// deadline, a cancel flag of its own, one worker, 64 MiB of
+    /// `work_mem`, the statement start at the epoch. Callers override the
+    /// fields they need (`ExecContext { workers: 2, ..ExecContext::new(s) }`).
+    pub fn new(source: Arc<dyn TableSource>) -> ExecContext {
+        ExecContext {
+            source,
+            params: Arc::new(Vec::new()),
+            statement_start_us: 0,
+            cancel: Arc::new(AtomicBool::new(false)),
+            deadline: None,
+            work_mem: 64 << 20,
+            workers: 1,
+            subqueries: None,
+        }
+    }
+}
+
 /// Runs a subquery plan with the values of the outer row its
 /// [`Expr::Outer`] references name (`outer[depth - 1]` is the row `depth`
 /// levels out), returning all its batches.

@@ -333,7 +333,6 @@ impl Drop for ParallelPipeline {
 
 #[cfg(test)]
 mod tests {
-    use std::sync::atomic::AtomicBool;
 
     use arrow_array::Int64Array;
     use arrow_array::cast::AsArray;
@@ -372,16 +371,7 @@ mod tests {
     }
 
     fn ctx() -> ExecContext {
-        ExecContext {
-            source: Arc::new(MemorySource::new()),
-            params: Arc::new(vec![]),
-            statement_start_us: 0,
-            cancel: Arc::new(AtomicBool::new(false)),
-            deadline: None,
-            work_mem: 1 << 20,
-            workers: 3,
-            subqueries: None,
-        }
+        ExecContext { work_mem: 1 << 20, workers: 3, ..ExecContext::new(Arc::new(MemorySource::new())) }
     }
 
     #[test]

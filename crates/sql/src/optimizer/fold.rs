@@ -15,7 +15,6 @@
 //! ```
 
 use std::sync::Arc;
-use std::sync::atomic::AtomicBool;
 
 use arrow_array::{Array, ArrayRef, RecordBatch, RecordBatchOptions, cast::AsArray, types as at};
 use arrow_schema::{DataType as A, Schema as ArrowSchema, TimeUnit};
@@ -36,16 +35,7 @@ impl TableSource for NoTables {
 }
 
 fn fold_context() -> ExecContext {
-    ExecContext {
-        source: Arc::new(NoTables),
-        params: Arc::new(vec![]),
-        statement_start_us: 0,
-        cancel: Arc::new(AtomicBool::new(false)),
-        deadline: None,
-        work_mem: 1 << 20,
-        workers: 1,
-        subqueries: None,
-    }
+    ExecContext { work_mem: 1 << 20, ..ExecContext::new(Arc::new(NoTables)) }
 }
 
 /// Folds every expression of `plan` (and of its subqueries) and drops or

@@ -4,7 +4,6 @@
 #![allow(dead_code)]
 
 use std::sync::Arc;
-use std::sync::atomic::AtomicBool;
 
 use arrow_array::cast::AsArray;
 use arrow_array::types::{Decimal128Type, Float64Type, Int32Type, Int64Type};
@@ -117,16 +116,7 @@ pub fn is_null(e: Expr) -> Expr {
 }
 
 pub fn ctx(source: Arc<MemorySource>, workers: usize) -> ExecContext {
-    ExecContext {
-        source,
-        params: Arc::new(vec![]),
-        statement_start_us: 0,
-        cancel: Arc::new(AtomicBool::new(false)),
-        deadline: None,
-        work_mem: 64 << 20,
-        workers,
-        subqueries: None,
-    }
+    ExecContext { workers, ..ExecContext::new(source) }
 }
 
 /// Runs `plan` and returns its rows.
