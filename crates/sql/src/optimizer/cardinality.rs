@@ -206,16 +206,6 @@ pub fn const_of(e: &Expr) -> Option<Option<&Value>> {
     }
 }
 
-fn flip(op: BinaryOp) -> BinaryOp {
-    match op {
-        BinaryOp::Lt => BinaryOp::Gt,
-        BinaryOp::LtEq => BinaryOp::GtEq,
-        BinaryOp::Gt => BinaryOp::Lt,
-        BinaryOp::GtEq => BinaryOp::LtEq,
-        other => other,
-    }
-}
-
 fn comparison(op: BinaryOp, left: &Expr, right: &Expr, cols: Columns<'_>) -> f64 {
     let (col, value, op) = match (column_of(left), column_of(right), const_of(left), const_of(right)) {
         (Some(a), Some(b), _, _) => {
@@ -228,7 +218,7 @@ fn comparison(op: BinaryOp, left: &Expr, right: &Expr, cols: Columns<'_>) -> f64
             };
         }
         (Some(a), None, _, Some(v)) => (a, v, op),
-        (None, Some(b), Some(v), _) => (b, v, flip(op)),
+        (None, Some(b), Some(v), _) => (b, v, op.commuted()),
         _ => {
             return match op {
                 BinaryOp::Eq | BinaryOp::IsNotDistinctFrom => DEFAULT_EQ_SEL,

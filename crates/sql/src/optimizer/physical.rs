@@ -302,17 +302,10 @@ fn index_choice(plan: &Plan, ctx: &OptimizerContext<'_>) -> Option<(Access, f64)
 /// literal or parameter, the column on the left.
 fn bound_of(c: &Expr) -> Option<(usize, BinaryOp, Expr)> {
     let Expr::Binary { op, left, right, .. } = c else { return None };
-    let flip = |op: BinaryOp| match op {
-        BinaryOp::Lt => BinaryOp::Gt,
-        BinaryOp::LtEq => BinaryOp::GtEq,
-        BinaryOp::Gt => BinaryOp::Lt,
-        BinaryOp::GtEq => BinaryOp::LtEq,
-        o => o,
-    };
     let is_const = |e: &Expr| matches!(e, Expr::Literal { .. } | Expr::Param { .. });
     match (left.as_ref(), right.as_ref()) {
         (Expr::Column { index, .. }, r) if is_const(r) => Some((*index, *op, r.clone())),
-        (l, Expr::Column { index, .. }) if is_const(l) => Some((*index, flip(*op), l.clone())),
+        (l, Expr::Column { index, .. }) if is_const(l) => Some((*index, op.commuted(), l.clone())),
         _ => None,
     }
 }

@@ -147,6 +147,18 @@ impl BinaryOp {
         )
     }
 
+    /// The operator with its operands swapped: `a < b` is `b > a`
+    /// (symmetric operators are their own).
+    pub fn commuted(self) -> BinaryOp {
+        match self {
+            BinaryOp::Lt => BinaryOp::Gt,
+            BinaryOp::LtEq => BinaryOp::GtEq,
+            BinaryOp::Gt => BinaryOp::Lt,
+            BinaryOp::GtEq => BinaryOp::LtEq,
+            other => other,
+        }
+    }
+
     /// The SQL spelling, for EXPLAIN and messages.
     pub fn sql(self) -> &'static str {
         match self {

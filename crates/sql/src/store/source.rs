@@ -226,7 +226,7 @@ fn comparison(e: &Expr, spec: &ScanSpec<'_>) -> Result<Option<Predicate>> {
     let Expr::Binary { op, left, right, .. } = e else { return Ok(None) };
     let (index, value, op) = match (left.as_ref(), right.as_ref()) {
         (Expr::Column { index, .. }, Expr::Literal { value, .. }) => (*index, value, *op),
-        (Expr::Literal { value, .. }, Expr::Column { index, .. }) => (*index, value, flip(*op)),
+        (Expr::Literal { value, .. }, Expr::Column { index, .. }) => (*index, value, op.commuted()),
         _ => return Ok(None),
     };
     let op = match op {
@@ -245,16 +245,6 @@ fn comparison(e: &Expr, spec: &ScanSpec<'_>) -> Result<Option<Predicate>> {
         return Ok(None);
     }
     Ok(constant(value, def.ty).map(|value| Predicate { column: column as u16, op, value }))
-}
-
-fn flip(op: BinaryOp) -> BinaryOp {
-    match op {
-        BinaryOp::Lt => BinaryOp::Gt,
-        BinaryOp::LtEq => BinaryOp::GtEq,
-        BinaryOp::Gt => BinaryOp::Lt,
-        BinaryOp::GtEq => BinaryOp::LtEq,
-        other => other,
-    }
 }
 
 /// A literal as the stored integer of a column of type `ty`, when the
