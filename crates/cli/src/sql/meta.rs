@@ -65,7 +65,7 @@ fn relations(catalog: &dyn Catalog, kinds: &[&str]) -> Result<String, String> {
         }
     }
     if kinds.contains(&"view") {
-        for v in catalog_views(catalog) {
+        for v in catalog.view_names() {
             rows.push(row(&v, "view", None));
         }
     }
@@ -79,12 +79,6 @@ fn relations(catalog: &dyn Catalog, kinds: &[&str]) -> Result<String, String> {
     }
     let right = vec![false; headings.len()];
     Ok(titled("List of relations", &Table { headings: &headings, right_aligned: &right, rows: &rows }, true))
-}
-
-/// View names: the catalog trait finds views by name only, so the shell
-/// asks for the names the session's catalog lists.
-fn catalog_views(catalog: &dyn Catalog) -> Vec<String> {
-    catalog.view_names()
 }
 
 fn describe_one(catalog: &dyn Catalog, name: &str) -> Result<String, String> {
