@@ -28,6 +28,7 @@
 //! (needs `control substitution on`; PostgreSQL reads the file as the
 //! `postgres` user, hence the copy).
 
+pub mod compare;
 pub mod pg;
 
 use std::fmt;
