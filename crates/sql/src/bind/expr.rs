@@ -160,6 +160,13 @@ impl Binder<'_> {
     fn unary(&mut self, op: &ast::UnaryOperator, x: &ast::Expr, ctx: &mut ExprCtx) -> Result<Expr> {
         match op {
             ast::UnaryOperator::Minus => {
+                // PostgreSQL's unary minus binds tighter than `^`, sqlparser's
+                // looser: `-2 ^ 2` is `(-2) ^ 2` = 4.
+                if let ast::Expr::BinaryOp { left, op: ast::BinaryOperator::PGExp, right } = x {
+                    let negated = ast::Expr::UnaryOp { op: ast::UnaryOperator::Minus, expr: left.clone() };
+                    let (l, r) = (self.expr(&negated, ctx)?, self.expr(right, ctx)?);
+                    return self.scalar("power", vec![l, r]);
+                }
                 if let ast::Expr::Value(v) = x
                     && let ast::Value::Number(text, _) = &v.value
                 {
@@ -217,12 +224,31 @@ impl Binder<'_> {
         high: &ast::Expr,
         ctx: &mut ExprCtx,
     ) -> Result<Expr> {
+        let (low, symmetric) = match low {
+            ast::Expr::Function(f) if f.name.to_string() == super::SYMMETRIC_MARKER => {
+                match super::functions::call_args(f)?.as_slice() {
+                    [Some(inner)] => (*inner, true),
+                    _ => return Err(SqlError::syntax("syntax error at or near \"SYMMETRIC\"")),
+                }
+            }
+            other => (other, false),
+        };
         let e = self.expr(x, ctx)?;
         let lo = self.expr(low, ctx)?;
         let hi = self.expr(high, ctx)?;
-        let ge = self.comparison(BinaryOp::GtEq, e.clone(), lo)?;
-        let le = self.comparison(BinaryOp::LtEq, e, hi)?;
-        let both = Expr::and(ge, le);
+        let mut range = |a: Expr, b: Expr| -> Result<Expr> {
+            let ge = self.comparison(BinaryOp::GtEq, e.clone(), a)?;
+            let le = self.comparison(BinaryOp::LtEq, e.clone(), b)?;
+            Ok(Expr::and(ge, le))
+        };
+        // PostgreSQL expands SYMMETRIC into both orders of the bounds.
+        let both = if symmetric {
+            let forward = range(lo.clone(), hi.clone())?;
+            let backward = range(hi, lo)?;
+            Expr::binary(BinaryOp::Or, forward, backward, DataType::Bool)
+        } else {
+            range(lo, hi)?
+        };
         Ok(if negated { Expr::Unary { op: UnaryOp::Not, expr: Box::new(both), ty: DataType::Bool } } else { both })
     }
 
@@ -287,8 +313,28 @@ impl Binder<'_> {
         {
             return typed_literal(to, &v.value);
         }
+        // A number cast to double precision is read as one, so literals
+        // beyond numeric's range here (`1e300::float8`) still work.
+        if let ast::Expr::Value(v) = x
+            && let ast::Value::Number(text, _) = &v.value
+            && types::data_type(to)? == DataType::Float64
+            && let Ok(f) = text.parse::<f64>()
+        {
+            return Ok(Expr::literal(Value::Float64(f)));
+        }
         let e = self.expr(x, ctx)?;
-        let ty = types::data_type(to)?;
+        let ty = match (to, e.ty()) {
+            // `x::numeric` keeps x's scale (PostgreSQL keeps each value's);
+            // an integer's is 0.
+            (
+                ast::DataType::Numeric(ast::ExactNumberInfo::None) | ast::DataType::Decimal(ast::ExactNumberInfo::None),
+                t,
+            ) if t.is_numeric() && t != DataType::Float64 => match t {
+                DataType::Numeric { scale, .. } => DataType::Numeric { precision: None, scale },
+                _ => DataType::Numeric { precision: None, scale: 0 },
+            },
+            _ => types::data_type(to)?,
+        };
         self.coerce(e, ty)
     }
 
@@ -338,6 +384,8 @@ impl Binder<'_> {
             B::And => BinaryOp::And,
             B::Or => BinaryOp::Or,
             B::StringConcat => BinaryOp::Concat,
+            // `^` is exponentiation in PostgreSQL: power(l, r).
+            B::PGExp => return self.scalar("power", vec![l, r]),
             other => return Err(SqlError::unsupported(format!("operator {other} is not supported"))),
         };
         match bop {
@@ -355,6 +403,8 @@ impl Binder<'_> {
     pub fn comparison(&mut self, op: BinaryOp, l: Expr, r: Expr) -> Result<Expr> {
         let (lt, rt) = (l.ty(), r.ty());
         let common = common_pair(lt, rt).ok_or_else(|| no_operator(op.sql(), lt, rt))?;
+        // Two untyped literals compare as text, as PostgreSQL resolves them.
+        let common = if common == DataType::Unknown { DataType::Text } else { common };
         let (l, r) = if types::category(common) == types::Category::Numeric {
             let l = if lt == DataType::Unknown { self.coerce(l, common)? } else { l };
             let r = if rt == DataType::Unknown { self.coerce(r, common)? } else { r };
@@ -388,7 +438,7 @@ impl Binder<'_> {
         Ok(Expr::binary(BinaryOp::Concat, l, r, DataType::Text))
     }
 
-    fn arithmetic(&mut self, op: BinaryOp, l: Expr, r: Expr) -> Result<Expr> {
+    pub(super) fn arithmetic(&mut self, op: BinaryOp, l: Expr, r: Expr) -> Result<Expr> {
         let (lt, rt) = (l.ty(), r.ty());
         // PostgreSQL: `date - 'x'` reads 'x' as a date, `date + 'x'` has
         // no unique operator.
@@ -415,6 +465,10 @@ impl Binder<'_> {
         let r = if rt == DataType::Unknown { self.coerce(r, lt)? } else { r };
         let (lt, rt) = (l.ty(), r.ty());
         let (l, r) = (promote_numeric(l, rt)?, promote_numeric(r, lt)?);
+        // PostgreSQL has no `%` for double precision.
+        if op == BinaryOp::Mod && (lt == DataType::Float64 || rt == DataType::Float64) {
+            return Err(no_operator(op.sql(), lt, rt));
+        }
         let ty = numeric_result(op, l.ty(), r.ty());
         Ok(Expr::binary(op, l, r, ty))
     }
@@ -472,7 +526,12 @@ pub fn number_literal(text: &str) -> Result<Expr> {
             Err(_) => Expr::literal(Value::Int64(v)),
         });
     }
-    let (value, scale) = parse_decimal(text).ok_or_else(|| SqlError::syntax(format!("invalid number \"{text}\"")))?;
+    let (value, scale) = parse_decimal(text).ok_or_else(|| match text.parse::<f64>() {
+        Ok(_) => SqlError::new(SqlState::NUMERIC_VALUE_OUT_OF_RANGE, "value overflows numeric format")
+            .with_detail(format!("ndpdb's numeric holds 38 digits; \"{text}\" needs more"))
+            .with_hint("Write it as a double precision value, e.g. '1e300'::double precision."),
+        Err(_) => SqlError::syntax(format!("invalid number \"{text}\"")),
+    })?;
     Ok(Expr::literal(Value::Numeric { value, scale }))
 }
 
@@ -504,7 +563,7 @@ pub fn parse_decimal(text: &str) -> Option<(i128, u8)> {
 }
 
 /// `date '1998-12-01'`, `numeric '1.5'`, `'x'::int`: a literal of the type
-/// (dates parsed here; other types as a Cast for the evaluator to fold).
+/// (read now by the type's input function, as PostgreSQL does).
 pub fn typed_literal(ty: &ast::DataType, v: &ast::Value) -> Result<Expr> {
     let text = match v {
         ast::Value::SingleQuotedString(s) => s.clone(),
@@ -512,13 +571,6 @@ pub fn typed_literal(ty: &ast::DataType, v: &ast::Value) -> Result<Expr> {
     };
     let ty = types::data_type(ty)?;
     match ty {
-        DataType::Date => match parse_date(&text) {
-            Some(days) => Ok(Expr::literal(Value::Date(days))),
-            None => Err(SqlError::new(
-                SqlState::INVALID_DATETIME_FORMAT,
-                format!("invalid input syntax for type date: \"{text}\""),
-            )),
-        },
         DataType::Interval => Ok(Expr::literal(Value::Interval(super::functions::parse_interval(&text, None)?))),
         _ => cast(Expr::Literal { value: Value::Text(text), ty: DataType::Unknown }, ty),
     }
@@ -535,24 +587,4 @@ fn interval_literal(iv: &ast::Interval) -> Result<Expr> {
     };
     let unit = iv.leading_field.as_ref().map(|f| f.to_string().to_lowercase());
     Ok(Expr::literal(Value::Interval(super::functions::parse_interval(&text, unit.as_deref())?)))
-}
-
-/// `YYYY-MM-DD` as days since 1970-01-01 (proleptic Gregorian).
-pub fn parse_date(text: &str) -> Option<i32> {
-    let mut parts = text.trim().splitn(3, '-');
-    let y: i64 = parts.next()?.parse().ok()?;
-    let m: i64 = parts.next()?.parse().ok()?;
-    let d: i64 = parts.next()?.parse().ok()?;
-    let leap = (y % 4 == 0 && y % 100 != 0) || y % 400 == 0;
-    let month_days = [31, if leap { 29 } else { 28 }, 31, 30, 31, 30, 31, 31, 30, 31, 30, 31];
-    if !(1..=12).contains(&m) || d < 1 || d > month_days[(m - 1) as usize] {
-        return None;
-    }
-    // Howard Hinnant's days_from_civil.
-    let y = if m <= 2 { y - 1 } else { y };
-    let era = y.div_euclid(400);
-    let yoe = y - era * 400;
-    let doy = (153 * (if m > 2 { m - 3 } else { m + 9 }) + 2) / 5 + d - 1;
-    let doe = yoe * 365 + yoe / 4 - yoe / 100 + doy;
-    i32::try_from(era * 146_097 + doe - 719_468).ok()
 }

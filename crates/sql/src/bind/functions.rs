@@ -144,8 +144,12 @@ impl Binder<'_> {
             ("nullif", 2) => self.nullif(args),
             ("abs", 1)
             | ("round" | "trunc", 1 | 2)
-            | ("floor" | "ceil" | "ceiling" | "sqrt", 1)
+            | ("floor" | "ceil" | "ceiling" | "sqrt" | "sign", 1)
             | ("power" | "pow", 2) => self.number_function(name, args).map_err(|_| fail()),
+            ("mod", 2) => {
+                let [a, b]: [Expr; 2] = args.try_into().map_err(|_| fail())?;
+                self.mod_function(a, b).map_err(|e| if e.code == SqlState::UNDEFINED_FUNCTION { fail() } else { e })
+            }
             ("date_part" | "extract" | "date_trunc", 2) => self.date_function(name, args).map_err(|_| fail()),
             ("now" | "current_timestamp" | "localtimestamp" | "transaction_timestamp" | "statement_timestamp", 0) => {
                 Ok(call(Function::Now, vec![], DataType::Timestamp))
@@ -154,14 +158,26 @@ impl Binder<'_> {
             ("version", 0) => Ok(call(Function::Version, vec![], DataType::Text)),
             ("current_schema", 0) => Ok(call(Function::CurrentSchema, vec![], DataType::Text)),
             ("current_database" | "current_catalog", 0) => Ok(call(Function::CurrentDatabase, vec![], DataType::Text)),
-            ("concat", _) => {
-                let args = args.into_iter().map(|a| self.coerce(a, DataType::Text)).collect::<Result<Vec<_>>>()?;
-                Ok(call(Function::Concat, args, DataType::Text))
-            }
+            // concat prints each argument with its type's output function
+            // (`t` for true, where `true::text` is 'true').
+            ("concat", _) => Ok(call(Function::Concat, self.untyped_as_text(args)?, DataType::Text)),
+            ("concat_ws", n) if n >= 1 => Ok(call(Function::ConcatWs, self.untyped_as_text(args)?, DataType::Text)),
             _ => {
                 self.text_function(name, args).map_err(|e| if e.code == SqlState::INTERNAL_ERROR { fail() } else { e })
             }
         }
+    }
+
+    /// Untyped literals become text; other arguments keep their types.
+    fn untyped_as_text(&mut self, args: Vec<Expr>) -> Result<Vec<Expr>> {
+        args.into_iter()
+            .map(|a| if a.ty() == DataType::Unknown { self.coerce(a, DataType::Text) } else { Ok(a) })
+            .collect()
+    }
+
+    /// `mod(a, b)`: the `%` operator's types and semantics.
+    fn mod_function(&mut self, a: Expr, b: Expr) -> Result<Expr> {
+        self.arithmetic(crate::plan::BinaryOp::Mod, a, b)
     }
 
     fn variadic(&mut self, name: &str, args: Vec<Expr>) -> Result<Expr> {
@@ -189,7 +205,16 @@ impl Binder<'_> {
         let numeric0 = DataType::Numeric { precision: None, scale: 0 };
         // Integers go to float8 (PostgreSQL's preferred numeric type), except
         // for abs, which has integer versions.
-        let float = t == DataType::Float64 || (t.is_integer() && name != "abs");
+        // round/trunc with a digits argument exist only for numeric.
+        let with_digits = matches!(name, "round" | "trunc") && args.len() == 2;
+        // power(int, numeric) resolves to power(numeric, numeric): PostgreSQL
+        // prefers the candidate that matches more argument types exactly.
+        let other = if matches!(name, "power" | "pow") { args.get(1).map(Expr::ty) } else { None };
+        let other_float = other == Some(DataType::Float64);
+        let other_numeric = matches!(other, Some(DataType::Numeric { .. }));
+        let float = t == DataType::Float64
+            || other_float
+            || (t.is_integer() && name != "abs" && !with_digits && !other_numeric);
         if !t.is_numeric() && t != DataType::Unknown {
             return Err(SqlError::internal("not a number"));
         }
@@ -215,6 +240,8 @@ impl Binder<'_> {
                     (false, Some(Expr::Literal { value: Value::Int32(s), .. })) if (0..=38).contains(s) => {
                         (func, DataType::Numeric { precision: None, scale: *s as u8 })
                     }
+                    // A negative digits count rounds left of the point: scale 0.
+                    (false, Some(Expr::Literal { value: Value::Int32(s), .. })) if *s < 0 => (func, numeric0),
                     (false, Some(_)) => (func, arg_ty),
                 }
             }
@@ -222,10 +249,16 @@ impl Binder<'_> {
                 let func = if name == "floor" { Function::Floor } else { Function::Ceil };
                 (func, if float { DataType::Float64 } else { numeric0 })
             }
+            "sign" => (Function::Sign, if float { DataType::Float64 } else { numeric0 }),
             "sqrt" => (Function::Sqrt, if float { DataType::Float64 } else { numeric_div() }),
             _ => {
                 let b = args.remove(1);
-                let b = self.coerce(b, arg_ty)?;
+                let b_ty = match b.ty() {
+                    _ if float => DataType::Float64,
+                    t @ DataType::Numeric { .. } => t,
+                    _ => numeric0,
+                };
+                let b = self.coerce(b, b_ty)?;
                 args.push(b);
                 (Function::Power, if float { DataType::Float64 } else { numeric_div() })
             }
@@ -288,6 +321,13 @@ impl Binder<'_> {
             ("lpad", 2 | 3) => (F::Lpad, &[DataType::Text, DataType::Int32, DataType::Text], DataType::Text),
             ("rpad", 2 | 3) => (F::Rpad, &[DataType::Text, DataType::Int32, DataType::Text], DataType::Text),
             ("starts_with", 2) => (F::StartsWith, &[DataType::Text, DataType::Text], DataType::Bool),
+            ("repeat", 2) => (F::Repeat, &[DataType::Text, DataType::Int32], DataType::Text),
+            ("reverse", 1) => (F::Reverse, &[DataType::Text], DataType::Text),
+            ("split_part", 3) => (F::SplitPart, &[DataType::Text, DataType::Text, DataType::Int32], DataType::Text),
+            ("octet_length", 1) => (F::OctetLength, &[DataType::Text], DataType::Int32),
+            ("ascii", 1) => (F::Ascii, &[DataType::Text], DataType::Int32),
+            ("chr", 1) => (F::Chr, &[DataType::Int32], DataType::Text),
+            ("initcap", 1) => (F::Initcap, &[DataType::Text], DataType::Text),
             _ => return Err(SqlError::internal("no such function")),
         };
         let mut out = Vec::with_capacity(args.len());
@@ -301,7 +341,10 @@ impl Binder<'_> {
             }
             // char(n) is cast (trailing blanks dropped), as PostgreSQL does
             // for its text functions; varchar is text already.
-            let keep = want.is_text() && matches!(t, DataType::Text | DataType::Varchar(_));
+            // octet_length counts a char(n)'s padding, as PostgreSQL's does.
+            let keep = want.is_text()
+                && (matches!(t, DataType::Text | DataType::Varchar(_))
+                    || (func == F::OctetLength && matches!(t, DataType::Char(_))));
             out.push(if keep { a } else { self.coerce(a, *want)? });
         }
         Ok(call(func, out, ty))

@@ -84,7 +84,93 @@ pub struct BindOptions {
 
 /// Parses SQL text into statements (PostgreSQL dialect).
 pub fn parse(sql: &str) -> Result<Vec<ast::Statement>> {
-    Parser::parse_sql(&PostgreSqlDialect {}, sql).map_err(parse_error)
+    match rewrite_between_symmetric(sql) {
+        Some(rewritten) => Parser::parse_sql(&PostgreSqlDialect {}, &rewritten).map_err(parse_error),
+        None => Parser::parse_sql(&PostgreSqlDialect {}, sql).map_err(parse_error),
+    }
+}
+
+/// sqlparser does not know `BETWEEN SYMMETRIC` (nor `ASYMMETRIC`). Before
+/// parsing, `x BETWEEN SYMMETRIC a AND b` becomes
+/// `x BETWEEN __ndpdb_symmetric(a) AND b`, which [`Binder::between`]
+/// expands as PostgreSQL does: `(x >= a AND x <= b) OR (x >= b AND x <= a)`.
+/// The low bound ends at the first `AND` at its own parenthesis depth (a
+/// BETWEEN bound cannot contain a top-level AND). Works on tokens, so
+/// strings and comments are untouched; the text is returned unchanged when
+/// it has no such BETWEEN or does not tokenize (the parser reports that).
+pub const SYMMETRIC_MARKER: &str = "__ndpdb_symmetric";
+
+fn rewrite_between_symmetric(sql: &str) -> Option<String> {
+    use sqlparser::keywords::Keyword;
+    use sqlparser::tokenizer::{Token, Tokenizer};
+    if !sql.to_ascii_uppercase().contains("SYMMETRIC") {
+        return None;
+    }
+    let tokens = Tokenizer::new(&PostgreSqlDialect {}, sql).tokenize_with_location().ok()?;
+    let offset = byte_offsets(sql);
+    let at = |i: usize| offset(tokens[i].span.start.line, tokens[i].span.start.column);
+    let is_kw =
+        |i: usize, k: Keyword| matches!(&tokens[i].token, Token::Word(w) if w.keyword == k && w.quote_style.is_none());
+    // Edits as (byte range to replace, replacement), in text order.
+    let mut edits: Vec<(std::ops::Range<usize>, &str)> = Vec::new();
+    let mut i = 0;
+    while i < tokens.len() {
+        let next = (i + 1..tokens.len()).find(|&j| !matches!(tokens[j].token, Token::Whitespace(_)));
+        let Some(j) = next.filter(|_| is_kw(i, Keyword::BETWEEN)) else {
+            i += 1;
+            continue;
+        };
+        let symmetric = is_kw(j, Keyword::SYMMETRIC);
+        if !symmetric && !is_kw(j, Keyword::ASYMMETRIC) {
+            i += 1;
+            continue;
+        }
+        let end_of_word = at(j) + tokens[j].token.to_string().len();
+        if !symmetric {
+            edits.push((at(j)..end_of_word, ""));
+            i = j + 1;
+            continue;
+        }
+        edits.push((at(j)..end_of_word, SYMMETRIC_CALL));
+        let mut depth = 0i32;
+        let mut k = j + 1;
+        while k < tokens.len() {
+            match &tokens[k].token {
+                Token::LParen => depth += 1,
+                Token::RParen => depth -= 1,
+                _ if depth == 0 && is_kw(k, Keyword::AND) => break,
+                _ => {}
+            }
+            k += 1;
+        }
+        let close = if k < tokens.len() { at(k) } else { sql.len() };
+        edits.push((close..close, ") "));
+        i = k;
+    }
+    if edits.is_empty() {
+        return None;
+    }
+    let mut out = String::with_capacity(sql.len() + 32);
+    let mut pos = 0;
+    for (range, text) in edits {
+        out.push_str(&sql[pos..range.start]);
+        out.push_str(text);
+        pos = range.end;
+    }
+    out.push_str(&sql[pos..]);
+    Some(out)
+}
+
+const SYMMETRIC_CALL: &str = "__ndpdb_symmetric(";
+
+/// Maps the tokenizer's (line, column) locations, 1-based with columns in
+/// characters, to byte offsets of `sql`.
+fn byte_offsets(sql: &str) -> impl Fn(u64, u64) -> usize + '_ {
+    let line_starts: Vec<usize> = std::iter::once(0).chain(sql.match_indices('\n').map(|(i, _)| i + 1)).collect();
+    move |line, column| {
+        let start = line_starts.get((line.max(1) - 1) as usize).copied().unwrap_or(sql.len());
+        sql[start..].char_indices().nth((column.max(1) - 1) as usize).map_or(sql.len(), |(b, _)| start + b)
+    }
 }
 
 /// sqlparser's error in PostgreSQL's words where the token is known:

@@ -33,6 +33,10 @@ pub fn data_type(ty: &ast::DataType) -> Result<DataType> {
         A::Varchar(len) | A::CharacterVarying(len) | A::CharVarying(len) => DataType::Varchar(length(len)?),
         A::Text => DataType::Text,
         A::Custom(name, _) if name.to_string().eq_ignore_ascii_case("bpchar") => DataType::Char(1),
+        A::Custom(name, _) => {
+            let name = name.to_string().trim_matches('"').to_string();
+            return Err(SqlError::new(SqlState::UNDEFINED_OBJECT, format!("type \"{name}\" does not exist")));
+        }
         other => return Err(SqlError::unsupported(format!("type {other} is not supported"))),
     })
 }
@@ -204,9 +208,17 @@ pub fn cast(expr: Expr, to: DataType) -> Result<Expr> {
     Ok(match expr {
         Expr::Literal { value: Value::Null, .. } => Expr::Literal { value: Value::Null, ty: to },
         // A quoted literal is text to the evaluator; the cast reads it.
+        // A quoted literal gets its type's value now, as PostgreSQL reads an
+        // unknown literal when its type is resolved: `CASE WHEN true THEN 1
+        // ELSE 'x' END` fails even though the ELSE is never taken.
         Expr::Literal { value: Value::Text(s), ty: DataType::Unknown } => {
-            let text = Expr::Literal { value: Value::Text(s), ty: DataType::Text };
-            if to == DataType::Text { text } else { Expr::Cast { expr: Box::new(text), ty: to } }
+            let value = crate::types::ops::cast_value(
+                &Value::Text(s),
+                &DataType::Text,
+                &to,
+                crate::types::ops::CastMode::Explicit,
+            )?;
+            Expr::Literal { value, ty: to }
         }
         Expr::Param { index, ty: DataType::Unknown } => Expr::Param { index, ty: to },
         e => Expr::Cast { expr: Box::new(e), ty: to },

@@ -51,6 +51,14 @@ impl Binder<'_> {
 
     fn set(&mut self, set: &ast::Set) -> Result<Statement> {
         match set {
+            // SET SESSION CHARACTERISTICS AS TRANSACTION ...: the session's default.
+            ast::Set::SetTransaction { modes, snapshot: None, session: true } => match isolation(modes)? {
+                Some(level) => Ok(Statement::Set {
+                    name: "default_transaction_isolation".into(),
+                    value: Some(crate::settings::isolation_name(level).into()),
+                }),
+                None => Ok(Statement::Empty),
+            },
             ast::Set::SetTransaction { modes, snapshot: None, .. } => match isolation(modes)? {
                 Some(level) => Ok(Statement::SetTransaction { isolation: level }),
                 None => Ok(Statement::Empty),

@@ -214,6 +214,19 @@ pub enum Function {
     Lpad,
     Rpad,
     StartsWith,
+    Repeat,
+    Reverse,
+    /// `split_part(s, delimiter, n)`.
+    SplitPart,
+    /// `concat_ws(separator, a, ...)`.
+    ConcatWs,
+    /// Bytes of the text; of a `char(n)`, with its padding.
+    OctetLength,
+    Ascii,
+    Chr,
+    Initcap,
+    /// `sign(x)`: -1, 0 or 1 in the argument's type.
+    Sign,
     // date and time
     /// `EXTRACT(field FROM x)` / `date_part('field', x)`: args are a text
     /// literal with the field name, then the value.

@@ -96,6 +96,7 @@ pub(super) fn scalar(
             ));
         }
         F::Greatest | F::Least => return Ok(extreme(vals, func == F::Greatest)),
+        F::ConcatWs => return Ok(concat_ws(vals, types)),
         F::NullIf => {
             return Ok(match compare_values(&vals[0], &vals[1]) {
                 Some(std::cmp::Ordering::Equal) => Value::Null,
@@ -114,12 +115,67 @@ pub(super) fn scalar(
     }
     match func {
         F::Abs | F::Round | F::Trunc | F::Floor | F::Ceil | F::Sqrt | F::Power => math(func, vals, ty),
+        F::Sign => sign(&vals[0]),
+        F::Chr => chr(int(&vals[0])?),
+        F::OctetLength => Ok(Value::Int32(octet_length(&vals[0], &types[0]))),
         F::Extract => super::datefunc::extract(&text(&vals[0], &types[0]), &vals[1], ty),
         F::DateTrunc => super::datefunc::date_trunc(&text(&vals[0], &types[0]), &vals[1]),
         _ => {
             let s: Vec<String> = vals.iter().zip(types).map(|(v, t)| text(v, t)).collect();
             string(func, &s, vals)
         }
+    }
+}
+
+/// `concat_ws(sep, ...)`: NULL separator gives NULL; NULL arguments are skipped.
+fn concat_ws(vals: &[Value], types: &[DataType]) -> Value {
+    if vals[0].is_null() {
+        return Value::Null;
+    }
+    let sep = text(&vals[0], &types[0]);
+    let parts: Vec<String> =
+        vals[1..].iter().zip(&types[1..]).filter(|(v, _)| !v.is_null()).map(|(v, t)| text(v, t)).collect();
+    Value::Text(parts.join(&sep))
+}
+
+/// Bytes of the value's text; a `char(n)` counts its padding to n
+/// characters whether or not the value carries it.
+fn octet_length(v: &Value, t: &DataType) -> i32 {
+    let s = match v {
+        Value::Text(s) => s.clone(),
+        other => pg_text(other),
+    };
+    let len = match t {
+        DataType::Char(n) => {
+            let trimmed = s.trim_end_matches(' ');
+            trimmed.len() + (*n as usize).saturating_sub(trimmed.chars().count())
+        }
+        _ => s.len(),
+    };
+    i32::try_from(len).unwrap_or(i32::MAX)
+}
+
+fn sign(v: &Value) -> Result<Value> {
+    Ok(match v {
+        Value::Float64(f) if f.is_nan() => Value::Float64(*f),
+        Value::Float64(f) => Value::Float64(if *f > 0.0 {
+            1.0
+        } else if *f < 0.0 {
+            -1.0
+        } else {
+            0.0
+        }),
+        Value::Numeric { value, .. } => Value::Numeric { value: value.signum(), scale: 0 },
+        other => crate::types::ops::int_value(int(other)?.signum(), &other.data_type())?,
+    })
+}
+
+fn chr(code: i64) -> Result<Value> {
+    let limit = |m: String| Err(SqlError::new(SqlState::PROGRAM_LIMIT_EXCEEDED, m));
+    match u32::try_from(code).ok().and_then(char::from_u32) {
+        _ if code == 0 => limit("null character not permitted".into()),
+        Some(c) => Ok(Value::Text(c.to_string())),
+        None => limit(format!("requested character too large for encoding: {code}")),
     }
 }
 
@@ -250,8 +306,43 @@ fn string(func: Function, s: &[String], vals: &[Value]) -> Result<Value> {
         }
         F::Lpad | F::Rpad => pad(&s[0], int(&vals[1])?, s.get(2).map_or(" ", |f| f.as_str()), func == F::Lpad),
         F::StartsWith => Ok(Value::Bool(s[0].starts_with(s[1].as_str()))),
+        F::Repeat => repeat(&s[0], int(&vals[1])?),
+        F::Reverse => t(s[0].chars().rev().collect()),
+        F::SplitPart => split_part(&s[0], &s[1], int(&vals[2])?),
+        F::Ascii => Ok(Value::Int32(s[0].chars().next().map_or(0, |c| c as i32))),
+        F::Initcap => t(initcap(&s[0])),
         other => Err(SqlError::unsupported(format!("function {other:?} is not supported here"))),
     }
+}
+
+fn repeat(s: &str, n: i64) -> Result<Value> {
+    let n = n.max(0) as usize;
+    if s.len().saturating_mul(n) > 1 << 30 {
+        return Err(SqlError::new(SqlState::PROGRAM_LIMIT_EXCEEDED, "requested length too large"));
+    }
+    Ok(Value::Text(s.repeat(n)))
+}
+
+/// PostgreSQL's split_part: fields counted from 1, negative from the end
+/// (PostgreSQL 14+); an empty delimiter makes the whole string field 1.
+fn split_part(s: &str, delim: &str, n: i64) -> Result<Value> {
+    if n == 0 {
+        return Err(SqlError::new(SqlState("22023"), "field position must not be zero"));
+    }
+    let fields: Vec<&str> = if delim.is_empty() { vec![s] } else { s.split(delim).collect() };
+    let index = if n > 0 { (n - 1) as usize } else { fields.len().wrapping_sub(n.unsigned_abs() as usize) };
+    Ok(Value::Text(if s.is_empty() { String::new() } else { fields.get(index).map_or("", |f| f).to_string() }))
+}
+
+/// Upper-cases the first letter of each alphanumeric run, lower-cases the rest (ASCII).
+fn initcap(s: &str) -> String {
+    let mut out = String::with_capacity(s.len());
+    let mut in_word = false;
+    for c in s.chars() {
+        out.push(if in_word { c.to_ascii_lowercase() } else { c.to_ascii_uppercase() });
+        in_word = c.is_alphanumeric();
+    }
+    out
 }
 
 fn substring(s: &str, from: i64, count: Option<i64>) -> Result<Value> {
