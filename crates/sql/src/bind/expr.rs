@@ -355,6 +355,8 @@ impl Binder<'_> {
     pub fn comparison(&mut self, op: BinaryOp, l: Expr, r: Expr) -> Result<Expr> {
         let (lt, rt) = (l.ty(), r.ty());
         let common = common_pair(lt, rt).ok_or_else(|| no_operator(op.sql(), lt, rt))?;
+        // Two untyped literals compare as text, as in PostgreSQL.
+        let common = if common == DataType::Unknown { DataType::Text } else { common };
         let (l, r) = if types::category(common) == types::Category::Numeric {
             let l = if lt == DataType::Unknown { self.coerce(l, common)? } else { l };
             let r = if rt == DataType::Unknown { self.coerce(r, common)? } else { r };

@@ -136,11 +136,14 @@ impl<'a> Gen<'a> {
         let mut items = Vec::new();
         let mut kinds = Vec::new();
         let mut group_by = Vec::new();
+        // PostgreSQL reads a constant GROUP BY key as a position (integers)
+        // or rejects it: keys always mention one of this block's columns.
+        let inner: Vec<ScopeCol> = scope.iter().filter(|c| !c.outer).cloned().collect();
         for _ in 0..self.below(3) {
             let kind = self.any_kind();
-            let key = self.expr(kind, &scope, 1);
-            if !group_by.contains(&key) {
-                group_by.push(key.clone());
+            let key = self.expr(kind, &inner, 1);
+            if mentions_column(&key) && !group_by.iter().any(|(k, _)| *k == key) {
+                group_by.push((key.clone(), kind));
                 items.push(key);
                 kinds.push(kind);
             }
@@ -151,13 +154,20 @@ impl<'a> Gen<'a> {
             kinds.push(kind);
         }
         let having = self.chance(1, 3).then(|| self.having(&scope, &group_by));
+        let group_by = group_by.into_iter().map(|(k, _)| k).collect();
         (Select { distinct: self.chance(1, 8), items, from, filter, group_by, having }, kinds)
     }
 
     /// An aggregate whose result is of `kind`.
+    ///
+    /// Its argument uses this block's columns only: an aggregate over only
+    /// outer columns belongs to the outer query (SQL's rule), which ndpdb
+    /// does not implement (it fails with XX000 "outer reference ... without
+    /// its outer row" where PostgreSQL gives 42803 or aggregates outside).
     pub fn aggregate(&mut self, kind: Kind, scope: &[ScopeCol]) -> Expr {
         let distinct = self.chance(1, 5);
-        let arg = |g: &mut Gen, k: Kind| Some(Box::new(g.expr(k, scope, 1)));
+        let inner: Vec<ScopeCol> = scope.iter().filter(|c| !c.outer).cloned().collect();
+        let arg = |g: &mut Gen, k: Kind| Some(Box::new(g.expr(k, &inner, 1)));
         match kind {
             Kind::Int => match self.below(4) {
                 0 => Expr::Agg("count", false, None),
@@ -183,11 +193,12 @@ impl<'a> Gen<'a> {
         }
     }
 
-    fn having(&mut self, scope: &[ScopeCol], keys: &[Expr]) -> Expr {
+    fn having(&mut self, scope: &[ScopeCol], keys: &[(Expr, Kind)]) -> Expr {
         let kind = [Kind::Int, Kind::Int, Kind::Num, Kind::Text][self.below(4)];
         let agg = self.aggregate(kind, scope);
         let op = ["=", "<>", "<", "<=", ">", ">="][self.below(6)];
-        let other = if !keys.is_empty() && self.chance(1, 4) { keys[self.below(keys.len())].clone() } else { self.lit(kind) };
+        let same: Vec<&Expr> = keys.iter().filter(|(_, k)| *k == kind).map(|(e, _)| e).collect();
+        let other = if !same.is_empty() && self.chance(1, 2) { same[self.below(same.len())].clone() } else { self.lit(kind) };
         let cmp = Expr::bin(agg, op, other);
         if self.chance(1, 4) {
             let more = Expr::bin(Expr::Agg("count", false, None), ">", Expr::Lit(self.below(3).to_string()));
@@ -320,6 +331,11 @@ impl<'a> Gen<'a> {
         let s = Select { distinct: false, items: vec![item], from, filter, group_by: Vec::new(), having: None };
         Expr::Scalar(Box::new(Query::select(s)))
     }
+}
+
+/// Whether a column occurs in `e` (outside subqueries).
+fn mentions_column(e: &Expr) -> bool {
+    matches!(e, Expr::Col(..)) || e.children().into_iter().any(mentions_column)
 }
 
 #[cfg(test)]
