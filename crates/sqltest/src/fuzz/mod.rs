@@ -161,7 +161,11 @@ pub fn run(pg: &mut PgTestServer, opts: &FuzzOptions, progress: Progress<'_>) ->
             let finding = pair.check(&query, ndp, &mut report)?;
             if let Some(mut finding) = finding {
                 if opts.minimize {
-                    finding.reduced = Some(pair.minimize(&query, ndp, &finding.mismatch)?.to_string());
+                    let small = pair.minimize(&query, ndp, &finding.mismatch)?.to_string();
+                    if let Verdict::Differ(_, detail) = pair.verdict(&small, ndp)? {
+                        finding.detail = format!("reduced query: {detail}\noriginal query: {}", finding.detail);
+                    }
+                    finding.reduced = Some(small);
                 }
                 progress(&report, Some(&finding));
                 report.findings.push(finding);
