@@ -115,7 +115,9 @@ impl Expr {
     /// The subqueries directly inside this expression (for the minimizer).
     pub fn subqueries_mut(&mut self) -> Vec<&mut Query> {
         match self {
-            Expr::Scalar(q) | Expr::Exists(q, _) | Expr::InSub(_, q, _) | Expr::Quantified(_, _, _, q) => vec![&mut **q],
+            Expr::Scalar(q) | Expr::Exists(q, _) | Expr::InSub(_, q, _) | Expr::Quantified(_, _, _, q) => {
+                vec![&mut **q]
+            }
             _ => vec![],
         }
     }

@@ -182,12 +182,18 @@ impl Gen<'_> {
             0 => Expr::func("upper", vec![t]),
             1 => Expr::func("lower", vec![t]),
             2 => Expr::func("substr", vec![t, Expr::Lit((1 + self.below(3)).to_string())]),
-            3 => Expr::func("substr", vec![t, Expr::Lit(self.below(3).to_string()), Expr::Lit(self.below(4).to_string())]),
+            3 => Expr::func(
+                "substr",
+                vec![t, Expr::Lit(self.below(3).to_string()), Expr::Lit(self.below(4).to_string())],
+            ),
             4 => Expr::bin(t, "||", self.expr(Kind::Text, scope, d)),
             5 => Expr::func("concat", vec![t, self.expr(Kind::Text, scope, d)]),
             6 => Expr::func("replace", vec![t, Expr::Lit("'a'".into()), Expr::Lit("'xy'".into())]),
             7 => Expr::func(["btrim", "ltrim", "rtrim"][self.below(3)], vec![t]),
-            8 => Expr::func(if self.chance(1, 2) { "left" } else { "right" }, vec![t, Expr::Lit(self.below(4).to_string())]),
+            8 => Expr::func(
+                if self.chance(1, 2) { "left" } else { "right" },
+                vec![t, Expr::Lit(self.below(4).to_string())],
+            ),
             9 => Expr::func("lpad", vec![t, Expr::Lit(self.below(6).to_string()), Expr::Lit("'*'".into())]),
             10 => Expr::Cast(Box::new(self.expr(Kind::Int, scope, d)), "text"),
             _ => Expr::Cast(Box::new(self.expr(Kind::Date, scope, d)), "text"),
@@ -197,7 +203,11 @@ impl Gen<'_> {
     /// A comparison of two expressions of one kind (numbers mix).
     pub fn comparison(&mut self, scope: &[ScopeCol], d: u32) -> Expr {
         let kind = self.any_kind();
-        let other = if kind.is_number() && self.chance(1, 3) { [Kind::Int, Kind::Num, Kind::Float][self.below(3)] } else { kind };
+        let other = if kind.is_number() && self.chance(1, 3) {
+            [Kind::Int, Kind::Num, Kind::Float][self.below(3)]
+        } else {
+            kind
+        };
         let op = COMPARISONS[self.below(COMPARISONS.len())];
         Expr::bin(self.expr(kind, scope, d), op, self.expr(other, scope, d))
     }

@@ -183,7 +183,12 @@ mod tests {
         Query::select(Select {
             distinct: true,
             items: vec![col("c0"), col("c1"), Expr::func("upper", vec![col("c1")])],
-            from: vec![FromItem { join: JoinKind::Comma, source: Source::Table("t0".into()), alias: "a1".into(), on: None }],
+            from: vec![FromItem {
+                join: JoinKind::Comma,
+                source: Source::Table("t0".into()),
+                alias: "a1".into(),
+                on: None,
+            }],
             filter: Some(filter),
             group_by: vec![],
             having: None,

@@ -196,14 +196,16 @@ enum Verdict {
 impl Pair {
     fn open(pg: &mut PgTestServer, schema: &Schema, opts: &FuzzOptions, analyze: bool) -> Result<Pair, Box<Finding>> {
         let setup = schema.setup_sql();
-        let fail = |detail: String| Box::new(Finding {
-            setup: setup.clone(),
-            ndp: "off",
-            query: String::new(),
-            mismatch: Mismatch::Codes(String::new(), String::new()),
-            detail,
-            reduced: None,
-        });
+        let fail = |detail: String| {
+            Box::new(Finding {
+                setup: setup.clone(),
+                ndp: "off",
+                query: String::new(),
+                mismatch: Mismatch::Codes(String::new(), String::new()),
+                detail,
+                reduced: None,
+            })
+        };
         let db = pg.database().map_err(|e| fail(format!("PostgreSQL: {e}")))?;
         let mut conn = PgConnection::connect(db.address()).map_err(|e| fail(format!("PostgreSQL: {e}")))?;
         let timeout = format!("SET statement_timeout = '{}ms'", opts.timeout.as_millis());
@@ -215,14 +217,26 @@ impl Pair {
     }
 
     /// Runs `query` on both; a finding when they disagree.
-    fn check(&mut self, query: &Query, ndp: &'static str, report: &mut FuzzReport) -> Result<Option<Finding>, EngineError> {
+    fn check(
+        &mut self,
+        query: &Query,
+        ndp: &'static str,
+        report: &mut FuzzReport,
+    ) -> Result<Option<Finding>, EngineError> {
         let sql = query.to_string();
         match self.verdict(&sql, ndp)? {
             Verdict::Same => report.same_rows += 1,
             Verdict::SameError => report.same_errors += 1,
             Verdict::Skipped => report.skipped += 1,
             Verdict::Differ(mismatch, detail) => {
-                return Ok(Some(Finding { setup: self.setup.clone(), ndp, query: sql, mismatch, detail, reduced: None }));
+                return Ok(Some(Finding {
+                    setup: self.setup.clone(),
+                    ndp,
+                    query: sql,
+                    mismatch,
+                    detail,
+                    reduced: None,
+                }));
             }
         }
         Ok(None)
@@ -295,7 +309,9 @@ fn judge(sql: &str, pg: Result<crate::QueryOutput, EngineError>, nd: Answer) -> 
         (_, Answer::Panic(_)) => Verdict::Differ(Mismatch::Panic, detail("")),
         (_, Answer::Hang) => Verdict::Differ(Mismatch::Hang, detail("")),
         (Err(p), Answer::Error(n)) if p.sqlstate == n.sqlstate => Verdict::SameError,
-        (Err(p), Answer::Error(n)) => Verdict::Differ(Mismatch::Codes(p.sqlstate.clone(), n.sqlstate.clone()), detail("")),
+        (Err(p), Answer::Error(n)) => {
+            Verdict::Differ(Mismatch::Codes(p.sqlstate.clone(), n.sqlstate.clone()), detail(""))
+        }
         (Err(p), Answer::Rows(_)) => Verdict::Differ(Mismatch::OnlyPostgresFailed(p.sqlstate.clone()), detail("")),
         (Ok(_), Answer::Error(n)) => Verdict::Differ(Mismatch::OnlyNdpdbFailed(n.sqlstate.clone()), detail("")),
         (Ok(p), Answer::Rows(n)) => {
@@ -328,4 +344,40 @@ fn dump(rows: &[Vec<Option<String>>]) -> String {
         out.push_str(&format!("\n  ... {} more", rows.len() - 20));
     }
     out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::{Column, QueryOutput};
+
+    fn rows(values: &[&str]) -> QueryOutput {
+        QueryOutput {
+            columns: vec![Column { name: "x0".into(), type_oid: 23 }],
+            rows: values.iter().map(|v| vec![(*v != "NULL").then(|| v.to_string())]).collect(),
+            tag: format!("SELECT {}", values.len()),
+        }
+    }
+
+    fn err(code: &str) -> EngineError {
+        EngineError { sqlstate: code.into(), message: "m".into() }
+    }
+
+    #[test]
+    fn the_oracle_compares_rows_codes_panics_and_timeouts() {
+        let q = "SELECT a AS x0 FROM t ORDER BY 1";
+        assert!(matches!(judge(q, Ok(rows(&["1", "2"])), Answer::Rows(rows(&["1", "2.0"]))), Verdict::Same));
+        let swapped = judge(q, Ok(rows(&["1", "2"])), Answer::Rows(rows(&["2", "1"])));
+        assert!(matches!(swapped, Verdict::Differ(Mismatch::Rows, _)));
+        let unordered = judge("SELECT a AS x0 FROM t", Ok(rows(&["1", "2"])), Answer::Rows(rows(&["2", "1"])));
+        assert!(matches!(unordered, Verdict::Same));
+        assert!(matches!(judge(q, Err(err("22012")), Answer::Error(err("22012"))), Verdict::SameError));
+        let codes = judge(q, Err(err("22012")), Answer::Error(err("22003")));
+        assert!(matches!(codes, Verdict::Differ(Mismatch::Codes(..), _)));
+        let only = judge(q, Ok(rows(&[])), Answer::Error(err("0A000")));
+        assert!(matches!(only, Verdict::Differ(Mismatch::OnlyNdpdbFailed(c), _) if c == "0A000"));
+        assert!(matches!(judge(q, Err(err(QUERY_CANCELED)), Answer::Hang), Verdict::Skipped));
+        assert!(matches!(judge(q, Ok(rows(&[])), Answer::Panic("p".into())), Verdict::Differ(Mismatch::Panic, _)));
+        assert!(matches!(judge(q, Ok(rows(&[])), Answer::Hang), Verdict::Differ(Mismatch::Hang, _)));
+    }
 }

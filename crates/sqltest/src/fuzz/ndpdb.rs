@@ -10,9 +10,9 @@
 //! ```
 
 use std::panic::{AssertUnwindSafe, catch_unwind};
+use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::mpsc::{Receiver, RecvTimeoutError, Sender, channel};
-use std::sync::Arc;
 use std::time::Duration;
 
 use ndpdb_sql::session::{Engine, EngineOptions, Session};

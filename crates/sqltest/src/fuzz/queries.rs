@@ -200,7 +200,8 @@ impl<'a> Gen<'a> {
         let agg = self.aggregate(kind, scope);
         let op = ["=", "<>", "<", "<=", ">", ">="][self.below(6)];
         let same: Vec<&Expr> = keys.iter().filter(|(_, k)| *k == kind).map(|(e, _)| e).collect();
-        let other = if !same.is_empty() && self.chance(1, 2) { same[self.below(same.len())].clone() } else { self.lit(kind) };
+        let other =
+            if !same.is_empty() && self.chance(1, 2) { same[self.below(same.len())].clone() } else { self.lit(kind) };
         let cmp = Expr::bin(agg, op, other);
         if self.chance(1, 4) {
             let more = Expr::bin(Expr::Agg("count", false, None), ">", Expr::Lit(self.below(3).to_string()));
@@ -266,8 +267,15 @@ impl<'a> Gen<'a> {
     }
 
     fn join_kind(&mut self) -> JoinKind {
-        [JoinKind::Comma, JoinKind::Cross, JoinKind::Inner, JoinKind::Inner, JoinKind::Left, JoinKind::Right, JoinKind::Full]
-            [self.below(7)]
+        [
+            JoinKind::Comma,
+            JoinKind::Cross,
+            JoinKind::Inner,
+            JoinKind::Inner,
+            JoinKind::Left,
+            JoinKind::Right,
+            JoinKind::Full,
+        ][self.below(7)]
     }
 
     /// `left.x = right.y [AND ...]`; None when no kinds match.

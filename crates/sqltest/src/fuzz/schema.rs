@@ -179,7 +179,8 @@ pub fn literal(rng: &mut Xoshiro256PlusPlus, ty: SqlType) -> String {
         SqlType::Int | SqlType::Big => rng.random_range(-5i32..=12).to_string(),
         SqlType::Numeric(_, s) => {
             let cents = rng.random_range(-2000i64..=2000);
-            let v = if s >= 2 { format!("{}.{:02}", cents / 100, (cents % 100).abs()) } else { (cents / 100).to_string() };
+            let v =
+                if s >= 2 { format!("{}.{:02}", cents / 100, (cents % 100).abs()) } else { (cents / 100).to_string() };
             if cents < 0 && !v.starts_with('-') { format!("-{v}") } else { v }
         }
         SqlType::Float => format!("{}", f64::from(rng.random_range(-200i32..=200)) * 0.25),
