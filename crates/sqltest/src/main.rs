@@ -114,7 +114,7 @@ fn fuzz(opts: &FuzzOptions) -> Result<usize, String> {
     };
     let mut progress = |r: &FuzzReport, finding: Option<&ndpdb_sqltest::fuzz::Finding>| match finding {
         Some(f) => println!("{f}"),
-        None if r.queries % 500 == 0 => println!("{}", line(r)),
+        None if r.queries.is_multiple_of(500) => println!("{}", line(r)),
         None => {}
     };
     let report = ndpdb_sqltest::fuzz::run(&mut pg, opts, &mut progress).map_err(|e| e.to_string())?;

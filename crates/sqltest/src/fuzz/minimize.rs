@@ -125,7 +125,7 @@ fn apply_select_edit(s: &mut Select, e: usize) -> Option<usize> {
         }
         e => {
             let j = e - 4 - s.group_by.len() - s.items.len();
-            let (item, drop) = (j / 2, j % 2 == 0);
+            let (item, drop) = (j / 2, j.is_multiple_of(2));
             if drop && s.from.len() > 1 {
                 s.from.remove(item);
                 s.from[0].join = JoinKind::Comma;

@@ -145,7 +145,7 @@ pub fn run(pg: &mut PgTestServer, opts: &FuzzOptions, progress: Progress<'_>) ->
     while report.queries < opts.queries {
         let schema = schema::generate(&mut rng, opts.tables, opts.rows_max);
         report.schemas += 1;
-        let mut pair = match Pair::open(pg, &schema, opts, report.schemas % 2 == 0) {
+        let mut pair = match Pair::open(pg, &schema, opts, report.schemas.is_multiple_of(2)) {
             Ok(p) => p,
             Err(finding) => {
                 progress(&report, Some(&finding));
@@ -156,7 +156,7 @@ pub fn run(pg: &mut PgTestServer, opts: &FuzzOptions, progress: Progress<'_>) ->
         let n = opts.queries_per_schema.min(opts.queries - report.queries);
         for _ in 0..n {
             let query = queries::Gen::new(&mut rng, &schema).query();
-            let ndp = if report.queries % 2 == 0 { "off" } else { "auto" };
+            let ndp = if report.queries.is_multiple_of(2) { "off" } else { "auto" };
             report.queries += 1;
             let finding = pair.check(&query, ndp, &mut report)?;
             if let Some(mut finding) = finding {

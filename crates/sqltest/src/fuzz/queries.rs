@@ -42,6 +42,8 @@ pub struct Gen<'a> {
     aliases: usize,
     /// How many subqueries enclose the expression being generated.
     nesting: u32,
+    /// An item may fail (division by zero): no LIMIT then.
+    unguarded: bool,
 }
 
 /// Subqueries nest at most this deep.
@@ -51,7 +53,7 @@ const DEPTH: u32 = 3;
 
 impl<'a> Gen<'a> {
     pub fn new(rng: &'a mut Xoshiro256PlusPlus, schema: &'a Schema) -> Gen<'a> {
-        Gen { rng, schema, aliases: 0, nesting: 0 }
+        Gen { rng, schema, aliases: 0, nesting: 0, unguarded: false }
     }
 
     pub fn below(&mut self, n: usize) -> usize {
@@ -100,7 +102,7 @@ impl<'a> Gen<'a> {
             let nulls_first = [None, None, Some(true), Some(false)][self.below(4)];
             q.order_by.push(OrderKey { position: p, desc: self.chance(1, 2), nulls_first });
         }
-        if self.chance(1, 2) {
+        if self.chance(1, 2) && !self.unguarded {
             q.limit = Some(self.below(8) as u32);
             if total && self.chance(1, 2) {
                 q.offset = Some(self.below(4) as u32);
@@ -123,7 +125,21 @@ impl<'a> Gen<'a> {
             Some(k) => k.to_vec(),
             None => (0..1 + self.below(4)).map(|_| self.any_kind()).collect(),
         };
-        let items = kinds.iter().map(|&k| self.expr(k, &scope, DEPTH - 1)).collect();
+        let mut items: Vec<Expr> = kinds.iter().map(|&k| self.expr(k, &scope, DEPTH - 1)).collect();
+        // Errors must agree too: now and then a top-level item divides
+        // without NULLIF (22012 when a divisor is 0). Only as a whole item
+        // of the outermost query, and then no LIMIT: both engines evaluate
+        // it on exactly the output rows.
+        // The divisor is a column: PostgreSQL folds `x / 0` while planning
+        // and fails even when no row is output.
+        if self.nesting == 0
+            && let Some(i) = kinds.iter().position(|k| *k == Kind::Int)
+            && self.chance(1, 12)
+            && let Some(divisor) = self.column(Kind::Int, &scope)
+        {
+            items[i] = Expr::bin(self.expr(Kind::Int, &scope, 1), "/", divisor);
+            self.unguarded = true;
+        }
         let filter = self.chance(3, 4).then(|| self.predicate(&scope, DEPTH));
         let distinct = self.chance(1, 6);
         (Select { distinct, items, from, filter, group_by: Vec::new(), having: None }, kinds)
