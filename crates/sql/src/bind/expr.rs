@@ -199,6 +199,9 @@ impl Binder<'_> {
         let mut e = self.expr(x, ctx)?;
         if !matches!(op, UnaryOp::IsNull | UnaryOp::IsNotNull) {
             e = to_bool(e, "IS TRUE")?;
+        } else if e.ty() == DataType::Unknown {
+            // `'x' IS NULL`: an untyped literal is text (was read as NULL).
+            e = self.coerce(e, DataType::Text)?;
         }
         Ok(Expr::Unary { op, expr: Box::new(e), ty: DataType::Bool })
     }

@@ -249,7 +249,7 @@ impl Binder<'_> {
         let mut keys = Vec::with_capacity(group_by.len());
         for g in group_by {
             let target = match g {
-                ast::Expr::Value(v) if matches!(v.value, ast::Value::Number(..)) => {
+                _ if constant_item(g).is_some() => {
                     let n = position(g, items.len(), "GROUP BY")?;
                     select_item_expr(&items[n]).ok_or_else(|| SqlError::unsupported("GROUP BY position of a *"))?
                 }
@@ -282,6 +282,8 @@ impl Binder<'_> {
         for o in order_by {
             let out = SelectList::output_scope(&list);
             let expr = match output_ref(&o.expr, &out, "ORDER BY")? {
+                // An untyped literal item becomes text (below): sort it as text.
+                Some(i) if list.exprs[i].ty() == DataType::Unknown => Expr::column(i, DataType::Text),
                 Some(i) => Expr::column(i, list.exprs[i].ty()),
                 None => {
                     ctx.clause = "ORDER BY";
@@ -586,21 +588,44 @@ fn item_alias(item: &ast::SelectItem) -> Option<String> {
     }
 }
 
-/// A 1-based position literal of GROUP BY / ORDER BY as an index.
-fn position(e: &ast::Expr, len: usize, clause: &str) -> Result<usize> {
-    let n = match e {
+/// A constant GROUP BY / ORDER BY item as PostgreSQL's parser sees it
+/// (signs and parentheses folded into number constants).
+#[derive(Debug, Clone, Copy, PartialEq)]
+enum Constant {
+    Integer(i64),
+    /// A number that is not an integer.
+    Number,
+    /// A string, boolean or NULL constant.
+    Other,
+}
+
+fn constant_item(e: &ast::Expr) -> Option<Constant> {
+    match e {
+        ast::Expr::Nested(inner) => constant_item(inner),
+        ast::Expr::UnaryOp { op: ast::UnaryOperator::Minus, expr } => match constant_item(expr)? {
+            Constant::Integer(n) => Some(Constant::Integer(n.checked_neg()?)),
+            Constant::Number => Some(Constant::Number),
+            Constant::Other => None,
+        },
         ast::Expr::Value(v) => match &v.value {
-            ast::Value::Number(t, _) => t.parse::<usize>().ok(),
+            ast::Value::Number(t, _) => Some(t.parse::<i64>().map_or(Constant::Number, Constant::Integer)),
+            ast::Value::SingleQuotedString(_) | ast::Value::Boolean(_) | ast::Value::Null => Some(Constant::Other),
             _ => None,
         },
         _ => None,
-    };
-    match n {
-        Some(n) if (1..=len).contains(&n) => Ok(n - 1),
-        _ => Err(SqlError::new(
+    }
+}
+
+/// A 1-based position constant of GROUP BY / ORDER BY as an index; any
+/// other constant is PostgreSQL's syntax error.
+fn position(e: &ast::Expr, len: usize, clause: &str) -> Result<usize> {
+    match constant_item(e) {
+        Some(Constant::Integer(n)) if n >= 1 && (n as u64) <= len as u64 => Ok(n as usize - 1),
+        Some(Constant::Integer(n)) => Err(SqlError::new(
             SqlState::INVALID_COLUMN_REFERENCE,
-            format!("{clause} position {e} is not in select list"),
+            format!("{clause} position {n} is not in select list"),
         )),
+        _ => Err(SqlError::new(SqlState::SYNTAX_ERROR, format!("non-integer constant in {clause}"))),
     }
 }
 
@@ -608,9 +633,7 @@ fn position(e: &ast::Expr, len: usize, clause: &str) -> Result<usize> {
 /// equal to one output column's name.
 fn output_ref(e: &ast::Expr, out: &Scope, clause: &str) -> Result<Option<usize>> {
     match e {
-        ast::Expr::Value(v) if matches!(v.value, ast::Value::Number(..)) => {
-            Ok(Some(position(e, out.entries.len(), clause)?))
-        }
+        _ if constant_item(e).is_some() => Ok(Some(position(e, out.entries.len(), clause)?)),
         ast::Expr::Identifier(id) => {
             let name = ident(id);
             let hits: Vec<usize> =

@@ -75,6 +75,10 @@ impl KeyEncoder {
     }
 
     pub fn encode(&self, columns: &[ArrayRef]) -> Result<Rows> {
+        if columns.iter().any(|c| c.data_type() == &arrow_schema::DataType::Float64) {
+            let columns: Vec<ArrayRef> = columns.iter().map(positive_zero).collect();
+            return self.converter.convert_columns(&columns).map_err(arrow_err);
+        }
         self.converter.convert_columns(columns).map_err(arrow_err)
     }
 
@@ -83,6 +87,18 @@ impl KeyEncoder {
         let parser = self.converter.parser();
         let rows: Vec<_> = rows.into_iter().map(|b| parser.parse(b)).collect();
         self.converter.convert_rows(rows).map_err(arrow_err)
+    }
+}
+
+/// A float column with -0 read as 0: they are equal (`-0 = 0` is true in
+/// PostgreSQL), so they must group, join and deduplicate as one key, and
+/// arrow-row encodes them apart.
+fn positive_zero(column: &ArrayRef) -> ArrayRef {
+    match column.as_any().downcast_ref::<arrow_array::Float64Array>() {
+        Some(f) if f.values().iter().any(|v| *v == 0.0 && v.is_sign_negative()) => {
+            Arc::new(f.unary::<_, arrow_array::types::Float64Type>(|v| if v == 0.0 { 0.0 } else { v }))
+        }
+        _ => column.clone(),
     }
 }
 

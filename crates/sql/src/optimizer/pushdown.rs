@@ -110,6 +110,11 @@ fn sides(kind: JoinKind) -> Sides {
     }
 }
 
+/// `x IS TRUE`: never NULL, so filtering on it below a Mark join is the same.
+fn is_true_test(p: &Expr) -> bool {
+    matches!(p, Expr::Unary { op: crate::plan::UnaryOp::IsTrue, .. })
+}
+
 /// Splits WHERE conjuncts (`from_above`) and ON conjuncts among the two
 /// inputs, the condition, and what must stay above the join.
 fn push_join(left: Plan, right: Plan, kind: JoinKind, on: Option<Expr>, from_above: Vec<Expr>) -> (Node, Vec<Expr>) {
@@ -137,7 +142,10 @@ fn push_join(left: Plan, right: Plan, kind: JoinKind, on: Option<Expr>, from_abo
             cond.push(p);
         } else if cols.iter().all(|&c| c < l) && s.on_left {
             to_left.push(p);
-        } else if cols.iter().all(|&c| c >= l) && s.on_right {
+        } else if cols.iter().all(|&c| c >= l) && s.on_right && (kind != JoinKind::Mark || is_true_test(&p)) {
+            // A Mark join's comparison stays in the condition even when it
+            // reads only the right (`'x' NOT IN (SELECT ..)`): where it is
+            // NULL the mark is NULL, a filter would drop the row instead.
             to_right.push(p);
         } else {
             cond.push(p);
