@@ -1,0 +1,176 @@
+//! The golden isolation scripts (`crates/txn/tests/scripts/*.txt`, read at
+//! run time) written in SQL and run through the SQL engine, several
+//! sessions at once, each statement's outcome compared with the `.golden`
+//! file the transaction-API runner wrote: its result, whether it blocks,
+//! which blocked statement a later line lets finish and how, and which
+//! transaction fails with which error class (40001, 40P01).
+//!
+//! The translation and the runner are in `isolation_runner/`. Outcomes are
+//! compared after the same normalization `anomalies_vs_postgres.rs` applies
+//! (error classes, "ended"), since SQL's messages are PostgreSQL's, not the
+//! transaction layer's.
+//!
+//! Where the SQL engine's outcome knowingly differs from the golden file,
+//! the script is listed in [`KNOWN_DIFFERENCES`] with the reason, and the
+//! test checks that it still differs (so the list cannot go stale).
+
+mod isolation_runner;
+
+use std::path::{Path, PathBuf};
+
+/// Scripts whose outcome through SQL differs from their golden file, and
+/// why. Each is checked to still differ.
+const KNOWN_DIFFERENCES: &[(&str, &str)] = &[(
+    "read_only_anomaly_serializable",
+    "SSI read granularity: SQL has no index scans yet, so `WHERE vid = X` is a table scan and takes a \
+     table-wide SIREAD mark (as PostgreSQL's sequential scan takes a relation lock); t3's first read then \
+     conflicts with t1's later write to another tuple, so t1 becomes the pivot and fails at commit instead \
+     of t3. Serializable either way; the golden file's outcome needs tuple-level reads from a primary-key \
+     index scan (Txn::get), which the index work brings: then remove this entry",
+)];
+
+/// One line of a transcript: a statement and its normalized outcome, or a
+/// blocked statement that a later line let finish.
+type Transcript = Vec<String>;
+
+/// A transcript in the golden files' format, normalized.
+fn parse_transcript(out: &str) -> Transcript {
+    let mut lines = out.lines();
+    let mut t = Vec::new();
+    while let Some(line) = lines.next() {
+        if line.is_empty() || line.starts_with('#') {
+            continue;
+        }
+        if let Some(ev) = line.strip_prefix("  ")
+            && let Some((who, rest)) = ev.split_once(" unblocked: ")
+            && let Some((stmt, result)) = rest.split_once(" -> ")
+        {
+            t.push(format!("  {who} unblocked: {stmt} -> {}", isolation_runner::normalize(result)));
+            continue;
+        }
+        let result = lines.next().and_then(|r| r.strip_prefix("  -> ")).unwrap_or("(no result line)");
+        t.push(format!("{line} -> {}", isolation_runner::normalize(result)));
+    }
+    t
+}
+
+fn side_by_side(sql: &Transcript, golden: &Transcript) -> String {
+    let width = sql.iter().map(|l| l.len()).max().unwrap_or(0).max("SQL".len());
+    let mut s = format!("    {:width$} | golden\n", "SQL");
+    for i in 0..sql.len().max(golden.len()) {
+        let a = sql.get(i).map_or("", |l| l.as_str());
+        let b = golden.get(i).map_or("", |l| l.as_str());
+        s.push_str(&format!("{} {a:width$} | {b}\n", if a == b { "   " } else { "!!!" }));
+    }
+    s
+}
+
+fn scripts() -> Vec<PathBuf> {
+    let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("../txn/tests/scripts");
+    let mut names: Vec<_> = std::fs::read_dir(&dir)
+        .unwrap_or_else(|e| panic!("reading {}: {e}", dir.display()))
+        .map(|e| e.unwrap().path())
+        .filter(|p| p.extension().is_some_and(|e| e == "txt"))
+        .collect();
+    names.sort();
+    names
+}
+
+#[test]
+fn isolation_scripts_in_sql() {
+    let scripts = scripts();
+    assert!(scripts.len() >= 55, "scripts missing: {} found", scripts.len());
+    let only = std::env::var("ISOLATION_SCRIPT").ok();
+    let (mut failures, mut passed) = (Vec::new(), 0);
+    for path in &scripts {
+        let name = path.file_stem().unwrap().to_string_lossy().into_owned();
+        if only.as_ref().is_some_and(|o| !name.contains(o.as_str())) {
+            continue;
+        }
+        let text = std::fs::read_to_string(path).unwrap();
+        let golden = std::fs::read_to_string(path.with_extension("golden")).unwrap_or_default();
+        let got = parse_transcript(&isolation_runner::run_script(&text));
+        let want = parse_transcript(&golden);
+        let known = KNOWN_DIFFERENCES.iter().find(|(n, _)| *n == name);
+        match (got == want, known) {
+            (true, None) => passed += 1,
+            (true, Some(_)) => {
+                failures.push(format!("{name} now matches its golden file: remove it from KNOWN_DIFFERENCES"))
+            }
+            (false, None) => {
+                failures.push(format!("{name} differs from its golden file:\n{}", side_by_side(&got, &want)))
+            }
+            (false, Some((_, why))) => eprintln!("known difference ({why}) {name}:\n{}", side_by_side(&got, &want)),
+        }
+    }
+    eprintln!("{passed} of {} isolation scripts pass whole through SQL", scripts.len());
+    assert!(failures.is_empty(), "{}\n{} failed", failures.join("\n\n"), failures.len());
+}
+
+/// Read committed's re-check of UPDATE and DELETE (PostgreSQL's
+/// EvalPlanQual, its documentation's "Read Committed Isolation Level"):
+/// `b`'s statement waits for `a`'s lock on tuple `vid = 0`; once `a`
+/// commits, `b` works on `a`'s version. Returns `b`'s command tag and the
+/// table afterwards. The expectations below are PostgreSQL's outcomes.
+fn read_committed_after(a_sql: &str, b_sql: &str) -> (String, Vec<String>) {
+    use ndpdb_sql::session::{Engine, EngineOptions};
+    use ndpdb_sql::types::format::pg_text;
+    let dir = tempfile::tempdir().unwrap();
+    let opts = EngineOptions { dir: dir.path().to_path_buf(), capacity_mib: Some(32), ..EngineOptions::default() };
+    let engine = Engine::open(&opts).unwrap();
+    let run = |s: &mut ndpdb_sql::session::Session, sql: &str| {
+        s.run(sql).pop().unwrap().unwrap_or_else(|e| panic!("{sql}: {}", e.message))
+    };
+    let mut admin = engine.session();
+    run(&mut admin, "CREATE TABLE acct (vid int PRIMARY KEY, v bigint)");
+    run(&mut admin, "INSERT INTO acct VALUES (0, 100), (1, 100)");
+    let (mut a, mut b) = (engine.session(), engine.session());
+    run(&mut a, "BEGIN ISOLATION LEVEL READ COMMITTED");
+    run(&mut a, a_sql);
+    run(&mut b, "BEGIN ISOLATION LEVEL READ COMMITTED");
+    let probe = b.wait_probe();
+    let b_sql = b_sql.to_string();
+    let waiter = std::thread::spawn(move || {
+        let tag = run(&mut b, &b_sql).tag;
+        run(&mut b, "COMMIT");
+        tag
+    });
+    // Deterministic: b's statement waits in the waits-for graph until a ends.
+    while !probe.is_waiting() {
+        assert!(!waiter.is_finished(), "b's statement did not wait for a's lock");
+        std::thread::yield_now();
+    }
+    run(&mut a, "COMMIT");
+    let tag = waiter.join().unwrap();
+    let rows = run(&mut admin, "SELECT vid, v FROM acct ORDER BY vid").rows;
+    (tag, rows.iter().map(|r| format!("{}:{}", pg_text(&r[0]), pg_text(&r[1]))).collect())
+}
+
+#[test]
+fn read_committed_update_recomputes_set_on_the_newest_version() {
+    let (tag, rows) =
+        read_committed_after("UPDATE acct SET v = v + 10 WHERE vid = 0", "UPDATE acct SET v = v + 20 WHERE vid = 0");
+    assert_eq!((tag.as_str(), rows), ("UPDATE 1", vec!["0:130".into(), "1:100".into()]));
+}
+
+#[test]
+fn read_committed_update_rechecks_where_on_the_newest_version() {
+    // a moved tuple 0 out of b's WHERE: b updates only tuple 1.
+    let (tag, rows) =
+        read_committed_after("UPDATE acct SET v = 200 WHERE vid = 0", "UPDATE acct SET v = v + 1 WHERE v = 100");
+    assert_eq!((tag.as_str(), rows), ("UPDATE 1", vec!["0:200".into(), "1:101".into()]));
+}
+
+#[test]
+fn read_committed_update_and_delete_skip_a_tuple_deleted_meanwhile() {
+    let (tag, rows) = read_committed_after("DELETE FROM acct WHERE vid = 0", "UPDATE acct SET v = 1 WHERE vid = 0");
+    assert_eq!((tag.as_str(), rows), ("UPDATE 0", vec!["1:100".into()]));
+    let (tag, rows) = read_committed_after("DELETE FROM acct WHERE vid = 0", "DELETE FROM acct WHERE vid < 5");
+    assert_eq!((tag.as_str(), rows), ("DELETE 1", vec![]));
+}
+
+#[test]
+fn read_committed_delete_rechecks_where_on_the_newest_version() {
+    let (tag, rows) = read_committed_after("UPDATE acct SET v = 7 WHERE vid = 0", "DELETE FROM acct WHERE v = 100");
+    assert_eq!((tag.as_str(), rows), ("DELETE 1", vec!["0:7".into()]));
+}
