@@ -146,31 +146,87 @@ fn read_committed_after(a_sql: &str, b_sql: &str) -> (String, Vec<String>) {
     (tag, rows.iter().map(|r| format!("{}:{}", pg_text(&r[0]), pg_text(&r[1]))).collect())
 }
 
-#[test]
-fn read_committed_update_recomputes_set_on_the_newest_version() {
-    let (tag, rows) =
-        read_committed_after("UPDATE acct SET v = v + 10 WHERE vid = 0", "UPDATE acct SET v = v + 20 WHERE vid = 0");
-    assert_eq!((tag.as_str(), rows), ("UPDATE 1", vec!["0:130".into(), "1:100".into()]));
-}
-
-#[test]
-fn read_committed_update_rechecks_where_on_the_newest_version() {
+/// Read committed's re-check, scenario by scenario: `a`'s statement, then
+/// `b`'s (which waits for `a`'s lock), `b`'s command tag and the table
+/// `(vid, v)` afterwards, from `(0, 100), (1, 100)`. The expectations are
+/// PostgreSQL's; `read_committed_recheck_matches_postgresql` asks it.
+const RECHECK_SCENARIOS: &[(&str, &str, &str, &[&str])] = &[
+    // SET is computed from a's version: 100 + 10 + 20.
+    (
+        "UPDATE acct SET v = v + 10 WHERE vid = 0",
+        "UPDATE acct SET v = v + 20 WHERE vid = 0",
+        "UPDATE 1",
+        &["0:130", "1:100"],
+    ),
     // a moved tuple 0 out of b's WHERE: b updates only tuple 1.
-    let (tag, rows) =
-        read_committed_after("UPDATE acct SET v = 200 WHERE vid = 0", "UPDATE acct SET v = v + 1 WHERE v = 100");
-    assert_eq!((tag.as_str(), rows), ("UPDATE 1", vec!["0:200".into(), "1:101".into()]));
+    (
+        "UPDATE acct SET v = 200 WHERE vid = 0",
+        "UPDATE acct SET v = v + 1 WHERE v = 100",
+        "UPDATE 1",
+        &["0:200", "1:101"],
+    ),
+    // A tuple deleted meanwhile is skipped, not an error.
+    ("DELETE FROM acct WHERE vid = 0", "UPDATE acct SET v = 1 WHERE vid = 0", "UPDATE 0", &["1:100"]),
+    ("DELETE FROM acct WHERE vid = 0", "DELETE FROM acct WHERE vid < 5", "DELETE 1", &[]),
+    // DELETE's WHERE is checked again too.
+    ("UPDATE acct SET v = 7 WHERE vid = 0", "DELETE FROM acct WHERE v = 100", "DELETE 1", &["0:7"]),
+];
+
+#[test]
+fn read_committed_update_and_delete_work_on_the_newest_version() {
+    for (a, b, tag, rows) in RECHECK_SCENARIOS {
+        let got = read_committed_after(a, b);
+        assert_eq!(
+            (got.0.as_str(), got.1.iter().map(String::as_str).collect::<Vec<_>>()),
+            (*tag, rows.to_vec()),
+            "a: {a}; b: {b}"
+        );
+    }
 }
 
 #[test]
-fn read_committed_update_and_delete_skip_a_tuple_deleted_meanwhile() {
-    let (tag, rows) = read_committed_after("DELETE FROM acct WHERE vid = 0", "UPDATE acct SET v = 1 WHERE vid = 0");
-    assert_eq!((tag.as_str(), rows), ("UPDATE 0", vec!["1:100".into()]));
-    let (tag, rows) = read_committed_after("DELETE FROM acct WHERE vid = 0", "DELETE FROM acct WHERE vid < 5");
-    assert_eq!((tag.as_str(), rows), ("DELETE 1", vec![]));
-}
-
-#[test]
-fn read_committed_delete_rechecks_where_on_the_newest_version() {
-    let (tag, rows) = read_committed_after("UPDATE acct SET v = 7 WHERE vid = 0", "DELETE FROM acct WHERE v = 100");
-    assert_eq!((tag.as_str(), rows), ("DELETE 1", vec!["0:7".into()]));
+fn read_committed_recheck_matches_postgresql() {
+    use ndpdb_baseline::postgres::{PgError, PgServer};
+    let server = match PgServer::start() {
+        Ok(s) => s,
+        Err(e @ PgError::NotInstalled) => {
+            ndpdb_baseline::require::skip_postgres("read_committed_recheck_matches_postgresql", &e);
+            return;
+        }
+        Err(e) => panic!("could not start PostgreSQL: {e}"),
+    };
+    let mut admin = server.session().expect("admin session");
+    for (a_sql, b_sql, tag, rows) in RECHECK_SCENARIOS {
+        admin.exec("DROP TABLE IF EXISTS acct").unwrap();
+        admin.exec("CREATE TABLE acct (vid int PRIMARY KEY, v bigint)").unwrap();
+        admin.exec("INSERT INTO acct VALUES (0, 100), (1, 100)").unwrap();
+        let (mut a, mut b) = (server.session().unwrap(), server.session().unwrap());
+        a.exec("BEGIN ISOLATION LEVEL READ COMMITTED").unwrap();
+        a.exec(a_sql).unwrap();
+        let pid = b.query("SELECT pg_backend_pid()").unwrap();
+        b.exec("BEGIN ISOLATION LEVEL READ COMMITTED").unwrap();
+        let returning = format!("{b_sql} RETURNING vid");
+        let waiter = std::thread::spawn(move || {
+            let n = b.exec(&returning).unwrap().len();
+            b.exec("COMMIT").unwrap();
+            n
+        });
+        // b waits for a's tuple lock: an ungranted request in pg_locks.
+        let waiting = format!("SELECT count(*) FROM pg_locks WHERE pid = {pid} AND NOT granted");
+        while admin.query(&waiting).unwrap() == "0" {
+            assert!(!waiter.is_finished(), "b's statement did not wait for a's lock on PostgreSQL");
+        }
+        a.exec("COMMIT").unwrap();
+        let n = waiter.join().unwrap();
+        let verb = tag.split(' ').next().unwrap();
+        let got = admin.exec("SELECT vid, v FROM acct ORDER BY vid").unwrap();
+        let got: Vec<String> = got.iter().map(|r| r.replace('|', ":")).collect();
+        assert_eq!(
+            (format!("{verb} {n}"), got),
+            (tag.to_string(), rows.iter().map(|r| r.to_string()).collect()),
+            "PostgreSQL, a: {a_sql}; b: {b_sql}"
+        );
+    }
+    drop(admin);
+    server.stop().expect("stopping PostgreSQL");
 }
