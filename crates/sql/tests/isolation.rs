@@ -22,11 +22,11 @@ use std::path::{Path, PathBuf};
 /// why. Each is checked to still differ.
 const KNOWN_DIFFERENCES: &[(&str, &str)] = &[(
     "read_only_anomaly_serializable",
-    "SSI read granularity: SQL has no index scans yet, so `WHERE vid = X` is a table scan and takes a \
-     table-wide SIREAD mark (as PostgreSQL's sequential scan takes a relation lock); t3's first read then \
-     conflicts with t1's later write to another tuple, so t1 becomes the pivot and fails at commit instead \
-     of t3. Serializable either way; the golden file's outcome needs tuple-level reads from a primary-key \
-     index scan (Txn::get), which the index work brings: then remove this entry",
+    "SSI read granularity: SQL has no index scans yet, so `WHERE vid = X` is a table scan and marks the \
+     whole table read; t3's first read then conflicts with t1's later write to another tuple, t1 becomes \
+     the pivot and fails (at commit) instead of t3. PostgreSQL does the same with sequential scans \
+     (checked with enable_indexscan and enable_bitmapscan off: t1 fails, at its UPDATE). The golden \
+     outcome needs tuple-level reads from a primary-key index scan (Txn::get): remove this entry then",
 )];
 
 /// One line of a transcript: a statement and its normalized outcome, or a
