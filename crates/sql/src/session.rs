@@ -24,7 +24,7 @@
 //! when it commits.
 
 use std::sync::Arc;
-use std::sync::atomic::AtomicBool;
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::time::{Instant, SystemTime, UNIX_EPOCH};
 
 use crate::catalog::MemCatalog;
@@ -39,6 +39,7 @@ use crate::types::Value;
 mod copy;
 mod engine;
 mod explain;
+mod recheck;
 mod run;
 
 pub use engine::{Engine, EngineOptions};
@@ -90,11 +91,51 @@ pub struct Session {
     settings: Settings,
     txn: Option<OpenTxn>,
     cancel: Arc<AtomicBool>,
+    /// The id of the transaction last opened (0: none yet), for [`WaitProbe`].
+    txn_id: Arc<AtomicU64>,
+}
+
+/// Tells, from another thread, whether a session's running statement waits
+/// for a tuple lock another transaction holds: the deadlock detector's
+/// waits-for graph has an edge from the session's transaction. Exact, not a
+/// guess from time (the isolation scripts' runner reports such a statement
+/// as blocked; a server could show it as pg_locks does).
+#[derive(Clone)]
+pub struct WaitProbe {
+    engine: Arc<Engine>,
+    txn_id: Arc<AtomicU64>,
+}
+
+impl WaitProbe {
+    /// Whether the session's transaction waits for a tuple lock now.
+    pub fn is_waiting(&self) -> bool {
+        match self.txn_id() {
+            Some(id) => self.engine.database().is_waiting(id),
+            None => false,
+        }
+    }
+
+    /// The id of the session's current (or last) transaction.
+    pub fn txn_id(&self) -> Option<u64> {
+        Some(self.txn_id.load(Ordering::Acquire)).filter(|&id| id != 0)
+    }
 }
 
 impl Session {
     pub(crate) fn new(engine: Arc<Engine>) -> Session {
-        Session { engine, settings: Settings::default(), txn: None, cancel: Arc::new(AtomicBool::new(false)) }
+        Session {
+            engine,
+            settings: Settings::default(),
+            txn: None,
+            cancel: Arc::new(AtomicBool::new(false)),
+            txn_id: Arc::new(AtomicU64::new(0)),
+        }
+    }
+
+    /// A probe that tells from another thread whether this session's
+    /// statement waits for a tuple lock.
+    pub fn wait_probe(&self) -> WaitProbe {
+        WaitProbe { engine: self.engine.clone(), txn_id: self.txn_id.clone() }
     }
 
     pub fn settings(&self) -> &Settings {
@@ -151,7 +192,7 @@ impl Session {
 
     /// Runs one parsed statement.
     pub fn run_one(&mut self, ast: &sqlparser::ast::Statement) -> Result<StatementResult> {
-        self.cancel.store(false, std::sync::atomic::Ordering::Relaxed);
+        self.cancel.store(false, Ordering::Relaxed);
         if let Some(t) = &self.txn
             && t.failed
             && !is_txn_end(ast)
@@ -219,8 +260,15 @@ impl Session {
     }
 
     fn open_txn(&self, explicit: bool, isolation: IsolationLevel) -> Result<OpenTxn> {
-        let txn = SqlTxn::begin(self.engine.database().clone(), storage_isolation(isolation));
+        let txn = self.begin_sql_txn(isolation);
         Ok(OpenTxn { txn, isolation, statements: 0, explicit, failed: false, catalog: None })
+    }
+
+    /// Begins a storage transaction and publishes its id to the wait probe.
+    fn begin_sql_txn(&self, isolation: IsolationLevel) -> SqlTxn {
+        let txn = SqlTxn::begin(self.engine.database().clone(), storage_isolation(isolation));
+        self.txn_id.store(txn.id().unwrap_or(0), Ordering::Release);
+        txn
     }
 
     fn begin(&mut self, isolation: Option<IsolationLevel>) -> Result<StatementResult> {
@@ -277,6 +325,7 @@ impl Session {
                 }
                 let _ = t.txn.abort();
                 t.txn = SqlTxn::begin(self.engine.database().clone(), storage_isolation(isolation));
+                self.txn_id.store(t.txn.id().unwrap_or(0), Ordering::Release);
                 t.isolation = isolation;
                 Ok(StatementResult::command("SET"))
             }

@@ -74,4 +74,5 @@ mod update_ndp;
 
 pub use db::Database;
 pub use error::TxnError;
+pub use locks::Current;
 pub use txn::{Isolation, ReadMode, Txn};

@@ -20,12 +20,25 @@
 
 use std::sync::Arc;
 
+use ndpdb_format::ndp::Snapshot;
+use ndpdb_format::schema::Value;
 use ndpdb_locktable::{Attempt, CancelOutcome, Grant, LockKey, LockTable};
-use ndpdb_storage::{Head, Table, tuple_lock_key};
+use ndpdb_storage::{Head, StoreError, Table, tuple_lock_key};
 
 use crate::error::{Result, TxnError, lock_error};
 use crate::lock_order;
 use crate::txn::Txn;
+
+/// A tuple's newest version once locked, against what a statement's
+/// snapshot saw ([`Txn::lock_current`]).
+#[derive(Debug, Clone, PartialEq)]
+pub enum Current {
+    /// The newest version is the one the snapshot sees (or our own).
+    Seen,
+    /// A transaction the snapshot does not see committed a newer version:
+    /// its values, or None when it deleted the tuple.
+    Changed(Option<Vec<Value>>),
+}
 
 impl Txn<'_> {
     /// Takes the tuple's lock in the shared lock table, waiting (asleep)
@@ -62,6 +75,42 @@ impl Txn<'_> {
                 self.held.retain(|k| *k != key);
                 lt.release(key, self.id).map_err(lock_error)?;
             }
+        }
+    }
+
+    /// Locks tuple `vid` for a write a statement decided on at `snapshot`,
+    /// waiting for the transactions ahead, and says whether its newest
+    /// version is still the one the snapshot sees: read committed's
+    /// re-check (PostgreSQL's EvalPlanQual), where a caller re-evaluates
+    /// its WHERE and SET on the newest version and skips a deleted tuple.
+    /// The lock stays held (it is the write's); a deleted tuple's is given
+    /// back, as [`Txn::update`] does.
+    pub fn lock_current(&mut self, table: &Arc<Table>, vid: u64, snapshot: &Snapshot) -> Result<Current> {
+        if !self.is_open() {
+            return Err(TxnError::Ended);
+        }
+        if vid >= table.vids() {
+            return Err(TxnError::NotFound { table: table.name.clone(), vid });
+        }
+        let newly_locked = self.lock(table, vid)?;
+        let head = table.head(vid).unwrap_or(Head::NONE);
+        if !head.rid.is_none() && (head.create_ts == self.id || snapshot.visible(head.create_ts)) {
+            return Ok(Current::Seen);
+        }
+        if head.rid.is_none() || head.tombstone {
+            if let Some(key) = newly_locked {
+                self.held.retain(|k| *k != key);
+                let _ = self.db.store().lock_table().release(key, self.id);
+            }
+            return Ok(Current::Changed(None));
+        }
+        let data = match self.db.store().read_version(table, head.rid) {
+            Ok((_, data)) => data,
+            Err(e) => return self.fail(e.into()),
+        };
+        match table.layout.decode(&data) {
+            Ok(values) => Ok(Current::Changed(Some(values))),
+            Err(e) => self.fail(TxnError::Store(StoreError::Corrupt(format!("VID {vid} of {}: {e}", table.name)))),
         }
     }
 

@@ -24,22 +24,32 @@ impl Session {
                 Ok(StatementResult::command(format!("INSERT 0 {n}")))
             }
             Statement::Update { table, source } => {
-                let rows = self.rows_of(source)?;
+                let rows = self.rows_of(source.clone())?;
                 let txn = self.sql_txn()?;
-                for row in &rows {
-                    let (vid, values) = split_vid(row)?;
-                    self.engine.writer().update(&txn, &table, vid, values)?;
-                }
-                Ok(StatementResult::command(format!("UPDATE {}", rows.len())))
-            }
-            Statement::Delete { table, source } => {
-                let rows = self.rows_of(source)?;
-                let txn = self.sql_txn()?;
+                let mut n = 0;
                 for row in &rows {
                     let (vid, _) = split_vid(row)?;
-                    self.engine.writer().delete(&txn, &table, vid)?;
+                    // Read committed: the newest version decides (recheck.rs).
+                    let Some(row) = self.recheck(&table, &source, vid, row)? else { continue };
+                    let (vid, values) = split_vid(&row)?;
+                    self.engine.writer().update(&txn, &table, vid, values)?;
+                    n += 1;
                 }
-                Ok(StatementResult::command(format!("DELETE {}", rows.len())))
+                Ok(StatementResult::command(format!("UPDATE {n}")))
+            }
+            Statement::Delete { table, source } => {
+                let rows = self.rows_of(source.clone())?;
+                let txn = self.sql_txn()?;
+                let mut n = 0;
+                for row in &rows {
+                    let (vid, _) = split_vid(row)?;
+                    if self.recheck(&table, &source, vid, row)?.is_none() {
+                        continue;
+                    }
+                    self.engine.writer().delete(&txn, &table, vid)?;
+                    n += 1;
+                }
+                Ok(StatementResult::command(format!("DELETE {n}")))
             }
             Statement::Explain { analyze, statement } => self.explain(analyze, *statement),
             Statement::Analyze { tables } => self.analyze(tables),
