@@ -25,7 +25,7 @@
 
 use std::sync::Arc;
 use std::sync::atomic::AtomicBool;
-use std::time::{Instant, SystemTime, UNIX_EPOCH};
+use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
 
 use crate::catalog::MemCatalog;
 use crate::error::{Result, SqlError, SqlState};
@@ -90,11 +90,27 @@ pub struct Session {
     settings: Settings,
     txn: Option<OpenTxn>,
     cancel: Arc<AtomicBool>,
+    /// How long the optimizer took on the last statement it planned.
+    planning_time: Option<Duration>,
 }
 
 impl Session {
     pub(crate) fn new(engine: Arc<Engine>) -> Session {
-        Session { engine, settings: Settings::default(), txn: None, cancel: Arc::new(AtomicBool::new(false)) }
+        Session {
+            engine,
+            settings: Settings::default(),
+            txn: None,
+            cancel: Arc::new(AtomicBool::new(false)),
+            planning_time: None,
+        }
+    }
+
+    /// Wall time of the optimizer (rewrites, join ordering, physical
+    /// choices; not parsing or binding) on the last query, DML source or
+    /// EXPLAIN this session planned: EXPLAIN's "Planning Time" and the
+    /// benchmarks' `plan_ms`. None before the first.
+    pub fn last_planning_time(&self) -> Option<Duration> {
+        self.planning_time
     }
 
     pub fn settings(&self) -> &Settings {

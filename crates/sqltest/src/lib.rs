@@ -29,6 +29,7 @@
 //! `postgres` user, hence the copy).
 
 pub mod compare;
+pub mod job;
 pub mod pg;
 
 use std::fmt;
