@@ -25,7 +25,7 @@
 
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
-use std::time::{Instant, SystemTime, UNIX_EPOCH};
+use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
 
 use crate::catalog::MemCatalog;
 use crate::error::{Result, SqlError, SqlState};
@@ -91,6 +91,8 @@ pub struct Session {
     settings: Settings,
     txn: Option<OpenTxn>,
     cancel: Arc<AtomicBool>,
+    /// How long the optimizer took on the last statement it planned.
+    planning_time: Option<Duration>,
     /// The id of the transaction last opened (0: none yet), for [`WaitProbe`].
     txn_id: Arc<AtomicU64>,
 }
@@ -128,6 +130,7 @@ impl Session {
             settings: Settings::default(),
             txn: None,
             cancel: Arc::new(AtomicBool::new(false)),
+            planning_time: None,
             txn_id: Arc::new(AtomicU64::new(0)),
         }
     }
@@ -136,6 +139,15 @@ impl Session {
     /// statement waits for a tuple lock.
     pub fn wait_probe(&self) -> WaitProbe {
         WaitProbe { engine: self.engine.clone(), txn_id: self.txn_id.clone() }
+    }
+
+
+    /// Wall time of the optimizer (rewrites, join ordering, physical
+    /// choices; not parsing or binding) on the last query, DML source or
+    /// EXPLAIN this session planned: EXPLAIN's "Planning Time" and the
+    /// benchmarks' `plan_ms`. None before the first.
+    pub fn last_planning_time(&self) -> Option<Duration> {
+        self.planning_time
     }
 
     pub fn settings(&self) -> &Settings {

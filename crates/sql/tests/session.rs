@@ -114,6 +114,22 @@ fn settings_and_explain_show_where_scans_run() {
 }
 
 #[test]
+fn explain_and_the_session_report_planning_time() {
+    let dir = tempfile::tempdir().unwrap();
+    let e = engine(dir.path());
+    let mut s = e.session();
+    ok(&mut s, "create table t (a integer, b bigint)");
+    assert_eq!(s.last_planning_time(), None);
+    for sql in ["explain select * from t a join t b on a.a = b.a", "explain analyze select sum(b) from t"] {
+        let lines = text(&ok(&mut s, sql));
+        let planning = lines.iter().find(|l| l.starts_with("Planning Time: ") && l.ends_with(" ms"));
+        assert!(planning.is_some(), "{sql}: {lines:?}");
+    }
+    ok(&mut s, "select count(*) from t");
+    assert!(s.last_planning_time().is_some());
+}
+
+#[test]
 fn tables_and_rows_survive_reopen() {
     let dir = tempfile::tempdir().unwrap();
     {

@@ -30,6 +30,7 @@
 
 pub mod compare;
 pub mod fuzz;
+pub mod job;
 pub mod pg;
 
 use std::fmt;

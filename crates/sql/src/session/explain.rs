@@ -1,9 +1,10 @@
 //! EXPLAIN [ANALYZE]: the optimized plan as text, one row per line, each
 //! operator marked host or device; with ANALYZE the statement runs and the
 //! lines carry actual rows, time and the device's counters, followed by the
-//! profile, the clock and the modelled time.
+//! profile, the clock and the modelled time. Both end with PostgreSQL's
+//! "Planning Time" (the optimizer's wall time, `Session::last_planning_time`).
 
-use std::time::Instant;
+use std::time::{Duration, Instant};
 
 use super::{Session, StatementResult};
 use crate::error::{Result, SqlError};
@@ -41,8 +42,13 @@ impl Session {
         let rows = self.table_rows()?;
         let mut ctx = self.optimizer_context(&*catalog);
         ctx.table_rows = Some(&rows);
+        let t0 = Instant::now();
         let plan = crate::optimizer::optimize(plan, &ctx)?;
-        Ok(explain(&plan, &ExplainOptions { costs: true, analyze: None, ctx: Some(&ctx) }))
+        let planning = t0.elapsed();
+        self.planning_time = Some(planning);
+        let mut lines = explain(&plan, &ExplainOptions { costs: true, analyze: None, ctx: Some(&ctx) });
+        lines.push(planning_line(planning));
+        Ok(lines)
     }
 
     fn explain_analyze(&mut self, plan: Plan) -> Result<Vec<String>> {
@@ -74,9 +80,17 @@ impl Session {
             device.medium_bytes_read,
             device.pe_busy_ps as f64 / 1e9,
         ));
+        if let Some(planning) = self.planning_time {
+            lines.push(planning_line(planning));
+        }
         lines.push(format!("Execution Time: {:.3} ms", wall.as_secs_f64() * 1e3));
         Ok(lines)
     }
+}
+
+/// PostgreSQL's summary line: the optimizer's wall time.
+fn planning_line(planning: Duration) -> String {
+    format!("Planning Time: {:.3} ms", planning.as_secs_f64() * 1e3)
 }
 
 /// The executor's metrics tree as the per-node actuals EXPLAIN takes, in

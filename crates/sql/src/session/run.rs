@@ -2,6 +2,7 @@
 //! COPY, EXPLAIN.
 
 use std::sync::Arc;
+use std::time::Instant;
 
 use arrow_array::RecordBatch;
 
@@ -71,7 +72,9 @@ impl Session {
         let rows = self.table_rows()?;
         let mut octx = self.optimizer_context(&*catalog);
         octx.table_rows = Some(&rows);
+        let t0 = Instant::now();
         let plan = crate::optimizer::optimize(plan, &octx)?;
+        self.planning_time = Some(t0.elapsed());
         let source: Arc<dyn TableSource> = Arc::new(self.source()?);
         let ctx = self.exec_context(source);
         let out = crate::exec::execute(&plan, &ctx)?;

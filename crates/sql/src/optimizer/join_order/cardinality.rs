@@ -26,7 +26,7 @@
 //! Both work in logarithms, so 64 relations of a billion rows do not
 //! overflow. The orderer clamps every estimate to at least one row.
 
-use super::graph::{Edge, QueryGraph};
+use super::graph::QueryGraph;
 use super::relset::RelSet;
 
 /// Estimates the rows of the inner join of a set of relations.
@@ -67,8 +67,6 @@ pub struct ExponentialBackoff {
 
 impl CardinalityEstimator for ExponentialBackoff {
     fn estimate(&self, graph: &QueryGraph, set: RelSet) -> f64 {
-        let mut edges: Vec<&Edge> = graph.edges_inside(set).collect();
-        edges.sort_by(|a, b| a.selectivity.total_cmp(&b.selectivity));
         let mut forest = Forest::new();
         // The k-th damped edge weighs 1/2^k: cycle edges start at k = 1 (the
         // tree edges had full weight), all-edges at k = 0 (SQL Server's rule).
@@ -77,7 +75,7 @@ impl CardinalityEstimator for ExponentialBackoff {
             BackoffScope::AllEdges => 0,
         };
         let mut sel = 0.0;
-        for edge in edges {
+        for edge in graph.edges_inside_by_selectivity(set) {
             let tree_edge = forest.merge(edge.relations());
             if tree_edge && self.scope == BackoffScope::CycleEdges {
                 sel += edge.ln_selectivity;
