@@ -90,11 +90,29 @@ pub struct Session {
     settings: Settings,
     txn: Option<OpenTxn>,
     cancel: Arc<AtomicBool>,
+    /// What the last optimized plan cost to find and to run (benchmarks).
+    last_stats: Option<PlanStats>,
+}
+
+/// Measurements of the last plan the session optimized and ran: the
+/// optimizer's time and the device counters of its scans, summed (what
+/// `EXPLAIN ANALYZE`'s `Device:` line shows), for the benchmarks.
+#[derive(Debug, Clone, Copy, Default, PartialEq)]
+pub struct PlanStats {
+    /// Seconds `optimize` took (rewrites, join order, physical choices).
+    pub plan_s: f64,
+    pub device: crate::exec::ScanCounters,
 }
 
 impl Session {
     pub(crate) fn new(engine: Arc<Engine>) -> Session {
-        Session { engine, settings: Settings::default(), txn: None, cancel: Arc::new(AtomicBool::new(false)) }
+        Session {
+            engine,
+            settings: Settings::default(),
+            txn: None,
+            cancel: Arc::new(AtomicBool::new(false)),
+            last_stats: None,
+        }
     }
 
     pub fn settings(&self) -> &Settings {
@@ -109,6 +127,11 @@ impl Session {
     /// cancel request); cleared at the start of each statement.
     pub fn cancel_flag(&self) -> Arc<AtomicBool> {
         self.cancel.clone()
+    }
+
+    /// The last plan's [`PlanStats`] (None before the first query or DML).
+    pub fn last_stats(&self) -> Option<PlanStats> {
+        self.last_stats
     }
 
     pub fn txn_status(&self) -> TxnStatus {
