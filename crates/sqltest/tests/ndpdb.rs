@@ -22,6 +22,7 @@ const PASSING: &[&str] = &[
     "explain.slt",
     "joins.slt",
     "nulls.slt",
+    "orfactor.slt",
     "select.slt",
     "transactions.slt",
     "views.slt",
