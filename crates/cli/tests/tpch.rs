@@ -76,5 +76,10 @@ fn all_22_queries_at_sf_0_1_match_postgresql_on_host_and_ndp() {
             .as_u64()
             .unwrap()
     };
-    assert!(link("ndpdb-ndp") < link("ndpdb-host"), "Q6 link bytes: ndp {} host {}", link("ndpdb-ndp"), link("ndpdb-host"));
+    assert!(
+        link("ndpdb-ndp") < link("ndpdb-host"),
+        "Q6 link bytes: ndp {} host {}",
+        link("ndpdb-ndp"),
+        link("ndpdb-host")
+    );
 }

@@ -189,7 +189,12 @@ fn open_engines(w: &Workload, h: &HarnessArgs) -> Result<(Option<PgServer>, Vec<
         if duckdb::available() {
             let mut d = DuckDb::start()?;
             let copy = |t: &TableLoad| {
-                format!("COPY {} FROM '{}' (HEADER {})", t.name, t.csv.display().to_string().replace('\'', "''"), t.header)
+                format!(
+                    "COPY {} FROM '{}' (HEADER {})",
+                    t.name,
+                    t.csv.display().to_string().replace('\'', "''"),
+                    t.header
+                )
             };
             load::load_engine(&mut d, &w.tables, &copy, None)?;
             engines.push(Box::new(d));

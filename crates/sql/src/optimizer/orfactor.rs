@@ -78,7 +78,8 @@ fn factor_or(or: Expr) -> Expr {
     if common.is_empty() {
         return rebuild(arms).unwrap_or_else(|| bool_lit(Some(false)));
     }
-    let rest: Vec<Vec<Expr>> = arms.into_iter().map(|a| a.into_iter().filter(|c| !common.contains(c)).collect()).collect();
+    let rest: Vec<Vec<Expr>> =
+        arms.into_iter().map(|a| a.into_iter().filter(|c| !common.contains(c)).collect()).collect();
     // An arm with nothing left is TRUE, and so is the OR.
     let or = if rest.iter().any(Vec::is_empty) { None } else { rebuild(rest) };
     conjoin(common.into_iter().chain(or).collect()).unwrap_or_else(|| bool_lit(Some(true)))
@@ -112,8 +113,7 @@ mod tests {
         );
         let mut got = e;
         factor_expr(&mut got);
-        let want =
-            Expr::and(join, or(or(eq(col(2), lit(1)), eq(col(2), lit(2))), eq(col(3), lit(3))));
+        let want = Expr::and(join, or(or(eq(col(2), lit(1)), eq(col(2), lit(2))), eq(col(3), lit(3))));
         assert_eq!(got, want);
     }
 
