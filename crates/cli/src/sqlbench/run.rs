@@ -157,9 +157,13 @@ fn job_tables(creates: &[(String, String)], csv: &Path) -> Vec<TableLoad> {
         .collect()
 }
 
+/// The private PostgreSQL server (kept running while its connection is
+/// used) and the engines, PostgreSQL's connection first.
+type Opened = (PgServer, Vec<Box<dyn BenchEngine>>);
+
 /// The engines of a run, opened and loaded; PostgreSQL always (it gives
 /// the reference answers), first.
-fn open_engines(w: &Workload, h: &HarnessArgs) -> Result<(Option<PgServer>, Vec<Box<dyn BenchEngine>>)> {
+fn open_engines(w: &Workload, h: &HarnessArgs) -> Result<Opened> {
     if let Some(e) = h.engines.iter().find(|e| !ENGINES.contains(&e.as_str())) {
         bail!("--engines: unknown engine {e}; use {}", ENGINES.join(", "));
     }
@@ -202,7 +206,7 @@ fn open_engines(w: &Workload, h: &HarnessArgs) -> Result<(Option<PgServer>, Vec<
             errln!("{}", duckdb::INSTALL_NOTE);
         }
     }
-    Ok((Some(server), engines))
+    Ok((server, engines))
 }
 
 /// Loads the tables into the private PostgreSQL through psql's `COPY FROM
