@@ -17,6 +17,7 @@ const SCRIPT: &str = r#"
 import json, sys, time
 import duckdb
 con = duckdb.connect(":memory:")
+con.execute("SET enable_progress_bar = false")  # it would print on stdout, our answer channel
 for line in sys.stdin:
     req = json.loads(line)
     try:
