@@ -54,6 +54,12 @@ pub enum BenchCmd {
     /// `softssd` device with 16 KiB pages, an OLTP thread (reads and committed updates) beside an OLAP
     /// thread offloading point lookups, under Baseline, Flush, Shadow and CBM; freshness checked
     Cbm(CbmArgs),
+    /// The 22 TPC-H queries (validation parameters) on ndpdb host-only, ndpdb NDP-auto, a private
+    /// PostgreSQL and DuckDB, every ndpdb answer checked against PostgreSQL's; loads what it needs
+    Tpch(crate::sqlbench::TpchArgs),
+    /// The 113 JOB queries on generated JOB data: ndpdb host-only, ndpdb NDP-auto and PostgreSQL,
+    /// answers checked, with ndpdb's optimizer time
+    Job(crate::sqlbench::JobArgs),
     /// The crash harness's worker (run by `ndpdb bench crash`)
     #[command(hide = true)]
     CrashWorker(CrashWorkerArgs),
@@ -357,6 +363,8 @@ pub fn run(cmd: BenchCmd) -> Result<()> {
             cfg.run_and_report(&report).map(drop)
         }
         BenchCmd::Cbm(a) => cbm_bench(a),
+        BenchCmd::Tpch(a) => crate::sqlbench::tpch(a),
+        BenchCmd::Job(a) => crate::sqlbench::job(a),
         BenchCmd::CrashWorker(a) => {
             let faults =
                 ndpdb_device::Faults { fail_from: a.fail_from, torn_write: a.torn_at.map(|n| (n, a.torn_sectors)) };

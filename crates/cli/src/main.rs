@@ -15,6 +15,7 @@ mod dump;
 mod r#gen;
 mod profiles;
 mod sql;
+mod sqlbench;
 
 use std::path::PathBuf;
 
@@ -77,6 +78,11 @@ enum Cmd {
     /// also from a damaged database: opens it read-only with what can be read, counts what cannot (with
     /// its pages) on stderr, and exits non-zero if anything could not be read
     Dump(dump::DumpArgs),
+    /// Generate a benchmark's data and load it into an ndpdb database (TPC-H)
+    Load {
+        #[command(subcommand)]
+        command: sqlbench::LoadCmd,
+    },
     /// Generate benchmark data as CSV files (JOB: the Join-Order Benchmark's IMDB tables)
     Gen {
         #[command(subcommand)]
@@ -145,6 +151,7 @@ fn run(cli: Cli) -> Result<()> {
         Cmd::Dump(a) => dump::run(a),
         Cmd::Device { command } => device::run(command),
         Cmd::Gen { command } => r#gen::run(command),
+        Cmd::Load { command } => sqlbench::run_load(command),
         Cmd::Sql(a) => sql::run(a),
     }
 }

@@ -95,6 +95,8 @@ pub struct Session {
     planning_time: Option<Duration>,
     /// The id of the transaction last opened (0: none yet), for [`WaitProbe`].
     txn_id: Arc<AtomicU64>,
+    /// What the last optimized plan cost to find and to run (benchmarks).
+    last_stats: Option<PlanStats>,
 }
 
 /// Tells, from another thread, whether a session's running statement waits
@@ -123,6 +125,16 @@ impl WaitProbe {
     }
 }
 
+/// Measurements of the last plan the session optimized and ran: the
+/// optimizer's time and the device counters of its scans, summed (what
+/// `EXPLAIN ANALYZE`'s `Device:` line shows), for the benchmarks.
+#[derive(Debug, Clone, Copy, Default, PartialEq)]
+pub struct PlanStats {
+    /// Seconds `optimize` took (rewrites, join order, physical choices).
+    pub plan_s: f64,
+    pub device: crate::exec::ScanCounters,
+}
+
 impl Session {
     pub(crate) fn new(engine: Arc<Engine>) -> Session {
         Session {
@@ -132,6 +144,7 @@ impl Session {
             cancel: Arc::new(AtomicBool::new(false)),
             planning_time: None,
             txn_id: Arc::new(AtomicU64::new(0)),
+            last_stats: None,
         }
     }
 
@@ -140,7 +153,6 @@ impl Session {
     pub fn wait_probe(&self) -> WaitProbe {
         WaitProbe { engine: self.engine.clone(), txn_id: self.txn_id.clone() }
     }
-
 
     /// Wall time of the optimizer (rewrites, join ordering, physical
     /// choices; not parsing or binding) on the last query, DML source or
@@ -162,6 +174,11 @@ impl Session {
     /// cancel request); cleared at the start of each statement.
     pub fn cancel_flag(&self) -> Arc<AtomicBool> {
         self.cancel.clone()
+    }
+
+    /// The last plan's [`PlanStats`] (None before the first query or DML).
+    pub fn last_stats(&self) -> Option<PlanStats> {
+        self.last_stats
     }
 
     pub fn txn_status(&self) -> TxnStatus {

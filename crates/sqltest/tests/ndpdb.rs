@@ -28,6 +28,7 @@ const PASSING: &[&str] = &[
     "joins.slt",
     "nulls.slt",
     "numerics.slt",
+    "orfactor.slt",
     "select.slt",
     "session.slt",
     "setops.slt",

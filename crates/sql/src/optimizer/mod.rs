@@ -28,6 +28,7 @@ pub mod cost;
 mod decorrelate;
 mod fold;
 pub mod join_order;
+mod orfactor;
 mod physical;
 mod prune;
 mod pushdown;

@@ -21,6 +21,12 @@ pub const RULES: &[Rule] = &[
     //    subtrees (pushdown then moves fewer, simpler conjuncts, and a
     //    `WHERE 1 = 0` empties the plan before anything is costed).
     Rule { name: "constant folding", apply: super::fold::fold_plan },
+    // 1b. Before decorrelation and pushdown: a conjunct shared by every arm
+    //    of an OR (TPC-H Q19's join condition) becomes a conjunct of its own,
+    //    which pushdown can make a join key and decorrelation a correlation
+    //    equality; after folding, so that arms are compared without constant
+    //    subtrees.
+    Rule { name: "OR factoring", apply: super::orfactor::factor_plan },
     // 2. Before pushdown: decorrelation turns WHERE subqueries into joins
     //    whose conditions pushdown can then move into the join inputs, and it
     //    needs to see the subquery's Filters whole (not yet pushed into its

@@ -74,10 +74,13 @@ impl Session {
         octx.table_rows = Some(&rows);
         let t0 = Instant::now();
         let plan = crate::optimizer::optimize(plan, &octx)?;
-        self.planning_time = Some(t0.elapsed());
+        let plan_time = t0.elapsed();
+        self.planning_time = Some(plan_time);
+        let plan_s = plan_time.as_secs_f64();
         let source: Arc<dyn TableSource> = Arc::new(self.source()?);
         let ctx = self.exec_context(source);
         let out = crate::exec::execute(&plan, &ctx)?;
+        self.last_stats = Some(super::PlanStats { plan_s, device: device_totals(&out.metrics) });
         Ok((plan, out))
     }
 
@@ -106,7 +109,8 @@ impl Session {
     fn query(&mut self, plan: Plan) -> Result<StatementResult> {
         let columns = plan.schema.to_vec();
         let (_, out) = self.execute_plan(plan)?;
-        let rows = batches_to_rows(&out.batches)?;
+        let mut rows = batches_to_rows(&out.batches)?;
+        pad_char_columns(&columns, &mut rows);
         Ok(StatementResult { tag: format!("SELECT {}", rows.len()), columns, rows, notices: vec![] })
     }
 
@@ -189,6 +193,37 @@ impl Session {
         }
         Ok(())
     }
+}
+
+/// A `char(n)` result column prints blank-padded to `n` characters, as
+/// PostgreSQL's bpchar output does; inside the engine its values travel
+/// without the padding (`store/mapping.rs`), so the result pads them.
+fn pad_char_columns(columns: &[crate::plan::Field], rows: &mut [Vec<Value>]) {
+    for (i, c) in columns.iter().enumerate() {
+        let crate::types::DataType::Char(n) = c.ty else { continue };
+        for row in rows.iter_mut() {
+            if let Some(Value::Text(t)) = row.get_mut(i) {
+                let len = t.chars().count();
+                if len < n as usize {
+                    t.extend(std::iter::repeat_n(' ', n as usize - len));
+                }
+            }
+        }
+    }
+}
+
+/// The device counters of every scan in a metrics tree, summed.
+fn device_totals(m: &crate::exec::OperatorMetrics) -> crate::exec::ScanCounters {
+    let mut t = m.scan.unwrap_or_default();
+    for c in m.children.iter().map(device_totals) {
+        t.link_bytes_to_host += c.link_bytes_to_host;
+        t.link_bytes_to_device += c.link_bytes_to_device;
+        t.medium_bytes_read += c.medium_bytes_read;
+        t.pe_busy_ps += c.pe_busy_ps;
+        t.modelled_ps += c.modelled_ps;
+        t.rows_examined += c.rows_examined;
+    }
+    t
 }
 
 /// An UPDATE/DELETE source row: the VID, then the new values.
