@@ -54,6 +54,8 @@ pub enum BenchCmd {
     /// `softssd` device with 16 KiB pages, an OLTP thread (reads and committed updates) beside an OLAP
     /// thread offloading point lookups, under Baseline, Flush, Shadow and CBM; freshness checked
     Cbm(CbmArgs),
+    /// Primary-key point lookups through the embedded SQL API (prepared, one session, one thread)
+    SqlLookup(crate::bench_lookup::LookupArgs),
     /// The crash harness's worker (run by `ndpdb bench crash`)
     #[command(hide = true)]
     CrashWorker(CrashWorkerArgs),
@@ -357,6 +359,7 @@ pub fn run(cmd: BenchCmd) -> Result<()> {
             cfg.run_and_report(&report).map(drop)
         }
         BenchCmd::Cbm(a) => cbm_bench(a),
+        BenchCmd::SqlLookup(a) => crate::bench_lookup::run(a),
         BenchCmd::CrashWorker(a) => {
             let faults =
                 ndpdb_device::Faults { fail_from: a.fail_from, torn_write: a.torn_at.map(|n| (n, a.torn_sectors)) };

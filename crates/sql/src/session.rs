@@ -39,9 +39,11 @@ use crate::types::Value;
 mod copy;
 mod engine;
 mod explain;
+mod prepared;
 mod run;
 
 pub use engine::{Engine, EngineOptions};
+pub use prepared::Prepared;
 
 /// What one statement returned: the command tag (`SELECT 3`, `INSERT 0
 /// 1`, `CREATE TABLE`, ...), the columns and rows of a query (empty
@@ -90,11 +92,19 @@ pub struct Session {
     settings: Settings,
     txn: Option<OpenTxn>,
     cancel: Arc<AtomicBool>,
+    /// `$n` values of the prepared statement running (`prepared.rs`).
+    params: Arc<Vec<Value>>,
 }
 
 impl Session {
     pub(crate) fn new(engine: Arc<Engine>) -> Session {
-        Session { engine, settings: Settings::default(), txn: None, cancel: Arc::new(AtomicBool::new(false)) }
+        Session {
+            engine,
+            settings: Settings::default(),
+            txn: None,
+            cancel: Arc::new(AtomicBool::new(false)),
+            params: Arc::default(),
+        }
     }
 
     pub fn settings(&self) -> &Settings {
@@ -337,6 +347,7 @@ impl Session {
             deadline: self.settings.statement_timeout.map(|d| Instant::now() + d),
             work_mem: self.settings.work_mem,
             workers: self.settings.workers,
+            params: self.params.clone(),
             ..ExecContext::new(source)
         }
     }

@@ -20,6 +20,7 @@ const PASSING: &[&str] = &[
     "dml.slt",
     "errors.slt",
     "explain.slt",
+    "indexes.slt",
     "joins.slt",
     "nulls.slt",
     "select.slt",
