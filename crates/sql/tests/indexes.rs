@@ -57,6 +57,7 @@ fn point_and_range_lookups_use_the_primary_key_and_match_a_scan() {
     let e = engine(dir.path());
     let mut s = e.session();
     load(&mut s, 5000);
+    ok(&mut s, "ANALYZE");
     let p = plan(&mut s, "SELECT name FROM t WHERE id = 77");
     assert!(p.contains("Index Scan using t_pkey on t") && p.contains("Index Cond"), "{p}");
     assert_eq!(text(&ok(&mut s, "SELECT name FROM t WHERE id = 77")), ["n77"]);

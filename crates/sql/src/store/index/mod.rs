@@ -163,10 +163,9 @@ impl IndexStore {
 
     /// The entries of `range`, in key order.
     pub fn entries<'a>(&'a self, range: &'a KeyRange) -> impl Iterator<Item = Result<Vec<u8>>> + 'a {
-        self.kv
-            .scan(&range.start)
-            .map(|r| r.map(|(k, _)| k).map_err(kv_error))
-            .take_while(|r| !r.as_ref().is_ok_and(|k| range.past(k)))
+        let scan =
+            if range.end.is_empty() { self.kv.scan(&range.start) } else { self.kv.scan_to(&range.start, &range.end) };
+        scan.map(|r| r.map(|(k, _)| k).map_err(kv_error)).take_while(|r| !r.as_ref().is_ok_and(|k| range.past(k)))
     }
 
     /// The VIDs of the entries of `range`, in key order.
