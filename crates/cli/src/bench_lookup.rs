@@ -78,7 +78,7 @@ pub fn measure(args: &LookupArgs) -> Result<LookupReport> {
 
 fn measure_in(args: &LookupArgs, dir: PathBuf) -> Result<LookupReport> {
     // Room for the rows (about 60 bytes each with their versions' headers) and the log.
-    let capacity_mib = (args.rows * 200 >> 20).max(64);
+    let capacity_mib = ((args.rows * 200) >> 20).max(64);
     let opts = EngineOptions { dir, capacity_mib: Some(capacity_mib), ..EngineOptions::default() };
     let engine = Engine::open(&opts).map_err(|e| anyhow::anyhow!("opening the database: {e}"))?;
     let mut s = engine.session();

@@ -186,7 +186,7 @@ impl Writer {
                 let guard = self.indexes.stripe(&key);
                 let fresh = txn.fresh_snapshot()?;
                 let db = txn.database();
-                if conflict(&self.indexes, db, &t.table, def, &m.keys, &key, vid, &fresh)?.is_some() {
+                if conflict(&self.indexes, db, &t.table, def, &m.keys, (&key, vid), &fresh)?.is_some() {
                     return Err(duplicate(def, name, &m.keys.columns, stored));
                 }
                 Some(guard)

@@ -61,8 +61,7 @@ pub fn conflict(
     table: &Table,
     def: &TableDef,
     keys: &IndexKeys,
-    key: &[u8],
-    vid: u64,
+    (key, vid): (&[u8], u64),
     fresh: &Snapshot,
 ) -> Result<Option<u64>> {
     for other in ix.vids(&KeyRange::exact(key))? {
