@@ -60,6 +60,8 @@ pub enum BenchCmd {
     /// The 113 JOB queries on generated JOB data: ndpdb host-only, ndpdb NDP-auto and PostgreSQL,
     /// answers checked, with ndpdb's optimizer time
     Job(crate::sqlbench::JobArgs),
+    /// Primary-key point lookups through the embedded SQL API (prepared, one session, one thread)
+    SqlLookup(crate::bench_lookup::LookupArgs),
     /// The crash harness's worker (run by `ndpdb bench crash`)
     #[command(hide = true)]
     CrashWorker(CrashWorkerArgs),
@@ -365,6 +367,7 @@ pub fn run(cmd: BenchCmd) -> Result<()> {
         BenchCmd::Cbm(a) => cbm_bench(a),
         BenchCmd::Tpch(a) => crate::sqlbench::tpch(a),
         BenchCmd::Job(a) => crate::sqlbench::job(a),
+        BenchCmd::SqlLookup(a) => crate::bench_lookup::run(a),
         BenchCmd::CrashWorker(a) => {
             let faults =
                 ndpdb_device::Faults { fail_from: a.fail_from, torn_write: a.torn_at.map(|n| (n, a.torn_sectors)) };

@@ -7,6 +7,7 @@
 //! interest; any other failure to write makes `ndpdb` exit 1.
 
 mod bench;
+mod bench_lookup;
 mod check;
 mod db;
 mod demo;

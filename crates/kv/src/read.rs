@@ -49,18 +49,34 @@ impl KvStore {
 
     /// The entries from `start` on, in key order.
     pub fn scan(&self, start: &[u8]) -> Scan<'_> {
-        Scan { store: self, next: Some(start.to_vec()), batch: Vec::new().into_iter() }
+        Scan { store: self, next: Some(start.to_vec()), end: None, batch: Vec::new().into_iter() }
+    }
+
+    /// The entries with `start <= key < end`, in key order: as
+    /// [`KvStore::scan`], but a leaf's entries are copied only up to `end`
+    /// (a point lookup copies one or a few entries, not half a leaf).
+    pub fn scan_to(&self, start: &[u8], end: &[u8]) -> Scan<'_> {
+        Scan { store: self, next: Some(start.to_vec()), end: Some(end.to_vec()), batch: Vec::new().into_iter() }
     }
 
     /// The next batch of a scan: the entries of the leaf that holds `from`,
     /// at or after it, and that leaf's high key, where the next batch starts
     /// (None: it was the last leaf).
-    fn batch(&self, from: &[u8]) -> Result<(Entries, Option<Vec<u8>>), KvError> {
+    fn batch(&self, from: &[u8], end: Option<&[u8]>) -> Result<(Entries, Option<Vec<u8>>), KvError> {
         let g = self.leaf_for(from)?;
         let node = Node::parse(g.bytes(), g.pid())?;
         let (i, _) = node.lower_bound(from)?;
-        let entries = (i..node.count()).map(|j| Ok((node.key(j)?.to_vec(), node.value(j)?.to_vec())));
-        Ok((entries.collect::<Result<Entries, KvError>>()?, node.high_key()?.map(<[u8]>::to_vec)))
+        let mut entries = Vec::new();
+        for j in i..node.count() {
+            let key = node.key(j)?;
+            if end.is_some_and(|e| key >= e) {
+                return Ok((entries, None));
+            }
+            entries.push((key.to_vec(), node.value(j)?.to_vec()));
+        }
+        let high = node.high_key()?.map(<[u8]>::to_vec);
+        // A high key at or past the end: the next leaf holds nothing wanted.
+        Ok((entries, high.filter(|h| end.is_none_or(|e| h.as_slice() < e))))
     }
 }
 
@@ -71,6 +87,8 @@ pub struct Scan<'s> {
     store: &'s KvStore,
     /// Where the next batch starts (inclusive).
     next: Option<Vec<u8>>,
+    /// Where the scan ends (exclusive); None: at the last key.
+    end: Option<Vec<u8>>,
     batch: std::vec::IntoIter<(Vec<u8>, Vec<u8>)>,
 }
 
@@ -83,7 +101,7 @@ impl Iterator for Scan<'_> {
                 return Some(Ok(entry));
             }
             let from = self.next.take()?;
-            match self.store.batch(&from) {
+            match self.store.batch(&from, self.end.as_deref()) {
                 Ok((entries, high)) => {
                     // Keys at or above the high key are right of this leaf.
                     self.next = high;

@@ -38,8 +38,13 @@ fn step(h: &Harness, model: &mut Model, rng: &mut Xoshiro256PlusPlus, keys: u64,
         }
         _ => {
             let got: Vec<_> = h.kv().scan(&k).take(12).map(Result::unwrap).collect();
-            let want: Vec<_> = model.range(k..).take(12).map(|(k, v)| (k.clone(), v.clone())).collect();
+            let want: Vec<_> = model.range(k.clone()..).take(12).map(|(k, v)| (k.clone(), v.clone())).collect();
             assert_eq!(got, want, "scan");
+            // A bounded scan stops before its end, across leaves too.
+            if let Some((end, _)) = want.last() {
+                let got: Vec<_> = h.kv().scan_to(&k, end).map(Result::unwrap).collect();
+                assert_eq!(got, want[..want.len() - 1], "scan_to");
+            }
         }
     }
 }

@@ -39,10 +39,12 @@ use crate::types::Value;
 mod copy;
 mod engine;
 mod explain;
+mod prepared;
 mod recheck;
 mod run;
 
 pub use engine::{Engine, EngineOptions};
+pub use prepared::Prepared;
 
 /// What one statement returned: the command tag (`SELECT 3`, `INSERT 0
 /// 1`, `CREATE TABLE`, ...), the columns and rows of a query (empty
@@ -97,6 +99,8 @@ pub struct Session {
     txn_id: Arc<AtomicU64>,
     /// What the last optimized plan cost to find and to run (benchmarks).
     last_stats: Option<PlanStats>,
+    /// `$n` values of the prepared statement running (`prepared.rs`).
+    params: Arc<Vec<Value>>,
 }
 
 /// Tells, from another thread, whether a session's running statement waits
@@ -145,6 +149,7 @@ impl Session {
             planning_time: None,
             txn_id: Arc::new(AtomicU64::new(0)),
             last_stats: None,
+            params: Arc::default(),
         }
     }
 
@@ -415,6 +420,7 @@ impl Session {
             deadline: self.settings.statement_timeout.map(|d| Instant::now() + d),
             work_mem: self.settings.work_mem,
             workers: self.settings.workers,
+            params: self.params.clone(),
             ..ExecContext::new(source)
         }
     }

@@ -32,6 +32,13 @@ fn reopen(dir: &Path) -> Arc<Database> {
     Arc::new(Database::open(store, meta))
 }
 
+/// A writer with the database's index image in `dir`.
+fn writer(dir: &Path) -> Writer {
+    let profile = Profile::load(ndpdb_device::profile::DEFAULT_PROFILE).unwrap();
+    let (ix, _) = ndpdb_sql::store::index::IndexStore::open(dir, &profile, ClockKind::Virtual, 16 << 20).unwrap();
+    Writer::new(Arc::new(ix))
+}
+
 fn col(name: &str, ty: DataType, not_null: bool) -> ColumnDef {
     ColumnDef { name: name.into(), ty, not_null, default: None }
 }
@@ -105,7 +112,7 @@ fn every_type_round_trips_through_both_scan_paths() {
     let dir = tempfile::tempdir().unwrap();
     let db = create(dir.path());
     let cat = CatalogStore::open(db.clone()).unwrap();
-    let w = Writer::new();
+    let w = writer(dir.path());
     let txn = begin(&db);
     let def = cat.create_table(&txn, "all_types", all_types(), Some(vec![0]), vec![], false).unwrap().unwrap();
     for k in 0..3000 {
@@ -199,7 +206,7 @@ fn catalog_survives_reopen_and_crash() {
         assert!(cat.create_index(&txn, &index, false).unwrap());
         let view = ViewDef { name: "v".into(), columns: Some(vec!["a".into()]), sql: "select k from t".repeat(500) };
         cat.create_view(&txn, &view, false).unwrap();
-        let w = Writer::new();
+        let w = writer(dir.path());
         for k in 0..50 {
             w.insert(&txn, &def, &row(k)).unwrap();
         }
@@ -208,7 +215,10 @@ fn catalog_survives_reopen_and_crash() {
         let txn = begin(&db);
         expect = cat.load(&txn).unwrap();
         txn.commit().unwrap();
-        assert_eq!(expect.tables["t"].indexes.len(), 1);
+        // The constraints' indexes (t_pkey, t_<col>_key), then t_v.
+        assert_eq!(expect.tables["t"].indexes.len(), 3);
+        assert_eq!(expect.tables["t"].indexes[0].name, "t_pkey");
+        assert_eq!(expect.tables["t"].indexes[2].name, "t_v");
         assert!(expect.tables["t"].stats.is_some());
         // Dropped without a checkpoint or a close: a crash.
     }
@@ -248,7 +258,7 @@ fn ddl_rolled_back_leaves_no_trace() {
     let e = cat.create_table(&txn, "t", vec![col("a", DataType::Int32, false)], None, vec![], false).unwrap_err();
     assert_eq!((e.code, e.message.as_str()), (SqlState::DUPLICATE_TABLE, "relation \"t\" already exists"));
     assert!(cat.create_table(&txn, "t", vec![col("a", DataType::Int32, false)], None, vec![], true).unwrap().is_none());
-    Writer::new().insert(&txn, &def, &[Value::Text("x".into())]).unwrap();
+    writer(dir.path()).insert(&txn, &def, &[Value::Text("x".into())]).unwrap();
     assert!(cat.drop_table(&txn, "t", false).unwrap());
     assert_eq!(cat.drop_table(&txn, "t", false).unwrap_err().code, SqlState::UNDEFINED_TABLE);
     // DROP then CREATE of one name: a new, empty storage table.
@@ -265,7 +275,7 @@ fn constraint_errors_have_postgresql_codes_and_messages() {
     let dir = tempfile::tempdir().unwrap();
     let db = create(dir.path());
     let cat = CatalogStore::open(db.clone()).unwrap();
-    let w = Writer::new();
+    let w = writer(dir.path());
     let txn = begin(&db);
     let cols = vec![col("id", DataType::Int32, false), col("name", DataType::Varchar(Some(3)), false)];
     let def = cat.create_table(&txn, "t", cols, Some(vec![0]), vec![vec![1]], false).unwrap().unwrap();
@@ -305,7 +315,7 @@ fn constraint_errors_have_postgresql_codes_and_messages() {
     txn.commit().unwrap();
 
     // A fresh writer (a reopened database) rebuilds the sets from the rows.
-    let w2 = Writer::new();
+    let w2 = Writer::new(w.indexes().clone());
     let txn = begin(&db);
     assert_eq!(w2.insert(&txn, &def, &[Value::Int32(5), Value::Null]).unwrap_err().code, SqlState::UNIQUE_VIOLATION);
     txn.abort().unwrap();
@@ -328,7 +338,7 @@ fn analyze_figures_on_known_data() {
     let dir = tempfile::tempdir().unwrap();
     let db = create(dir.path());
     let cat = CatalogStore::open(db.clone()).unwrap();
-    let w = Writer::new();
+    let w = writer(dir.path());
     let txn = begin(&db);
     let cols = vec![
         col("ten", DataType::Int32, false),

@@ -25,6 +25,7 @@ const PASSING: &[&str] = &[
     "explain.slt",
     "expressions.slt",
     "fuzz.slt",
+    "indexes.slt",
     "joins.slt",
     "nulls.slt",
     "numerics.slt",

@@ -89,13 +89,8 @@ fn build_scan(plan: &Plan, ctx: &ExecContext) -> Result<(Pipeline, Arc<MetricsNo
     let Node::Scan { table, columns, filter, emit_vid, access } = &plan.node else {
         return Err(SqlError::internal("build_scan of a non-scan"));
     };
-    if let Access::Index { index, .. } = access {
-        return Err(SqlError::unsupported(format!(
-            "index scans (Access::Index on index \"{}\") are not executed yet",
-            index.name
-        ))
-        .with_hint("Plan a sequential scan (Access::Host or Access::Ndp) until the store has indexes."));
-    }
+    let resolved = resolve_bounds(access, ctx)?;
+    let access = resolved.as_ref().unwrap_or(access);
     let spec = ScanSpec { table, columns, filter: filter.as_ref(), emit_vid: *emit_vid, access };
     let output = ctx.source.scan(&spec)?;
     let node = MetricsNode::new(format!("Scan {}", table.name), vec![]);
@@ -108,6 +103,29 @@ fn build_scan(plan: &Plan, ctx: &ExecContext) -> Result<(Pipeline, Arc<MetricsNo
         }
         _ => Ok((Pipeline { source: metered(source, &node), stages: vec![] }, node)),
     }
+}
+
+/// An index scan's bounds as literals (parameters and outer references
+/// evaluated), so that the source needs no context; None for other scans.
+fn resolve_bounds(access: &Access, ctx: &ExecContext) -> Result<Option<Access>> {
+    let Access::Index { index, lower, upper, lower_inclusive, upper_inclusive } = access else { return Ok(None) };
+    let one = empty_rows_batch(1);
+    let resolve = |exprs: &[Expr]| -> Result<Vec<Expr>> {
+        exprs
+            .iter()
+            .map(|e| {
+                let a = conform(expr::evaluate(e, &one, ctx)?, &e.ty())?;
+                Ok(Expr::literal(crate::types::arrow::value_at(a.as_ref(), 0)?))
+            })
+            .collect()
+    };
+    Ok(Some(Access::Index {
+        index: index.clone(),
+        lower: resolve(lower)?,
+        upper: resolve(upper)?,
+        lower_inclusive: *lower_inclusive,
+        upper_inclusive: *upper_inclusive,
+    }))
 }
 
 struct ScanOp {

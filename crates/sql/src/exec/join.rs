@@ -51,13 +51,7 @@ pub fn build_join(plan: &Plan, ctx: &ExecContext) -> Result<(Pipeline, Arc<Metri
         JoinAlgorithm::Hash { left_keys, right_keys } => (left_keys.clone(), right_keys.clone(), on.clone()),
         JoinAlgorithm::NestedLoop => (vec![], vec![], on.clone()),
         JoinAlgorithm::Unchosen => join_keys::extract(on.as_ref(), left.schema.len()),
-        JoinAlgorithm::IndexNestedLoop { index, .. } => {
-            return Err(SqlError::unsupported(format!(
-                "index nested-loop joins (on index \"{}\") are not executed yet",
-                index.name
-            ))
-            .with_hint("Plan a hash or nested-loop join until the store has indexes."));
-        }
+        JoinAlgorithm::IndexNestedLoop { .. } => return super::index_join::build_index_join(plan, ctx),
     };
     let name = if left_keys.is_empty() { "NestedLoop" } else { "HashJoin" };
     let key_types: Vec<DataType> = left_keys.iter().zip(&right_keys).map(|(l, r)| key_type(l.ty(), r.ty())).collect();

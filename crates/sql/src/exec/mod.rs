@@ -60,9 +60,30 @@ pub struct ScanOutput {
     pub counters: Arc<parking_lot::Mutex<ScanCounters>>,
 }
 
+/// What an index lookup returns: the rows found (the spec's columns), and
+/// for each the position of the key it was found by.
+pub struct IndexLookup {
+    pub rows: RecordBatch,
+    pub owners: Vec<u32>,
+}
+
 /// Where tables come from.
 pub trait TableSource: Send + Sync {
     fn scan(&self, spec: &ScanSpec<'_>) -> Result<ScanOutput>;
+
+    /// The rows of `spec.table` whose `index` key equals each of `keys`
+    /// (one value per index column, in key order), as its snapshot sees
+    /// them. `spec.filter` is not applied; an entry's key is not re-checked
+    /// (the caller's condition does both). Sources without indexes refuse.
+    fn index_lookup(
+        &self,
+        spec: &ScanSpec<'_>,
+        index: &crate::catalog::IndexDef,
+        keys: &[Vec<Value>],
+    ) -> Result<IndexLookup> {
+        let _ = (spec, keys);
+        Err(crate::error::SqlError::unsupported(format!("this table source has no index \"{}\"", index.name)))
+    }
 }
 
 /// What a statement's execution needs besides its plan.
@@ -115,6 +136,7 @@ pub trait SubqueryRunner: Send + Sync {
 mod accumulate;
 mod aggregate;
 mod build;
+mod index_join;
 mod join;
 mod join_keys;
 pub mod memory;

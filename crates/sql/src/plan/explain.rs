@@ -316,15 +316,8 @@ fn scan_details(plan: &Plan, opts: &ExplainOptions<'_>) -> Vec<String> {
         cols.push("vid".into());
     }
     v.push(format!("Columns: {}", cols.join(", ")));
-    if let Access::Index { lower, upper, lower_inclusive, upper_inclusive, .. } = access {
-        let b = |xs: &[Expr]| xs.iter().map(|x| fmt_expr(x, &own)).collect::<Vec<_>>().join(", ");
-        v.push(format!(
-            "Index Range: {}{}), ({}{}",
-            if *lower_inclusive { "[(" } else { "((" },
-            b(lower),
-            b(upper),
-            if *upper_inclusive { ")]" } else { "))" }
-        ));
+    if let Access::Index { index, lower, upper, lower_inclusive, upper_inclusive } = access {
+        v.push(index_cond(table, index, (lower, *lower_inclusive), (upper, *upper_inclusive), &own));
     }
     if *access == Access::Ndp
         && let Some(ctx) = opts.ctx
@@ -333,6 +326,42 @@ fn scan_details(plan: &Plan, opts: &ExplainOptions<'_>) -> Vec<String> {
         v.push(format!("Link bytes saved (est.): {:.0}", shape.link_bytes_saved()));
     }
     v
+}
+
+/// `Index Cond: (a = 1 AND b >= 2)`, PostgreSQL's line, from an index
+/// scan's bounds (equal bounds on a key column are one equality).
+fn index_cond(
+    table: &crate::catalog::TableDef,
+    index: &crate::catalog::IndexDef,
+    (lower, li): (&[Expr], bool),
+    (upper, ui): (&[Expr], bool),
+    names: &[String],
+) -> String {
+    let col = |i: usize| {
+        let c = index.columns.get(i).copied().unwrap_or(usize::MAX);
+        table.columns.get(c).map_or(format!("#{c}"), |d| d.name.clone())
+    };
+    let mut conds = Vec::new();
+    for i in 0..lower.len().max(upper.len()) {
+        let (l, u) = (lower.get(i), upper.get(i));
+        let last_l = i + 1 == lower.len();
+        let last_u = i + 1 == upper.len();
+        if let (Some(a), Some(b)) = (l, u)
+            && a == b
+            && (!last_l || li)
+            && (!last_u || ui)
+        {
+            conds.push(format!("{} = {}", col(i), fmt_expr(a, names)));
+            continue;
+        }
+        if let Some(a) = l {
+            conds.push(format!("{} {} {}", col(i), if last_l && !li { ">" } else { ">=" }, fmt_expr(a, names)));
+        }
+        if let Some(b) = u {
+            conds.push(format!("{} {} {}", col(i), if last_u && !ui { "<" } else { "<=" }, fmt_expr(b, names)));
+        }
+    }
+    format!("Index Cond: ({})", conds.join(" AND "))
 }
 
 fn join_details(plan: &Plan, names: &[String]) -> Vec<String> {

@@ -14,6 +14,7 @@ use crate::catalog::MemCatalog;
 use crate::error::{Result, SqlError, SqlState};
 use crate::optimizer::CostParams;
 use crate::store::catalog::CatalogStore;
+use crate::store::index::IndexStore;
 use crate::store::txn::{SqlTxn, store_error, txn_error};
 use crate::store::write::Writer;
 
@@ -93,12 +94,13 @@ impl Engine {
         let db = Arc::new(db);
         let catalog_store = CatalogStore::open(db.clone())?;
         let catalog = load_committed(&catalog_store, &db)?;
+        let writer = open_indexes(opts, &profile, &db, &catalog)?;
         let cost = CostParams::from_profile(&profile);
         Ok(Arc::new(Engine {
             db,
             catalog_store,
             catalog: RwLock::new(Arc::new(catalog)),
-            writer: Writer::new(),
+            writer,
             profile,
             clock: opts.clock,
             cost,
@@ -156,8 +158,26 @@ impl Engine {
 
     /// A checkpoint, so the next open has no log to replay.
     pub fn close(&self) -> Result<()> {
+        self.writer.indexes().checkpoint()?;
         self.db.checkpoint().map_err(txn_error)
     }
+}
+
+/// The index image (`store/index`), half the main image's size; a new one
+/// (a database from before indexes, or its image removed) gets every index
+/// built from its table.
+fn open_indexes(opts: &EngineOptions, profile: &Profile, db: &Arc<Database>, catalog: &MemCatalog) -> Result<Writer> {
+    let info = db.store().device().info();
+    let capacity = (info.capacity_bytes / 2).max(8 << 20);
+    let (ix, created) = IndexStore::open(&opts.dir, profile, opts.clock, capacity)?;
+    let writer = Writer::new(Arc::new(ix));
+    let tables: Vec<_> = catalog.tables.values().filter(|t| !t.indexes.is_empty()).cloned().collect();
+    if created && !tables.is_empty() {
+        let txn = SqlTxn::begin(db.clone(), ndpdb_txn::Isolation::ReadCommitted);
+        writer.build_all(&txn, &tables)?;
+        txn.commit()?;
+    }
+    Ok(writer)
 }
 
 /// The catalog as a transaction begun now sees it.

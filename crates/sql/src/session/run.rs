@@ -7,7 +7,7 @@ use std::time::Instant;
 use arrow_array::RecordBatch;
 
 use super::{Session, StatementResult};
-use crate::catalog::{IndexDef, TableDef, ViewDef};
+use crate::catalog::{Catalog, IndexDef, TableDef, ViewDef};
 use crate::error::{Result, SqlError, SqlState};
 use crate::exec::{ExecOutput, TableSource};
 use crate::plan::{Plan, Statement};
@@ -91,14 +91,14 @@ impl Session {
         Ok(move |def: &TableDef| crate::store::source::storage_table(&txn, def).ok().map(|t| t.vids() as f64))
     }
 
-    fn source(&self) -> Result<TxnSource> {
+    pub(super) fn source(&self) -> Result<TxnSource> {
         let freshness = ndpdb_storage::Freshness::from_name(&self.settings.ndp_freshness)
             .ok_or_else(|| SqlError::internal("ndp_freshness holds an unknown name"))?;
         let pes = match self.settings.ndp_pes {
             0 => self.engine.profile().pe.count,
             n => n,
         };
-        Ok(TxnSource::new(self.sql_txn()?, pes, freshness))
+        Ok(TxnSource::new(self.sql_txn()?, pes, freshness).with_indexes(self.engine.writer().indexes().clone()))
     }
 
     fn rows_of(&mut self, plan: Plan) -> Result<Vec<Vec<Value>>> {
@@ -143,8 +143,11 @@ impl Session {
             }
             Statement::DropTable { names, if_exists } => {
                 for n in &names {
+                    let def = self.catalog().table(n);
                     if !cs.drop_table(&txn, n, if_exists)? {
                         skipped("table", n, false);
+                    } else if let Some(def) = def {
+                        self.engine.writer().drop_table(&txn, &def);
                     }
                 }
                 "DROP TABLE"
@@ -153,13 +156,22 @@ impl Session {
                 let def = IndexDef { name: name.clone(), table: table.name.clone(), columns, unique };
                 if !cs.create_index(&txn, &def, if_not_exists)? {
                     skipped("relation", &name, true);
+                } else {
+                    self.engine.writer().create_index(&txn, &table, &def)?;
                 }
                 "CREATE INDEX"
             }
             Statement::DropIndex { names, if_exists } => {
                 for n in &names {
+                    let cat = self.catalog();
+                    let found = cat.index(n).and_then(|i| Some((cat.table(&i.table)?, i)));
+                    if let Some((t, _)) = &found {
+                        crate::store::index::build::refuse_constraint_drop(t, n)?;
+                    }
                     if !cs.drop_index(&txn, n, if_exists)? {
                         skipped("index", n, false);
+                    } else if let Some((t, i)) = found {
+                        self.engine.writer().drop_index(&txn, &t, &i)?;
                     }
                 }
                 "DROP INDEX"

@@ -137,7 +137,10 @@ impl CatalogStore {
         }
         for (name, t) in cat.tables.iter_mut() {
             let t = Arc::make_mut(t);
-            t.indexes = indexes.iter().filter(|i| &i.table == name).cloned().map(Arc::new).collect();
+            // The constraints' indexes first (`store/index`), then CREATE INDEX's.
+            let mut all = super::index::build::constraint_indexes(t);
+            all.extend(indexes.iter().filter(|i| &i.table == name).cloned().map(Arc::new));
+            t.indexes = all;
             t.stats = stats.remove(name).map(Arc::new);
         }
         Ok(cat)
@@ -228,7 +231,7 @@ impl CatalogStore {
         let storage_name =
             (0u64..).map(|k| format!("{name}#{k}")).find(|n| store.table(n).is_none()).expect("a free name");
         let table = self.db.create_table(&storage_name, storage).map_err(txn_error)?;
-        let def = TableDef {
+        let mut def = TableDef {
             id: table.id,
             name: name.to_owned(),
             columns,
@@ -237,6 +240,7 @@ impl CatalogStore {
             indexes: vec![],
             stats: None,
         };
+        def.indexes = super::index::build::constraint_indexes(&def);
         let json = serde_json::to_string(&StoredTable::of(&def, &storage_name))
             .map_err(|e| SqlError::internal(e.to_string()))?;
         self.write(txn, KIND_TABLE, name, &json)?;

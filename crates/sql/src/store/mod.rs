@@ -4,7 +4,8 @@
 //! ```text
 //!  session ─► txn (SqlTxn: Arc<Database> + Txn, shared by scan workers)
 //!             ├─ source   (TableSource: host morsels or one NDP call → Arrow)
-//!             ├─ write    (INSERT/UPDATE/DELETE rows: NOT NULL, lengths, keys)
+//!             ├─ write    (INSERT/UPDATE/DELETE rows: NOT NULL, lengths, keys, index entries)
+//!             ├─ index    (B+-tree indexes on a second image: entries, builds, index reads)
 //!             ├─ catalog  (the SQL catalog as rows of ndpdb_catalog)
 //!             └─ analyze  (ANALYZE: a sample → TableStats → catalog)
 //!  mapping: SQL types/values ↔ storage columns/values ↔ Arrow arrays
@@ -15,6 +16,7 @@
 
 pub mod analyze;
 pub mod catalog;
+pub mod index;
 pub mod mapping;
 pub mod source;
 pub mod txn;

@@ -28,11 +28,13 @@ use ndpdb_storage::{Freshness, HostScan, ScanStats, Table};
 use ndpdb_txn::ReadMode;
 use parking_lot::Mutex;
 
+use super::index::read as index_read;
+use super::index::{IndexKeys, IndexStore, KeyRange};
 use super::mapping::{BatchBuilder, rescale, storage_type};
 use super::txn::SqlTxn;
-use crate::catalog::TableDef;
+use crate::catalog::{IndexDef, TableDef};
 use crate::error::{Result, SqlError};
-use crate::exec::{BATCH_ROWS, ScanCounters, ScanOutput, ScanSpec, TableSource};
+use crate::exec::{BATCH_ROWS, IndexLookup, ScanCounters, ScanOutput, ScanSpec, TableSource};
 use crate::plan::{Access, BinaryOp, Expr};
 use crate::types::{DataType, Value};
 
@@ -42,11 +44,24 @@ pub struct TxnSource {
     /// PEs of an NDP call.
     pub pes: u32,
     pub freshness: Freshness,
+    /// The database's indexes (index scans and lookups); None: none.
+    pub indexes: Option<Arc<IndexStore>>,
 }
 
 impl TxnSource {
     pub fn new(txn: SqlTxn, pes: u32, freshness: Freshness) -> TxnSource {
-        TxnSource { txn, pes, freshness }
+        TxnSource { txn, pes, freshness, indexes: None }
+    }
+
+    /// The source with index scans and lookups through `indexes`.
+    pub fn with_indexes(self, indexes: Arc<IndexStore>) -> TxnSource {
+        TxnSource { indexes: Some(indexes), ..self }
+    }
+
+    fn index_store(&self, index: &IndexDef) -> Result<&Arc<IndexStore>> {
+        self.indexes.as_ref().ok_or_else(|| {
+            SqlError::internal(format!("index \"{}\" is planned, but this source reads no indexes", index.name))
+        })
     }
 }
 
@@ -102,12 +117,71 @@ impl TableSource for TxnSource {
                 add_stats(&mut counters.lock(), &result.stats, table.vids());
                 Box::new(RowBatches { rows: result.rows.into_iter(), builder, done: false })
             }
-            Access::Index { index, .. } => {
-                return Err(SqlError::unsupported(format!("index scans are not built yet (index \"{}\")", index.name)));
+            Access::Index { index, lower, upper, lower_inclusive, upper_inclusive } => {
+                // NDP: index scans run on the host; the device's in-storage
+                // lookup (kv.lookup on the index image) could serve them
+                // (hybridNDP, the next issue).
+                let keys = IndexKeys::of(spec.table, index)?;
+                let (lower, upper) = (literals(lower)?, literals(upper)?);
+                let range = KeyRange::between(&keys, &lower, *lower_inclusive, &upper, *upper_inclusive)?;
+                let vids = index_read::distinct(self.index_store(index)?.vids(&range)?);
+                index_read::note_read(&self.txn, &table)?;
+                let builder = BatchBuilder::new(&names, spec.emit_vid, BATCH_ROWS.min(vids.len().max(1)))?;
+                let projection = spec.columns.to_vec();
+                return Ok(ScanOutput {
+                    batches: Box::new(index_read::IndexBatches {
+                        db: self.txn.database().clone(),
+                        table,
+                        snapshot,
+                        vids: vids.into_iter(),
+                        projection,
+                        builder,
+                        counters: counters.clone(),
+                    }),
+                    filter_applied: spec.filter.is_none(),
+                    counters,
+                });
             }
         };
         Ok(ScanOutput { batches, filter_applied, counters })
     }
+
+    fn index_lookup(&self, spec: &ScanSpec<'_>, index: &IndexDef, keys: &[Vec<Value>]) -> Result<IndexLookup> {
+        let table = storage_table(&self.txn, spec.table)?;
+        let layout = IndexKeys::of(spec.table, index)?;
+        let ix = self.index_store(index)?;
+        let snapshot = self.txn.statement_snapshot()?;
+        index_read::note_read(&self.txn, &table)?;
+        let names: Vec<(String, DataType)> =
+            spec.columns.iter().map(|&c| (spec.table.columns[c].name.clone(), spec.table.columns[c].ty)).collect();
+        let mut builder = BatchBuilder::new(&names, false, BATCH_ROWS)?;
+        let (mut owners, mut row) = (Vec::new(), Vec::with_capacity(spec.columns.len()));
+        let db = self.txn.database();
+        for (i, key) in keys.iter().enumerate() {
+            let refs: Vec<&Value> = key.iter().collect();
+            let Some(k) = layout.key_of(&refs)? else { continue };
+            for vid in ix.vids(&KeyRange::exact(&k))? {
+                let Some(values) = index_read::visible(db, &table, &snapshot, vid)? else { continue };
+                row.clear();
+                row.extend(spec.columns.iter().map(|&c| values.get(c).cloned().unwrap_or(fs::Value::Null)));
+                builder.push(vid, &row)?;
+                owners.push(i as u32);
+            }
+        }
+        Ok(IndexLookup { rows: builder.finish()?, owners })
+    }
+}
+
+/// The values of an index scan's bounds, which the executor resolved to
+/// literals.
+fn literals(exprs: &[Expr]) -> Result<Vec<Value>> {
+    exprs
+        .iter()
+        .map(|e| match e {
+            Expr::Literal { value, .. } => Ok(value.clone()),
+            other => Err(SqlError::internal(format!("an index bound left unresolved: {other:?}"))),
+        })
+        .collect()
 }
 
 fn add_stats(c: &mut ScanCounters, s: &ScanStats, examined: u64) {

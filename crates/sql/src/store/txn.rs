@@ -44,11 +44,16 @@ self_cell::self_cell!(
 /// Run when the transaction ends: with true if it committed.
 pub type EndHook = Box<dyn FnOnce(bool) + Send>;
 
+/// Run before the commit record is written; an error aborts instead.
+pub type CommitHook = Box<dyn FnOnce() -> Result<()> + Send>;
+
 struct Inner {
     cell: TxnCell,
     snapshot: Option<Snapshot>,
     /// Undone or completed at the end (the unique-key sets' reservations).
     on_end: Vec<EndHook>,
+    /// Run before the commit (the index log's sync).
+    before_commit: Vec<CommitHook>,
 }
 
 impl Inner {
@@ -77,7 +82,10 @@ impl SqlTxn {
     /// Begins a transaction.
     pub fn begin(db: Arc<Database>, isolation: Isolation) -> SqlTxn {
         let cell = TxnCell::new(db.clone(), |db| Some(db.begin(isolation)));
-        SqlTxn { db, inner: Arc::new(Mutex::new(Inner { cell, snapshot: None, on_end: vec![] })) }
+        SqlTxn {
+            db,
+            inner: Arc::new(Mutex::new(Inner { cell, snapshot: None, on_end: vec![], before_commit: vec![] })),
+        }
     }
 
     pub fn database(&self) -> &Arc<Database> {
@@ -134,9 +142,22 @@ impl SqlTxn {
         self.inner.lock().on_end.push(hook);
     }
 
+    /// Runs `hook` just before the commit record is written; if it fails,
+    /// the transaction aborts and the commit returns its error.
+    pub fn before_commit(&self, hook: CommitHook) {
+        self.inner.lock().before_commit.push(hook);
+    }
+
     /// Commits; the transaction has ended afterwards, whatever the result.
     pub fn commit(&self) -> Result<()> {
         let mut inner = self.inner.lock();
+        for hook in std::mem::take(&mut inner.before_commit) {
+            if let Err(e) = hook() {
+                let _ = inner.cell.with_dependent_mut(|_, t| t.take().map(|t| t.abort()));
+                inner.end(false);
+                return Err(e);
+            }
+        }
         let result = inner.cell.with_dependent_mut(|_, t| match t.take() {
             Some(t) => t.commit().map_err(txn_error),
             None => Err(txn_error(TxnError::Ended)),

@@ -1,86 +1,119 @@
 //! Writing rows: INSERT (one row or many), UPDATE and DELETE by VID, with
-//! NOT NULL, type, length and key checks, in the caller's transaction.
-//!
-//! PRIMARY KEY and UNIQUE are enforced by in-memory key sets, one per
-//! constraint (B+-tree indexes do not check keys yet). A table's sets are
-//! built at its first write after the database opens, from a scan of its
-//! committed rows; then every write goes through them:
+//! NOT NULL, type, length and key checks, in the caller's transaction, and
+//! the table's indexes kept up to date (`store/index/mod.rs`).
 //!
 //! ```text
-//!  key → (VID, deleted by)      insert k:  k absent, or deleted by me → reserve k
-//!                               delete:    mark k deleted by me
-//!  at commit: drop marked keys   at abort:  undo my reservations and marks
+//!  insert:  tuple ─► VID ─► per index: key ─► unique? check (stripe lock) ─► put (key, VID)
+//!  update:  per index whose key changed: the same with the new key (the old entry stays)
+//!  delete:  the tuple only (its entries stay; readers re-check)
+//!  first write of a transaction: sync the index log before its commit
+//!                                record; at abort, delete the entries it made
 //! ```
 //!
-//! A key reserved by a transaction that has not ended is taken: a second
-//! insert of it fails at once with 23505, where PostgreSQL waits for the
-//! first to end and fails only if it commits. A key deleted by an open
-//! transaction stays taken for others until that one commits. NULL keys
-//! are never equal (PostgreSQL's rule). Writes that bypass this module (the
-//! embedded API writing the store directly) are not seen.
+//! PRIMARY KEY and UNIQUE constraints are unique indexes (`t_pkey`,
+//! `t_a_key`). A key taken by a transaction that has not ended (its
+//! insert, or its delete of the tuple holding it) fails at once with
+//! 23505, where PostgreSQL waits for the other transaction to end and
+//! fails only if it commits. NULL keys are never equal (PostgreSQL's
+//! rule). Writes that bypass this module (the embedded API writing the
+//! store directly) are not indexed.
 
 use std::collections::HashMap;
 use std::sync::Arc;
 
 use ndpdb_format::schema::{self as fs, ColumnType};
 use ndpdb_storage::Table;
-use ndpdb_txn::{Isolation, ReadMode};
 use parking_lot::Mutex;
 
-use super::mapping::{from_storage, storage_type, to_storage};
+use super::index::build::{conflict, duplicate};
+use super::index::{ABORT_UNDO_MAX, IndexKeys, IndexStore};
+use super::mapping::{storage_type, to_storage};
 use super::source::storage_table;
 use super::txn::SqlTxn;
-use crate::catalog::TableDef;
+use crate::catalog::{IndexDef, TableDef};
 use crate::error::{Result, SqlError, SqlState};
 use crate::types::Value;
 
-/// (VID holding the key, transaction that deleted it and has not ended).
-type KeyMap = HashMap<Vec<fs::Value>, (u64, Option<u64>)>;
+/// Entries a running transaction made, deleted if it aborts.
+type Undo = Arc<Mutex<Vec<Vec<u8>>>>;
 
-/// One PRIMARY KEY or UNIQUE constraint's key set.
-struct KeySet {
-    name: String,
-    columns: Vec<usize>,
-    keys: Arc<Mutex<KeyMap>>,
-}
-
-/// The key sets of every table written since the database opened.
-#[derive(Default)]
+/// Maintains the indexes of every table written.
 pub struct Writer {
-    tables: Mutex<HashMap<u32, Arc<Vec<KeySet>>>>,
+    indexes: Arc<IndexStore>,
+    /// Transaction id → the entries it made (present from its first
+    /// index write to its end).
+    undo: Arc<Mutex<HashMap<u64, Undo>>>,
 }
 
-/// A table being written: its storage table, storage types and key sets.
+/// One index to maintain: its layout, and for a unique one the name its
+/// errors give.
+struct Maintained {
+    keys: IndexKeys,
+    unique: Option<String>,
+}
+
+/// A table being written: its storage table, storage types and indexes.
 struct Target {
     table: Arc<Table>,
     types: Vec<ColumnType>,
-    sets: Arc<Vec<KeySet>>,
+    indexes: Vec<Maintained>,
 }
 
 impl Writer {
-    pub fn new() -> Writer {
-        Writer::default()
+    pub fn new(indexes: Arc<IndexStore>) -> Writer {
+        Writer { indexes, undo: Arc::default() }
+    }
+
+    pub fn indexes(&self) -> &Arc<IndexStore> {
+        &self.indexes
     }
 
     fn target(&self, txn: &SqlTxn, def: &TableDef) -> Result<Target> {
         let table = storage_table(txn, def)?;
         let types = def.columns.iter().map(storage_type).collect::<Result<Vec<_>>>()?;
-        let mut tables = self.tables.lock();
-        let sets = match tables.get(&def.id) {
-            Some(s) => s.clone(),
-            None => {
-                let s = Arc::new(build_sets(txn, def, &table)?);
-                tables.insert(def.id, s.clone());
-                s
+        // Indexes on the same columns share their entries: maintain them
+        // once, checked if any of them is unique.
+        let mut indexes: Vec<Maintained> = vec![];
+        for i in &def.indexes {
+            let unique = i.unique.then(|| i.name.clone());
+            match indexes.iter_mut().find(|m| m.keys.columns == i.columns) {
+                Some(m) => m.unique = m.unique.take().or(unique),
+                None => indexes.push(Maintained { keys: IndexKeys::of(def, i)?, unique }),
             }
-        };
-        Ok(Target { table, types, sets })
+        }
+        Ok(Target { table, types, indexes })
+    }
+
+    /// The entries `txn` made so far; the first call registers its hooks:
+    /// sync before the commit record, delete the entries if it aborts.
+    fn undo_of(&self, txn: &SqlTxn) -> Result<Undo> {
+        let id = txn.id().ok_or_else(|| crate::store::txn::txn_error(ndpdb_txn::TxnError::Ended))?;
+        let mut map = self.undo.lock();
+        if let Some(u) = map.get(&id) {
+            return Ok(u.clone());
+        }
+        let undo: Undo = Arc::default();
+        map.insert(id, undo.clone());
+        drop(map);
+        let ix = self.indexes.clone();
+        txn.before_commit(Box::new(move || ix.sync()));
+        let (ix, all, mine) = (self.indexes.clone(), self.undo.clone(), undo.clone());
+        txn.on_end(Box::new(move |committed| {
+            all.lock().remove(&id);
+            if !committed {
+                // Best effort: an entry left behind is garbage, never wrong.
+                for e in mine.lock().iter() {
+                    let _ = ix.delete(e);
+                }
+            }
+        }));
+        Ok(undo)
     }
 
     /// INSERT of one row (values in table order). Returns its VID.
     pub fn insert(&self, txn: &SqlTxn, def: &TableDef, row: &[Value]) -> Result<u64> {
         let t = self.target(txn, def)?;
-        insert_row(txn, def, &t, row)
+        self.insert_row(txn, def, &t, row)
     }
 
     /// INSERT of many rows (COPY, INSERT .. SELECT); returns how many.
@@ -88,7 +121,7 @@ impl Writer {
         let t = self.target(txn, def)?;
         let mut n = 0;
         for row in rows {
-            insert_row(txn, def, &t, &row)?;
+            self.insert_row(txn, def, &t, &row)?;
             n += 1;
         }
         Ok(n)
@@ -98,53 +131,147 @@ impl Writer {
     pub fn update(&self, txn: &SqlTxn, def: &TableDef, vid: u64, row: &[Value]) -> Result<()> {
         let t = self.target(txn, def)?;
         let stored = encode(def, &t, row)?;
-        let old = if t.sets.is_empty() { None } else { read(txn, &t.table, vid)? };
-        for set in t.sets.iter() {
-            let new_key = key(&stored, &set.columns);
-            let old_key = old.as_ref().and_then(|o| key(o, &set.columns));
-            if new_key != old_key {
-                if let Some(k) = new_key {
-                    reserve(txn, def, set, k, vid)?;
-                }
-                if let Some(k) = old_key {
-                    mark_deleted(txn, set, k, vid)?;
-                }
+        let old = if t.indexes.is_empty() { None } else { txn.with(|x| x.get(&t.table, vid))? };
+        let table = &t.table;
+        txn.with(|x| x.update(table, vid, &stored))?;
+        for m in &t.indexes {
+            let new_key = m.keys.stored_key(def, &stored)?;
+            let old_key = old.as_ref().map(|o| m.keys.stored_key(def, o)).transpose()?;
+            if old_key.as_ref() != Some(&new_key) {
+                self.add_entry(txn, def, &t, m, new_key, vid, &stored, false)?;
             }
         }
-        let table = &t.table;
-        txn.with(|x| x.update(table, vid, &stored))
+        Ok(())
     }
 
-    /// DELETE of the tuple `vid`.
+    /// DELETE of the tuple `vid` (its index entries stay: module doc).
     pub fn delete(&self, txn: &SqlTxn, def: &TableDef, vid: u64) -> Result<()> {
-        let t = self.target(txn, def)?;
-        if !t.sets.is_empty()
-            && let Some(old) = read(txn, &t.table, vid)?
-        {
-            for set in t.sets.iter() {
-                if let Some(k) = key(&old, &set.columns) {
-                    mark_deleted(txn, set, k, vid)?;
+        let table = storage_table(txn, def)?;
+        txn.with(|x| x.delete(&table, vid))
+    }
+
+    fn insert_row(&self, txn: &SqlTxn, def: &TableDef, t: &Target, row: &[Value]) -> Result<u64> {
+        let stored = encode(def, t, row)?;
+        let table = &t.table;
+        // The VID comes from the store; entries follow it (a failed unique
+        // check fails the statement, and the session rolls the transaction
+        // back, taking the row and the entries with it).
+        let vid = txn.with(|x| x.insert(table, &stored))?;
+        for m in &t.indexes {
+            let key = m.keys.stored_key(def, &stored)?;
+            self.add_entry(txn, def, t, m, key, vid, &stored, true)?;
+        }
+        Ok(vid)
+    }
+
+    /// Puts (key, vid) after a unique index's check; `new_vid`: the VID is
+    /// new, so the entry cannot exist yet.
+    #[allow(clippy::too_many_arguments)]
+    fn add_entry(
+        &self,
+        txn: &SqlTxn,
+        def: &TableDef,
+        t: &Target,
+        m: &Maintained,
+        (key, has_null): (Vec<u8>, bool),
+        vid: u64,
+        stored: &[fs::Value],
+        new_vid: bool,
+    ) -> Result<()> {
+        let undo = self.undo_of(txn)?;
+        let mut entry = key.clone();
+        entry.extend_from_slice(&vid.to_be_bytes());
+        let _stripe = match (&m.unique, has_null) {
+            (Some(name), false) => {
+                let guard = self.indexes.stripe(&key);
+                let fresh = txn.fresh_snapshot()?;
+                let db = txn.database();
+                if conflict(&self.indexes, db, &t.table, def, &m.keys, (&key, vid), &fresh)?.is_some() {
+                    return Err(duplicate(def, name, &m.keys.columns, stored));
+                }
+                Some(guard)
+            }
+            _ => None,
+        };
+        if !new_vid && self.indexes.contains(&entry)? {
+            return Ok(());
+        }
+        self.indexes.put(&entry)?;
+        let mut undo = undo.lock();
+        if undo.len() < ABORT_UNDO_MAX {
+            undo.push(entry);
+        }
+        Ok(())
+    }
+
+    /// CREATE INDEX on a table that may hold rows: builds its entries (a
+    /// unique index fails with 23505 on a duplicate key). If the transaction
+    /// aborts and no other index shares the entries, they are deleted.
+    pub fn create_index(&self, txn: &SqlTxn, def: &TableDef, index: &IndexDef) -> Result<()> {
+        let table = storage_table(txn, def)?;
+        let fresh = txn.fresh_snapshot()?;
+        let shared = def.indexes.iter().any(|i| i.name != index.name && i.columns == index.columns);
+        let ix = self.indexes.clone();
+        let range = IndexKeys::of(def, index)?.all();
+        txn.before_commit(Box::new(move || ix.sync()));
+        if !shared {
+            let ix = self.indexes.clone();
+            let range = range.clone();
+            txn.on_end(Box::new(move |committed| {
+                if !committed {
+                    let _ = ix.delete_range(&range);
+                }
+            }));
+        }
+        super::index::build::build(&self.indexes, txn.database(), def, &table, index, &fresh)?;
+        Ok(())
+    }
+
+    /// DROP INDEX: the entries go when the transaction commits, unless
+    /// another index of the table shares them.
+    pub fn drop_index(&self, txn: &SqlTxn, def: &TableDef, index: &IndexDef) -> Result<()> {
+        if def.indexes.iter().any(|i| i.name != index.name && i.columns == index.columns) {
+            return Ok(());
+        }
+        let range = IndexKeys::of(def, index)?.all();
+        self.delete_at_commit(txn, range);
+        Ok(())
+    }
+
+    /// DROP TABLE: every entry of its indexes goes when the transaction
+    /// commits.
+    pub fn drop_table(&self, txn: &SqlTxn, def: &TableDef) {
+        let prefix = def.id.to_be_bytes().to_vec();
+        let end = super::index::keys::successor(&prefix);
+        self.delete_at_commit(txn, super::index::KeyRange { start: prefix, end });
+    }
+
+    fn delete_at_commit(&self, txn: &SqlTxn, range: super::index::KeyRange) {
+        let ix = self.indexes.clone();
+        txn.on_end(Box::new(move |committed| {
+            if committed {
+                // Left behind on an error: garbage, never wrong.
+                let _ = ix.delete_range(&range);
+            }
+        }));
+    }
+
+    /// Builds every index of `tables` (a new index image at open).
+    pub fn build_all(&self, txn: &SqlTxn, tables: &[Arc<TableDef>]) -> Result<()> {
+        let fresh = txn.fresh_snapshot()?;
+        for def in tables {
+            let table = storage_table(txn, def)?;
+            let mut done: Vec<&Vec<usize>> = vec![];
+            for index in &def.indexes {
+                if !done.contains(&&index.columns) {
+                    done.push(&index.columns);
+                    let plain = IndexDef { unique: false, ..index.as_ref().clone() };
+                    super::index::build::build(&self.indexes, txn.database(), def, &table, &plain, &fresh)?;
                 }
             }
         }
-        let table = &t.table;
-        txn.with(|x| x.delete(table, vid))
+        self.indexes.sync()
     }
-}
-
-fn insert_row(txn: &SqlTxn, def: &TableDef, t: &Target, row: &[Value]) -> Result<u64> {
-    let stored = encode(def, t, row)?;
-    let table = &t.table;
-    // The VID comes from the store; keys are reserved for it right after
-    // (a failed reservation fails the statement, and the session rolls the
-    // transaction back, taking the row with it).
-    let vid = txn.with(|x| x.insert(table, &stored))?;
-    for set in t.sets.iter() {
-        if let Some(k) = key(&stored, &set.columns) {
-            reserve(txn, def, set, k, vid)?;
-        }
-    }
-    Ok(vid)
 }
 
 /// Checks NOT NULL and converts the row to stored values.
@@ -172,115 +299,6 @@ fn encode(def: &TableDef, t: &Target, row: &[Value]) -> Result<Vec<fs::Value>> {
         out.push(to_storage(v, c, ty)?);
     }
     Ok(out)
-}
-
-fn read(txn: &SqlTxn, table: &Arc<Table>, vid: u64) -> Result<Option<Vec<fs::Value>>> {
-    txn.with(|x| x.get(table, vid))
-}
-
-/// The key of `row` on `columns`; None if a key column is NULL.
-fn key(row: &[fs::Value], columns: &[usize]) -> Option<Vec<fs::Value>> {
-    columns.iter().map(|&c| row.get(c).filter(|v| **v != fs::Value::Null).cloned()).collect()
-}
-
-/// Takes `k` for `vid`, or fails with 23505.
-fn reserve(txn: &SqlTxn, def: &TableDef, set: &KeySet, k: Vec<fs::Value>, vid: u64) -> Result<()> {
-    let me = txn.id().unwrap_or(0);
-    let previous = {
-        let mut keys = set.keys.lock();
-        match keys.get(&k) {
-            Some(&(_, Some(by))) if by == me => {}
-            Some(&(holder, _)) if holder != vid => {
-                drop(keys);
-                return Err(duplicate(def, set, &k));
-            }
-            _ => {}
-        }
-        keys.insert(k.clone(), (vid, None))
-    };
-    let keys = set.keys.clone();
-    txn.on_end(Box::new(move |committed| {
-        if !committed {
-            let mut keys = keys.lock();
-            if keys.get(&k).is_some_and(|e| e.0 == vid) {
-                match previous {
-                    Some((v, _)) => keys.insert(k, (v, None)),
-                    None => keys.remove(&k),
-                };
-            }
-        }
-    }));
-    Ok(())
-}
-
-/// Marks `k` (held by `vid`) deleted by this transaction.
-fn mark_deleted(txn: &SqlTxn, set: &KeySet, k: Vec<fs::Value>, vid: u64) -> Result<()> {
-    let me = txn.id().unwrap_or(0);
-    {
-        let mut keys = set.keys.lock();
-        match keys.get_mut(&k) {
-            Some(e) if e.0 == vid => e.1 = Some(me),
-            _ => return Ok(()),
-        }
-    }
-    let keys = set.keys.clone();
-    txn.on_end(Box::new(move |committed| {
-        let mut keys = keys.lock();
-        if let Some(e) = keys.get_mut(&k)
-            && e.0 == vid
-            && e.1 == Some(me)
-        {
-            if committed {
-                keys.remove(&k);
-            } else {
-                e.1 = None;
-            }
-        }
-    }));
-    Ok(())
-}
-
-fn duplicate(def: &TableDef, set: &KeySet, k: &[fs::Value]) -> SqlError {
-    let names: Vec<&str> = set.columns.iter().map(|&c| def.columns[c].name.as_str()).collect();
-    let values: Vec<String> = set
-        .columns
-        .iter()
-        .zip(k)
-        .map(|(&c, v)| from_storage(v, def.columns[c].ty).map_or_else(|_| format!("{v:?}"), |v| show(&v)))
-        .collect();
-    SqlError::new(
-        SqlState::UNIQUE_VIOLATION,
-        format!("duplicate key value violates unique constraint \"{}\"", set.name),
-    )
-    .with_detail(format!("Key ({})=({}) already exists.", names.join(", "), values.join(", ")))
-}
-
-/// The key sets of a table, from its committed rows.
-fn build_sets(txn: &SqlTxn, def: &TableDef, table: &Arc<Table>) -> Result<Vec<KeySet>> {
-    let mut sets = vec![];
-    if let Some(pk) = &def.primary_key {
-        sets.push((format!("{}_pkey", def.name), pk.clone()));
-    }
-    for u in &def.unique {
-        let cols: Vec<&str> = u.iter().map(|&c| def.columns[c].name.as_str()).collect();
-        sets.push((format!("{}_{}_key", def.name, cols.join("_")), u.clone()));
-    }
-    if sets.is_empty() {
-        return Ok(vec![]);
-    }
-    let reader = SqlTxn::begin(txn.database().clone(), Isolation::ReadCommitted);
-    let snapshot = reader.fresh_snapshot()?;
-    let all: Vec<u16> = (0..def.columns.len() as u16).collect();
-    let rows = reader.with(|x| x.rows_at(table, &snapshot, &all, None, ReadMode::Host { workers: 1 }))?;
-    reader.commit()?;
-    Ok(sets
-        .into_iter()
-        .map(|(name, columns)| {
-            let keys: KeyMap =
-                rows.rows.iter().filter_map(|(vid, r)| Some((key(r, &columns)?, (*vid, None)))).collect();
-            KeySet { name, columns, keys: Arc::new(Mutex::new(keys)) }
-        })
-        .collect())
 }
 
 /// A value as PostgreSQL prints it in a message's detail.

@@ -1,0 +1,127 @@
+//! Prepared statements: parse and bind once, run many times with `$n`
+//! values, the optimized plan of a query cached between runs.
+//!
+//! ```text
+//!  prepare(sql) ─► parse ─► bind (parameter types) ─► Prepared
+//!  execute(p, values) ─► same catalog as the cached plan? ─yes─► run the plan with values
+//!                                                       └─no──► bind, optimize, cache, run
+//! ```
+//!
+//! A cached plan is generic: its parameters stay `$n` (index bounds and
+//! filters read them at run time), so one plan serves every value, as
+//! PostgreSQL's generic plans do. It is made again when the catalog the
+//! session sees is another one (DDL or ANALYZE committed, or DDL in the
+//! session's own transaction). Row counts of tables without statistics are
+//! those of the first run. Statements other than queries are bound at
+//! every run (their parameters are passed all the same).
+
+use std::sync::Arc;
+
+use super::{Session, StatementResult};
+use crate::catalog::MemCatalog;
+use crate::error::{Result, SqlError, SqlState};
+use crate::exec::TableSource;
+use crate::plan::{Plan, Statement};
+use crate::types::{DataType, Value};
+
+/// A statement parsed once; run it with [`Session::execute_prepared`].
+pub struct Prepared {
+    ast: sqlparser::ast::Statement,
+    /// The types of `$1..$n`.
+    pub param_types: Vec<DataType>,
+    /// A query's optimized plan and the catalog it was made for.
+    cached: Option<(Arc<MemCatalog>, Plan)>,
+}
+
+impl Session {
+    /// Parses and binds one statement with `$n` parameters.
+    pub fn prepare(&mut self, sql: &str) -> Result<Prepared> {
+        let mut stmts = crate::bind::parse(sql)?;
+        if stmts.len() != 1 {
+            return Err(SqlError::syntax(format!("a prepared statement is one statement, not {}", stmts.len()))
+                .with_hint("Prepare each statement on its own."));
+        }
+        let ast = stmts.remove(0);
+        let catalog = self.catalog();
+        let (_, param_types) = crate::bind::bind_with_params(&ast, &*catalog, &crate::bind::BindOptions::default())?;
+        Ok(Prepared { ast, param_types, cached: None })
+    }
+
+    /// Runs `p` with `params` as `$1..$n` (in an implicit transaction
+    /// unless one is open, as [`Session::run`]).
+    pub fn execute_prepared(&mut self, p: &mut Prepared, params: &[Value]) -> Result<StatementResult> {
+        if params.len() != p.param_types.len() {
+            return Err(SqlError::new(
+                SqlState("08P01"),
+                format!("the statement has {} parameters, {} values were given", p.param_types.len(), params.len()),
+            )
+            .with_hint("Give one value per $n."));
+        }
+        if self.txn.as_ref().is_some_and(|t| t.failed) {
+            return Err(SqlError::new(
+                SqlState::IN_FAILED_TRANSACTION,
+                "current transaction is aborted, commands ignored until end of transaction block",
+            ));
+        }
+        let params = Arc::new(params.to_vec());
+        let is_query = matches!(&p.ast, sqlparser::ast::Statement::Query(_));
+        let r = if is_query { self.run_cached(p, params) } else { self.run_bound(p, params) };
+        if r.is_err() {
+            self.note_error();
+        }
+        r
+    }
+
+    fn run_bound(&mut self, p: &Prepared, params: Arc<Vec<Value>>) -> Result<StatementResult> {
+        let catalog = self.catalog();
+        let (stmt, _) = crate::bind::bind_with_params(&p.ast, &*catalog, &crate::bind::BindOptions::default())?;
+        self.params = params;
+        let r = self.dispatch(stmt);
+        self.params = Arc::default();
+        r
+    }
+
+    fn run_cached(&mut self, p: &mut Prepared, params: Arc<Vec<Value>>) -> Result<StatementResult> {
+        let implicit = self.txn.is_none();
+        if implicit {
+            self.txn = Some(self.open_txn(false, self.settings.default_isolation)?);
+        }
+        if let Some(t) = &mut self.txn {
+            t.txn.begin_statement();
+            t.statements += 1;
+        }
+        let r = self.query_cached(p, params);
+        if implicit && r.is_ok() {
+            self.commit()?;
+        }
+        r
+    }
+
+    fn query_cached(&mut self, p: &mut Prepared, params: Arc<Vec<Value>>) -> Result<StatementResult> {
+        let catalog = self.catalog();
+        let fresh = !matches!(&p.cached, Some((c, _)) if Arc::ptr_eq(c, &catalog));
+        if fresh {
+            let opts = crate::bind::BindOptions::default();
+            let (stmt, _) = crate::bind::bind_with_params(&p.ast, &*catalog, &opts)?;
+            let Statement::Query(plan) = stmt else {
+                return Err(SqlError::internal("a query bound to another statement"));
+            };
+            let rows = self.table_rows()?;
+            let mut octx = self.optimizer_context(&*catalog);
+            octx.table_rows = Some(&rows);
+            let plan = crate::optimizer::optimize(plan, &octx)?;
+            p.cached = Some((catalog, plan));
+        }
+        let Some((_, plan)) = &p.cached else { return Err(SqlError::internal("no cached plan")) };
+        let source: Arc<dyn TableSource> = Arc::new(self.source()?);
+        let ctx = crate::exec::ExecContext { params, ..self.exec_context(source) };
+        let out = crate::exec::execute(plan, &ctx)?;
+        let rows = super::run::batches_to_rows(&out.batches)?;
+        Ok(StatementResult {
+            tag: format!("SELECT {}", rows.len()),
+            columns: plan.schema.to_vec(),
+            rows,
+            notices: vec![],
+        })
+    }
+}

@@ -1,0 +1,128 @@
+//! Reading through an index: from entries to the versions a snapshot sees.
+//!
+//! ```text
+//!  KeyRange ─► IndexStore::vids (key order; a VID once) ─► per VID: head ─► chain walk
+//!     ─► the first version the snapshot sees (tombstone: none) ─► projected row ─► batch
+//! ```
+//!
+//! Nothing here checks the key: the caller's filter or join condition does
+//! (`mod.rs`, "MVCC"). Under serializable isolation an index scan marks the
+//! whole table read, as a sequential scan does (SSI has no predicate locks
+//! on key ranges), so it is as safe as one.
+
+use std::collections::HashSet;
+use std::sync::Arc;
+
+use arrow_array::RecordBatch;
+use ndpdb_format::ndp::Snapshot;
+use ndpdb_format::schema as fs;
+use ndpdb_storage::{CHAIN_MAX, StoreError, Table};
+use ndpdb_txn::{Database, Isolation};
+use parking_lot::Mutex;
+
+use crate::error::Result;
+use crate::exec::{BATCH_ROWS, ScanCounters};
+use crate::store::mapping::BatchBuilder;
+use crate::store::txn::{SqlTxn, store_error};
+
+/// One version of a tuple: its creator's timestamp and its values (None: a
+/// tombstone).
+pub struct Version {
+    pub create_ts: u64,
+    pub values: Option<Vec<fs::Value>>,
+}
+
+/// The versions of `vid`, newest first, until `stop` says a version is the
+/// last one wanted (it is included).
+pub fn versions(
+    db: &Database,
+    table: &Table,
+    vid: u64,
+    mut stop: impl FnMut(&Version) -> bool,
+) -> Result<Vec<Version>> {
+    let Some(head) = table.head(vid) else { return Ok(vec![]) };
+    let store = db.store();
+    let (mut rid, mut out) = (head.rid, vec![]);
+    while !rid.is_none() {
+        if out.len() > CHAIN_MAX {
+            return Err(store_error(StoreError::Corrupt(format!("VID {vid}: version chain does not end"))));
+        }
+        let (h, data) = store.read_version(table, rid).map_err(store_error)?;
+        let values = if h.tombstone { None } else { Some(store.decode_values(table, &data).map_err(store_error)?) };
+        let v = Version { create_ts: h.create_ts, values };
+        let last = stop(&v);
+        out.push(v);
+        if last {
+            break;
+        }
+        rid = h.prev;
+    }
+    Ok(out)
+}
+
+/// The values of the version of `vid` that `snapshot` sees; None if it sees
+/// none or a tombstone.
+pub fn visible(db: &Database, table: &Table, snapshot: &Snapshot, vid: u64) -> Result<Option<Vec<fs::Value>>> {
+    let mut chain = versions(db, table, vid, |v| snapshot.visible(v.create_ts))?;
+    Ok(match chain.pop() {
+        Some(v) if snapshot.visible(v.create_ts) => v.values,
+        _ => None,
+    })
+}
+
+/// `vids` without repeats, in their first order (a tuple whose key changed
+/// within the range has two entries there).
+pub fn distinct(vids: Vec<u64>) -> Vec<u64> {
+    let mut seen = HashSet::with_capacity(vids.len());
+    vids.into_iter().filter(|v| seen.insert(*v)).collect()
+}
+
+/// Marks `table` read by a serializable transaction (module doc).
+pub fn note_read(txn: &SqlTxn, table: &Arc<Table>) -> Result<()> {
+    if txn.with(|t| Ok(t.isolation()))? == Isolation::Serializable {
+        txn.with(|t| t.host_scan(table))?;
+    }
+    Ok(())
+}
+
+/// An index scan's rows: the VIDs of the entries, BATCH_ROWS per batch.
+pub struct IndexBatches {
+    pub db: Arc<Database>,
+    pub table: Arc<Table>,
+    pub snapshot: Snapshot,
+    pub vids: std::vec::IntoIter<u64>,
+    pub projection: Vec<usize>,
+    pub builder: BatchBuilder,
+    pub counters: Arc<Mutex<ScanCounters>>,
+}
+
+impl IndexBatches {
+    fn batch(&mut self) -> Result<Option<RecordBatch>> {
+        let mut row = Vec::with_capacity(self.projection.len());
+        for vid in self.vids.by_ref() {
+            self.counters.lock().rows_examined += 1;
+            let Some(values) = visible(&self.db, &self.table, &self.snapshot, vid)? else { continue };
+            row.clear();
+            row.extend(self.projection.iter().map(|&c| values.get(c).cloned().unwrap_or(fs::Value::Null)));
+            self.builder.push(vid, &row)?;
+            if self.builder.len() >= BATCH_ROWS {
+                break;
+            }
+        }
+        if self.builder.is_empty() { Ok(None) } else { self.builder.finish().map(Some) }
+    }
+}
+
+impl Iterator for IndexBatches {
+    type Item = Result<RecordBatch>;
+
+    fn next(&mut self) -> Option<Self::Item> {
+        match self.batch() {
+            Ok(b) => b.map(Ok),
+            Err(e) => {
+                self.vids = Vec::new().into_iter();
+                Some(Err(e))
+            }
+        }
+    }
+}
