@@ -13,15 +13,12 @@
 //! ```
 //! Defaults: scale 1, 20 runs, every query.
 
-#[path = "../tests/ndpdb_session/mod.rs"]
-mod ndpdb_session;
-
 use std::time::{Duration, Instant};
 
-use ndpdb_session::Ndpdb;
 use ndpdb_sql::session::{Engine, EngineOptions};
 use ndpdb_sqltest::SqlEngine;
 use ndpdb_sqltest::job::load_job;
+use ndpdb_sqltest::ndpdb::NdpdbSession;
 use ndpdb_workload::job::{JobConfig, JobData, default_job_dir, join_graphs};
 
 /// CPU time of the calling thread: under load (other processes on the two
@@ -52,7 +49,7 @@ fn main() -> Result<(), String> {
     let db_dir = tempfile::tempdir().map_err(|e| e.to_string())?;
     let opts = EngineOptions { dir: db_dir.path().to_path_buf(), capacity_mib: Some(4096), ..EngineOptions::default() };
     let engine = Engine::open(&opts).map_err(|e| e.to_string())?;
-    let mut ndpdb = Ndpdb(engine.session());
+    let mut ndpdb = NdpdbSession(engine.session());
     load_job(&mut ndpdb, &dir, &files, true)?;
     eprintln!("scale {scale}: {} rows generated and loaded in {:.1?}", data.total_rows(), t0.elapsed());
     let relations: std::collections::HashMap<String, usize> = join_graphs(&dir)

@@ -31,6 +31,7 @@
 pub mod compare;
 pub mod fuzz;
 pub mod job;
+pub mod ndpdb;
 pub mod pg;
 
 use std::fmt;

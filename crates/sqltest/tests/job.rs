@@ -10,17 +10,15 @@
 //! query (rows, plan time, outcome per mode) and fails on any mismatch or
 //! error. Skips without PostgreSQL unless `NDPDB_REQUIRE_POSTGRES=1`.
 
-mod ndpdb_session;
-
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use ndpdb_baseline::postgres::PgServer;
 use ndpdb_baseline::require::skip_postgres;
-use ndpdb_session::Ndpdb;
 use ndpdb_sql::session::{Engine, EngineOptions};
 use ndpdb_sqltest::compare::{compare, order_by_columns};
 use ndpdb_sqltest::job::{load_job, make_world_readable, run_script};
+use ndpdb_sqltest::ndpdb::NdpdbSession;
 use ndpdb_sqltest::pg::{PgConnection, PgTestServer};
 use ndpdb_sqltest::{QueryOutput, SqlEngine};
 use ndpdb_workload::job::{JobConfig, JobData, default_job_dir};
@@ -50,7 +48,7 @@ struct Outcome {
     plan: Duration,
 }
 
-fn check(ndpdb: &mut Ndpdb, sql: &str, expected: &QueryOutput, names: &[String]) -> Outcome {
+fn check(ndpdb: &mut NdpdbSession, sql: &str, expected: &QueryOutput, names: &[String]) -> Outcome {
     let t = Instant::now();
     let result = match ndpdb.run(sql) {
         Ok(out) => compare(&expected.rows, &out.rows, &order_by_columns(sql, names)),
@@ -72,7 +70,7 @@ fn verdict(result: &Result<(), String>) -> &'static str {
 /// Runs every query under each `SET ndp` mode, printing one line per query
 /// and adding each mismatch or error to `failures`.
 fn run_pass(
-    ndpdb: &mut Ndpdb,
+    ndpdb: &mut NdpdbSession,
     expected: &[(String, &str, QueryOutput)],
     pass: &str,
     modes: &[&str],
@@ -119,7 +117,7 @@ fn all_113_job_queries_match_postgresql() {
     let db_dir = tempfile::tempdir().expect("tempdir");
     let opts = EngineOptions { dir: db_dir.path().to_path_buf(), capacity_mib: Some(1024), ..EngineOptions::default() };
     let engine: Arc<Engine> = Engine::open(&opts).expect("open ndpdb");
-    let mut ndpdb = Ndpdb(engine.session());
+    let mut ndpdb = NdpdbSession(engine.session());
     load_job(&mut ndpdb, &dir, &files, false).expect("load ndpdb");
     ndpdb.run(&timeout).expect("statement_timeout");
     let loaded = started.elapsed();

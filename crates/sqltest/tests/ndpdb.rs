@@ -9,9 +9,9 @@
 use std::path::Path;
 use std::sync::Arc;
 
-use ndpdb_sql::session::{Engine, EngineOptions, Session};
-use ndpdb_sql::types::format::pg_text;
-use ndpdb_sqltest::{Column, EngineError, QueryOutput, SqlEngine, TestDatabase, run_files, slt_dir, slt_files};
+use ndpdb_sql::session::{Engine, EngineOptions};
+use ndpdb_sqltest::ndpdb::{NdpdbSession, error};
+use ndpdb_sqltest::{EngineError, SqlEngine, TestDatabase, run_files, slt_dir, slt_files};
 
 /// Files ndpdb passes whole.
 const PASSING: &[&str] = &[
@@ -42,29 +42,6 @@ const PASSING: &[&str] = &[
 struct NdpdbDatabase {
     engine: Arc<Engine>,
     _dir: tempfile::TempDir,
-}
-
-struct NdpdbSession(Session);
-
-impl SqlEngine for NdpdbSession {
-    fn run(&mut self, sql: &str) -> Result<QueryOutput, EngineError> {
-        let mut results = self.0.run(sql);
-        let last =
-            results.pop().ok_or_else(|| EngineError { sqlstate: "XX000".into(), message: "no result".into() })?;
-        for r in results {
-            r.map_err(error)?;
-        }
-        let r = last.map_err(error)?;
-        Ok(QueryOutput {
-            columns: r.columns.iter().map(|c| Column { name: c.name.clone(), type_oid: c.ty.pg_oid() }).collect(),
-            rows: r.rows.iter().map(|row| row.iter().map(|v| (!v.is_null()).then(|| pg_text(v))).collect()).collect(),
-            tag: r.tag,
-        })
-    }
-}
-
-fn error(e: ndpdb_sql::SqlError) -> EngineError {
-    EngineError { sqlstate: e.code.0.to_string(), message: e.message }
 }
 
 impl TestDatabase for NdpdbDatabase {

@@ -15,10 +15,9 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::mpsc::{Receiver, RecvTimeoutError, Sender, channel};
 use std::time::Duration;
 
-use ndpdb_sql::session::{Engine, EngineOptions, Session};
-use ndpdb_sql::types::format::pg_text;
-
-use crate::{Column, EngineError, QueryOutput};
+use crate::ndpdb::{error, run_on};
+use crate::{EngineError, QueryOutput};
+use ndpdb_sql::session::{Engine, EngineOptions};
 
 /// What an engine did with one statement.
 #[derive(Debug, Clone, PartialEq)]
@@ -29,26 +28,6 @@ pub enum Answer {
     Panic(String),
     /// No answer within the watchdog's time, even after cancelling.
     Hang,
-}
-
-fn error(e: ndpdb_sql::SqlError) -> EngineError {
-    EngineError { sqlstate: e.code.0.to_string(), message: e.message }
-}
-
-/// Runs `sql` (one or more statements) on a session as PostgreSQL's simple
-/// query protocol would: the last statement's result, or the first error.
-pub fn run_on(session: &mut Session, sql: &str) -> Result<QueryOutput, EngineError> {
-    let mut results = session.run(sql);
-    let last = results.pop().ok_or_else(|| EngineError { sqlstate: "XX000".into(), message: "no result".into() })?;
-    for r in results {
-        r.map_err(error)?;
-    }
-    let r = last.map_err(error)?;
-    Ok(QueryOutput {
-        columns: r.columns.iter().map(|c| Column { name: c.name.clone(), type_oid: c.ty.pg_oid() }).collect(),
-        rows: r.rows.iter().map(|row| row.iter().map(|v| (!v.is_null()).then(|| pg_text(v))).collect()).collect(),
-        tag: r.tag,
-    })
 }
 
 fn panic_message(p: &(dyn std::any::Any + Send)) -> String {
