@@ -90,6 +90,10 @@ pub fn parse(sql: &str) -> Result<Vec<ast::Statement>> {
     }
 }
 
+/// The function name that marks a SYMMETRIC BETWEEN's low bound
+/// ([`rewrite_between_symmetric`]).
+pub const SYMMETRIC_MARKER: &str = "__ndpdb_symmetric";
+
 /// sqlparser does not know `BETWEEN SYMMETRIC` (nor `ASYMMETRIC`). Before
 /// parsing, `x BETWEEN SYMMETRIC a AND b` becomes
 /// `x BETWEEN __ndpdb_symmetric(a) AND b`, which [`Binder::between`]
@@ -98,12 +102,10 @@ pub fn parse(sql: &str) -> Result<Vec<ast::Statement>> {
 /// BETWEEN bound cannot contain a top-level AND). Works on tokens, so
 /// strings and comments are untouched; the text is returned unchanged when
 /// it has no such BETWEEN or does not tokenize (the parser reports that).
-pub const SYMMETRIC_MARKER: &str = "__ndpdb_symmetric";
-
 fn rewrite_between_symmetric(sql: &str) -> Option<String> {
     use sqlparser::keywords::Keyword;
     use sqlparser::tokenizer::{Token, Tokenizer};
-    if !sql.to_ascii_uppercase().contains("SYMMETRIC") {
+    if !sql.as_bytes().windows(9).any(|w| w.eq_ignore_ascii_case(b"symmetric")) {
         return None;
     }
     let tokens = Tokenizer::new(&PostgreSqlDialect {}, sql).tokenize_with_location().ok()?;
@@ -112,7 +114,7 @@ fn rewrite_between_symmetric(sql: &str) -> Option<String> {
     let is_kw =
         |i: usize, k: Keyword| matches!(&tokens[i].token, Token::Word(w) if w.keyword == k && w.quote_style.is_none());
     // Edits as (byte range to replace, replacement), in text order.
-    let mut edits: Vec<(std::ops::Range<usize>, &str)> = Vec::new();
+    let mut edits: Vec<(std::ops::Range<usize>, String)> = Vec::new();
     let mut i = 0;
     while i < tokens.len() {
         let next = (i + 1..tokens.len()).find(|&j| !matches!(tokens[j].token, Token::Whitespace(_)));
@@ -127,11 +129,11 @@ fn rewrite_between_symmetric(sql: &str) -> Option<String> {
         }
         let end_of_word = at(j) + tokens[j].token.to_string().len();
         if !symmetric {
-            edits.push((at(j)..end_of_word, ""));
+            edits.push((at(j)..end_of_word, String::new()));
             i = j + 1;
             continue;
         }
-        edits.push((at(j)..end_of_word, SYMMETRIC_CALL));
+        edits.push((at(j)..end_of_word, format!("{SYMMETRIC_MARKER}(")));
         let mut depth = 0i32;
         let mut k = j + 1;
         while k < tokens.len() {
@@ -144,7 +146,7 @@ fn rewrite_between_symmetric(sql: &str) -> Option<String> {
             k += 1;
         }
         let close = if k < tokens.len() { at(k) } else { sql.len() };
-        edits.push((close..close, ") "));
+        edits.push((close..close, ") ".into()));
         i = k;
     }
     if edits.is_empty() {
@@ -154,14 +156,12 @@ fn rewrite_between_symmetric(sql: &str) -> Option<String> {
     let mut pos = 0;
     for (range, text) in edits {
         out.push_str(&sql[pos..range.start]);
-        out.push_str(text);
+        out.push_str(&text);
         pos = range.end;
     }
     out.push_str(&sql[pos..]);
     Some(out)
 }
-
-const SYMMETRIC_CALL: &str = "__ndpdb_symmetric(";
 
 /// Maps the tokenizer's (line, column) locations, 1-based with columns in
 /// characters, to byte offsets of `sql`.
