@@ -31,6 +31,7 @@ use parking_lot::Mutex;
 
 use super::accumulate::Accumulator;
 use super::build::as_bool;
+use super::hashing::FastState;
 use super::metrics::MetricsNode;
 use super::pipeline::{BoxOp, Operator, Pipeline, Stage, Transform};
 use super::util::{KeyEncoder, conform, make_batch, rechunk, take_columns};
@@ -141,14 +142,14 @@ impl Transform for PartialTables {
 }
 
 /// A DISTINCT aggregate's values seen so far, per group.
-type DistinctSet = (KeyEncoder, HashSet<(u32, Box<[u8]>)>);
+type DistinctSet = (KeyEncoder, HashSet<(u32, Box<[u8]>), FastState>);
 
 struct GroupTable {
     spec: Arc<Spec>,
     ctx: ExecContext,
     /// None without GROUP BY (one group, number 0).
     encoder: Option<KeyEncoder>,
-    groups: HashMap<Box<[u8]>, u32>,
+    groups: HashMap<Box<[u8]>, u32, FastState>,
     group_count: usize,
     states: Vec<Accumulator>,
     distinct: Vec<Option<DistinctSet>>,
@@ -167,7 +168,7 @@ impl GroupTable {
             .aggregates
             .iter()
             .map(|a| match (&a.arg, a.distinct) {
-                (Some(arg), true) => Ok(Some((KeyEncoder::new(&[arg.ty().arrow()])?, HashSet::new()))),
+                (Some(arg), true) => Ok(Some((KeyEncoder::new(&[arg.ty().arrow()])?, HashSet::default()))),
                 _ => Ok(None),
             })
             .collect::<Result<Vec<_>>>()?;
@@ -175,7 +176,7 @@ impl GroupTable {
             spec,
             ctx: ctx.clone(),
             encoder,
-            groups: HashMap::new(),
+            groups: HashMap::default(),
             group_count: 0,
             states,
             distinct,
@@ -219,7 +220,20 @@ impl GroupTable {
             .map(|e| conform(expr::evaluate(e, batch, &self.ctx)?, &e.ty()))
             .collect::<Result<Vec<ArrayRef>>>()?;
         let rows = encoder.encode(&keys)?;
-        rows.iter().map(|row| self.group_of(row.as_ref())).collect()
+        // Rows of one group often come together (lineitem by order key):
+        // a row with the previous row's key skips the hash lookup.
+        let mut ids = Vec::with_capacity(rows.num_rows());
+        let mut previous: Option<(&[u8], u32)> = None;
+        for row in rows.iter() {
+            let key = row.data();
+            let id = match previous {
+                Some((k, id)) if k == key => id,
+                _ => self.group_of(key)?,
+            };
+            previous = Some((key, id));
+            ids.push(id);
+        }
+        Ok(ids)
     }
 
     fn consume(&mut self, batch: &RecordBatch) -> Result<()> {

@@ -21,7 +21,6 @@
 //! left row with a NULL key is compared with every right row and any left
 //! row with the right rows having a NULL key; else FALSE.
 
-use std::collections::HashMap;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
 
@@ -29,11 +28,12 @@ use arrow_array::{Array, ArrayRef, BooleanArray, RecordBatch, UInt32Array, new_n
 use arrow_ord::cmp;
 
 use super::build::{as_bool, build, build_node};
+use super::hashing::{KeyIndex, NO_ROW};
 use super::join_keys;
 use super::metrics::MetricsNode;
 use super::pipeline::{BoxOp, Pipeline, Stage, Transform};
 use super::util::{KeyEncoder, any_null, arrow_err, concat, conform, make_batch, take_columns};
-use super::work_mem::{ENTRY_OVERHEAD_BYTES, Reservation};
+use super::work_mem::Reservation;
 use super::{ExecContext, check_interrupts, expr};
 use crate::error::{Result, SqlError, SqlState};
 use crate::plan::{Expr, JoinAlgorithm, JoinKind, Node, Plan, Schema};
@@ -41,7 +41,6 @@ use crate::types::DataType;
 
 /// Candidate pairs checked against the condition at once.
 const PAIR_CHUNK: usize = 16 * 1024;
-const NO_ROW: u32 = u32::MAX;
 
 pub fn build_join(plan: &Plan, ctx: &ExecContext) -> Result<(Pipeline, Arc<MetricsNode>)> {
     let Node::Join { left, right, kind, on, algorithm } = &plan.node else {
@@ -96,15 +95,13 @@ fn eval_keys(keys: &[Expr], types: &[DataType], batch: &RecordBatch, ctx: &ExecC
     keys.iter().zip(types).map(|(k, t)| conform(expr::evaluate(k, batch, ctx)?, t)).collect()
 }
 
-/// The right input, whole, with its rows chained by key.
+/// The right input, whole, with its rows indexed by key.
 struct BuildSide {
     batch: RecordBatch,
     keys: Vec<ArrayRef>,
     encoder: Option<KeyEncoder>,
-    /// Key → first row with it; `next[row]` → the next row with the same
-    /// key (ascending), or `NO_ROW`.
-    heads: HashMap<Box<[u8]>, u32>,
-    next: Vec<u32>,
+    /// Encoded key → the rows with it, ascending (`hashing::KeyIndex`).
+    index: Option<KeyIndex>,
     /// Rows with a NULL in some key (they match nothing; Mark needs them).
     null_key_rows: Vec<u32>,
 }
@@ -131,14 +128,7 @@ impl BuildSide {
             return Err(SqlError::new(SqlState::PROGRAM_LIMIT_EXCEEDED, "a hash join's build side exceeds 2^32 rows"));
         }
         let key_arrays = eval_keys(keys, types, &batch, ctx)?;
-        let mut side = BuildSide {
-            next: vec![NO_ROW; if keys.is_empty() { 0 } else { batch.num_rows() }],
-            batch,
-            keys: key_arrays,
-            encoder: None,
-            heads: HashMap::new(),
-            null_key_rows: Vec::new(),
-        };
+        let mut side = BuildSide { batch, keys: key_arrays, encoder: None, index: None, null_key_rows: Vec::new() };
         if !keys.is_empty() {
             side.index(types, &mut reservation, ctx)?;
         }
@@ -148,26 +138,12 @@ impl BuildSide {
     fn index(&mut self, types: &[DataType], reservation: &mut Reservation, ctx: &ExecContext) -> Result<()> {
         let encoder = KeyEncoder::new(&types.iter().map(|t| t.arrow()).collect::<Vec<_>>())?;
         let rows = encoder.encode(&self.keys)?;
-        reservation.grow(self.next.len() * 4)?;
+        check_interrupts(ctx)?;
         let nulls = any_null(&self.keys, rows.num_rows());
-        for i in (0..rows.num_rows()).rev() {
-            if i % super::BATCH_ROWS == 0 {
-                check_interrupts(ctx)?;
-            }
-            if nulls[i] {
-                self.null_key_rows.push(i as u32);
-                continue;
-            }
-            let key = rows.row(i);
-            match self.heads.get_mut(key.as_ref()) {
-                Some(head) => self.next[i] = std::mem::replace(head, i as u32),
-                None => {
-                    reservation.grow(key.as_ref().len() + ENTRY_OVERHEAD_BYTES)?;
-                    self.heads.insert(key.as_ref().into(), i as u32);
-                }
-            }
-        }
-        self.null_key_rows.reverse();
+        self.null_key_rows = (0..nulls.len() as u32).filter(|&i| nulls[i as usize]).collect();
+        let index = KeyIndex::new(rows, &nulls);
+        reservation.grow(index.memory_bytes())?;
+        self.index = Some(index);
         self.encoder = Some(encoder);
         Ok(())
     }
@@ -300,17 +276,11 @@ impl Probe {
         let lkeys = eval_keys(&self.left_keys, &self.key_types, left, ctx)?;
         let rows = encoder.encode(&lkeys)?;
         let nulls = any_null(&lkeys, n);
+        let index = self.build.index.as_ref().ok_or_else(|| SqlError::internal("a hash join without its index"))?;
         let build = &self.build;
-        let hits = (0..n).filter(|&i| !nulls[i]).flat_map(|i| {
-            let mut at = build.heads.get(rows.row(i).as_ref()).copied().unwrap_or(NO_ROW);
-            std::iter::from_fn(move || {
-                (at != NO_ROW).then(|| {
-                    let r = at;
-                    at = build.next[r as usize];
-                    (i as u32, r)
-                })
-            })
-        });
+        let hits = (0..n)
+            .filter(|&i| !nulls[i])
+            .flat_map(|i| index.matches(rows.row(i).data()).map(move |r| (i as u32, r)));
         self.evaluate(left, &lkeys, hits, false, &mut out, ctx)?;
         if self.kind == JoinKind::Mark && right_rows > 0 {
             // Pairs whose key comparison is NULL, for rows not yet TRUE.

@@ -136,6 +136,7 @@ pub trait SubqueryRunner: Send + Sync {
 mod accumulate;
 mod aggregate;
 mod build;
+mod hashing;
 mod index_join;
 mod join;
 mod join_keys;

@@ -18,6 +18,7 @@ use std::collections::{HashMap, HashSet};
 
 use arrow_array::{RecordBatch, UInt32Array};
 
+use super::hashing::FastState;
 use super::pipeline::{BoxOp, Operator};
 use super::util::{KeyEncoder, make_batch, take_columns};
 use super::work_mem::{ENTRY_OVERHEAD_BYTES, Reservation};
@@ -39,7 +40,7 @@ pub struct DistinctOp {
     input: BoxOp,
     schema: Schema,
     encoder: KeyEncoder,
-    seen: HashSet<Box<[u8]>>,
+    seen: HashSet<Box<[u8]>, FastState>,
     reservation: Reservation,
     ctx: ExecContext,
 }
@@ -50,7 +51,7 @@ impl DistinctOp {
             input,
             encoder: encoder(&schema)?,
             schema,
-            seen: HashSet::new(),
+            seen: HashSet::default(),
             reservation: Reservation::new("HashDistinct", ctx.work_mem),
             ctx: ctx.clone(),
         })
@@ -112,8 +113,8 @@ pub fn set_op(op: SetOpKind, all: bool, left: BoxOp, right: BoxOp, schema: Schem
             all,
             encoder: encoder(&schema)?,
             schema,
-            counts: HashMap::new(),
-            emitted: HashSet::new(),
+            counts: HashMap::default(),
+            emitted: HashSet::default(),
             reservation: Reservation::new(
                 if op == SetOpKind::Intersect { "HashSetOp Intersect" } else { "HashSetOp Except" },
                 ctx.work_mem,
@@ -132,9 +133,9 @@ struct SetFilterOp {
     encoder: KeyEncoder,
     schema: Schema,
     /// Right rows not yet paired with a left row, by row.
-    counts: HashMap<Box<[u8]>, u64>,
+    counts: HashMap<Box<[u8]>, u64, FastState>,
     /// Distinct forms: rows already emitted.
-    emitted: HashSet<Box<[u8]>>,
+    emitted: HashSet<Box<[u8]>, FastState>,
     reservation: Reservation,
     ctx: ExecContext,
 }
