@@ -16,9 +16,24 @@
 //! OR, and absorption `A OR (A AND B) = A`, in Kleene's logic), so NULLs
 //! give the same answer. Conjuncts are compared structurally (same
 //! columns, operators, literals and types).
+//!
+//! **Restrictions implied by an OR** (PostgreSQL's
+//! `extract_restriction_or_clauses`, orclauses.c). A WHERE conjunct that is
+//! an OR over several join inputs also filters each input whose columns
+//! every arm restricts: from `(A1 AND B1) OR (A2 AND B2)`, with `A1`, `A2`
+//! over input `a` only, the Filter gains `A1 OR A2`, which pushdown moves
+//! into `a`'s scan. The OR itself stays (the new conjunct is implied by
+//! it, so the result is the same: where the OR is TRUE some arm is TRUE,
+//! and so is that arm's part). TPC-H Q19 filters part and lineitem before
+//! joining them, and Q7 its two nations (`n1.n_name = 'FRANCE' AND
+//! n2.n_name = 'GERMANY' OR ...`), instead of joining everything first.
+//! The inputs are the leaves of the inner-join tree right below the Filter
+//! (before pushdown, the FROM list), as ranges of its columns.
 
-use super::util::{bool_lit, children_mut, conjoin, conjuncts, node_exprs_mut, plan_children_mut};
-use crate::plan::{BinaryOp, Expr, Plan};
+use std::ops::Range;
+
+use super::util::{bool_lit, children_mut, columns_used, conjoin, conjuncts, has_subquery, node_exprs_mut, plan_children_mut};
+use crate::plan::{BinaryOp, Expr, JoinKind, Node, Plan};
 
 /// Factors every OR in `plan`, its children and its subqueries.
 pub fn factor_plan(mut plan: Plan) -> Plan {
@@ -33,6 +48,56 @@ fn factor_in_place(plan: &mut Plan) {
     for e in node_exprs_mut(&mut plan.node) {
         factor_expr(e);
     }
+    if let Node::Filter { input, predicate } = &mut plan.node {
+        let mut leaves = Vec::new();
+        join_leaves(input, 0, &mut leaves);
+        if leaves.len() > 1 {
+            let implied = implied_restrictions(predicate, &leaves);
+            if let Some(all) = conjoin(std::iter::once(predicate.clone()).chain(implied).collect()) {
+                *predicate = all;
+            }
+        }
+    }
+}
+
+/// The column ranges of the inputs of the inner-join tree at `plan`.
+fn join_leaves(plan: &Plan, start: usize, out: &mut Vec<Range<usize>>) {
+    match &plan.node {
+        Node::Join { left, right, kind: JoinKind::Inner, .. } => {
+            join_leaves(left, start, out);
+            join_leaves(right, start + left.schema.len(), out);
+        }
+        _ => out.push(start..start + plan.schema.len()),
+    }
+}
+
+/// For each OR conjunct of `predicate` and each leaf whose columns every
+/// arm restricts, the OR of those restrictions (see the module doc).
+fn implied_restrictions(predicate: &Expr, leaves: &[Range<usize>]) -> Vec<Expr> {
+    let mut out = Vec::new();
+    for c in conjuncts(predicate.clone()) {
+        if !matches!(c, Expr::Binary { op: BinaryOp::Or, .. }) || has_subquery(&c) {
+            continue;
+        }
+        let mut flat = Vec::new();
+        disjuncts(c.clone(), &mut flat);
+        let arms: Vec<Vec<Expr>> = flat.into_iter().map(conjuncts).collect();
+        for leaf in leaves {
+            let within = |e: &Expr| {
+                let cols = columns_used(e);
+                !cols.is_empty() && cols.iter().all(|i| leaf.contains(i))
+            };
+            let parts: Vec<Option<Expr>> =
+                arms.iter().map(|arm| conjoin(arm.iter().filter(|e| within(e)).cloned().collect())).collect();
+            if parts.iter().all(Option::is_some) {
+                let implied = factor_or(disjoin(parts.into_iter().flatten().collect()).unwrap_or_else(|| bool_lit(None)));
+                if implied != c && !out.contains(&implied) {
+                    out.push(implied);
+                }
+            }
+        }
+    }
+    out
 }
 
 /// Bottom-up: inner ORs first, so an outer OR sees its arms factored.
@@ -123,6 +188,34 @@ mod tests {
         let mut got = or(Expr::and(a.clone(), eq(col(1), lit(2))), a.clone());
         factor_expr(&mut got);
         assert_eq!(got, a);
+    }
+
+    fn scan(width: usize) -> Plan {
+        let field = |i: usize| crate::plan::Field {
+            name: format!("c{i}"),
+            qualifier: None,
+            ty: DataType::Int32,
+            nullable: true,
+        };
+        crate::optimizer::util::empty(std::sync::Arc::new((0..width).map(field).collect()))
+    }
+
+    #[test]
+    fn an_or_over_two_inputs_restricts_each_input_every_arm_restricts() {
+        // Inputs a (c0, c1) and b (c2, c3); WHERE (c0 = 1 AND c2 = 2 AND c1 = c3) OR (c0 = 3 AND c3 = 4)
+        let join = crate::optimizer::util::mk_join(scan(2), scan(2), JoinKind::Inner, None);
+        let arm1 = Expr::and(Expr::and(eq(col(0), lit(1)), eq(col(2), lit(2))), eq(col(1), col(3)));
+        let arm2 = Expr::and(eq(col(0), lit(3)), eq(col(3), lit(4)));
+        let where_ = or(arm1, arm2);
+        let plan = crate::optimizer::util::mk_filter(join, where_.clone());
+        let got = factor_plan(plan);
+        let Node::Filter { predicate, .. } = &got.node else { panic!("not a filter") };
+        let want = conjoin(vec![
+            where_,
+            or(eq(col(0), lit(1)), eq(col(0), lit(3))),
+            or(eq(col(2), lit(2)), eq(col(3), lit(4))),
+        ]);
+        assert_eq!(Some(predicate.clone()), want);
     }
 
     #[test]
