@@ -33,6 +33,7 @@ mod physical;
 mod prune;
 mod pushdown;
 mod reorder;
+mod semipush;
 pub mod rules;
 pub mod util;
 

@@ -29,7 +29,19 @@ use crate::plan::{Access, BinaryOp, Cost, Expr, JoinAlgorithm, JoinKind, Node, P
 use crate::types::DataType;
 
 /// Plans `plan` bottom-up (see the module doc).
-pub fn physical(mut plan: Plan, ctx: &OptimizerContext<'_>) -> Result<Plan> {
+pub fn physical(plan: Plan, ctx: &OptimizerContext<'_>) -> Result<Plan> {
+    // A Semi/Anti join may also run inside its left input's inner-join
+    // tree (`semipush.rs`): both are planned and the cheaper kept.
+    if let Some(pushed) = super::semipush::pushed(&plan) {
+        let pushed = physical(pushed, ctx)?;
+        let here = physical_here(plan, ctx)?;
+        let objective = |p: &Plan| p.est.cost.host + p.est.cost.device;
+        return Ok(if objective(&pushed) < objective(&here) { pushed } else { here });
+    }
+    physical_here(plan, ctx)
+}
+
+fn physical_here(mut plan: Plan, ctx: &OptimizerContext<'_>) -> Result<Plan> {
     optimize_subqueries(&mut plan, ctx)?;
     if super::reorder::is_unplanned_inner(&plan) {
         let ordered = super::reorder::reorder(plan, ctx, &mut |leaf| physical(leaf, ctx))?;
