@@ -134,7 +134,14 @@ pub fn job(a: JobArgs) -> Result<()> {
     if queries.is_empty() {
         bail!("--queries: none of {:?} is a JOB query in {}", a.queries, dir.display());
     }
-    let w = Workload { name: "job", tables: tables(&cache.csv), db: cache.db, queries, pg_setup: vec![], ndpdb_setup: vec![] };
+    let w = Workload {
+        name: "job",
+        tables: tables(&cache.csv),
+        db: cache.db,
+        queries,
+        pg_setup: vec![],
+        ndpdb_setup: vec![],
+    };
     let mut h = h.clone();
     h.engines.retain(|e| e != "duckdb");
     run_workload(&w, &h, &report)

@@ -33,8 +33,8 @@ mod physical;
 mod prune;
 mod pushdown;
 mod reorder;
-mod semipush;
 pub mod rules;
+mod semipush;
 pub mod util;
 
 use crate::catalog::{Catalog, TableDef};

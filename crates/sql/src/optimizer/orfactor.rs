@@ -32,7 +32,9 @@
 
 use std::ops::Range;
 
-use super::util::{bool_lit, children_mut, columns_used, conjoin, conjuncts, has_subquery, node_exprs_mut, plan_children_mut};
+use super::util::{
+    bool_lit, children_mut, columns_used, conjoin, conjuncts, has_subquery, node_exprs_mut, plan_children_mut,
+};
 use crate::plan::{BinaryOp, Expr, JoinKind, Node, Plan};
 
 /// Factors every OR in `plan`, its children and its subqueries.
@@ -90,7 +92,8 @@ fn implied_restrictions(predicate: &Expr, leaves: &[Range<usize>]) -> Vec<Expr> 
             let parts: Vec<Option<Expr>> =
                 arms.iter().map(|arm| conjoin(arm.iter().filter(|e| within(e)).cloned().collect())).collect();
             if parts.iter().all(Option::is_some) {
-                let implied = factor_or(disjoin(parts.into_iter().flatten().collect()).unwrap_or_else(|| bool_lit(None)));
+                let implied =
+                    factor_or(disjoin(parts.into_iter().flatten().collect()).unwrap_or_else(|| bool_lit(None)));
                 if implied != c && !out.contains(&implied) {
                     out.push(implied);
                 }

@@ -101,8 +101,7 @@ mod tests {
     use crate::types::DataType;
 
     fn input(width: usize) -> Plan {
-        let field =
-            |i: usize| Field { name: format!("c{i}"), qualifier: None, ty: DataType::Int32, nullable: true };
+        let field = |i: usize| Field { name: format!("c{i}"), qualifier: None, ty: DataType::Int32, nullable: true };
         empty(Arc::new((0..width).map(field).collect()))
     }
     fn eq(a: usize, b: usize) -> Expr {
