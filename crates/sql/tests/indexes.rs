@@ -4,39 +4,14 @@
 //! after commit (a child process aborts; the parent reopens and looks up).
 
 use std::path::Path;
-use std::sync::Arc;
 
-use ndpdb_sql::session::{Engine, EngineOptions, Session, StatementResult};
+use ndpdb_sql::SqlState;
+use ndpdb_sql::session::Session;
 use ndpdb_sql::types::Value;
-use ndpdb_sql::types::format::pg_text;
-use ndpdb_sql::{SqlError, SqlState};
 
-fn engine(dir: &Path) -> Arc<Engine> {
-    let opts = EngineOptions { dir: dir.to_path_buf(), capacity_mib: Some(64), ..EngineOptions::default() };
-    Engine::open(&opts).expect("open")
-}
+mod session_support;
 
-fn ok(s: &mut Session, sql: &str) -> StatementResult {
-    let mut rs = s.run(sql);
-    let last = rs.pop().expect("a result");
-    for r in rs {
-        r.unwrap_or_else(|e| panic!("{sql}: {e:?}"));
-    }
-    last.unwrap_or_else(|e| panic!("{sql}: {e:?}"))
-}
-
-fn err(s: &mut Session, sql: &str) -> SqlError {
-    s.run(sql).into_iter().find_map(Result::err).unwrap_or_else(|| panic!("{sql}: expected an error"))
-}
-
-fn text(r: &StatementResult) -> Vec<String> {
-    r.rows
-        .iter()
-        .map(|row| {
-            row.iter().map(|v| if v.is_null() { "NULL".to_string() } else { pg_text(v) }).collect::<Vec<_>>().join("|")
-        })
-        .collect()
-}
+use session_support::{engine, err, ok, text};
 
 fn plan(s: &mut Session, sql: &str) -> String {
     text(&ok(s, &format!("EXPLAIN {sql}"))).join("\n")

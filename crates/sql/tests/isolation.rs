@@ -6,7 +6,8 @@
 //! transaction fails with which error class (40001, 40P01).
 //!
 //! The translation and the runner are in `isolation_runner/`. Outcomes are
-//! compared after the same normalization `anomalies_vs_postgres.rs` applies
+//! compared after the normalization `anomalies_vs_postgres.rs` also applies
+//! (`crates/txn/tests/transcript/`, shared)
 //! (error classes, "ended"), since SQL's messages are PostgreSQL's, not the
 //! transaction layer's.
 //!
@@ -15,8 +16,12 @@
 //! test checks that it still differs (so the list cannot go stale).
 
 mod isolation_runner;
+#[path = "../../txn/tests/transcript/mod.rs"]
+mod transcript;
 
 use std::path::{Path, PathBuf};
+
+use transcript::{parse_transcript, side_by_side};
 
 /// Scripts whose outcome through SQL differs from their golden file, and
 /// why. Each is checked to still differ.
@@ -28,42 +33,6 @@ const KNOWN_DIFFERENCES: &[(&str, &str)] = &[(
      (checked with enable_indexscan and enable_bitmapscan off: t1 fails, at its UPDATE). The golden \
      outcome needs tuple-level reads from a primary-key index scan (Txn::get): remove this entry then",
 )];
-
-/// One line of a transcript: a statement and its normalized outcome, or a
-/// blocked statement that a later line let finish.
-type Transcript = Vec<String>;
-
-/// A transcript in the golden files' format, normalized.
-fn parse_transcript(out: &str) -> Transcript {
-    let mut lines = out.lines();
-    let mut t = Vec::new();
-    while let Some(line) = lines.next() {
-        if line.is_empty() || line.starts_with('#') {
-            continue;
-        }
-        if let Some(ev) = line.strip_prefix("  ")
-            && let Some((who, rest)) = ev.split_once(" unblocked: ")
-            && let Some((stmt, result)) = rest.split_once(" -> ")
-        {
-            t.push(format!("  {who} unblocked: {stmt} -> {}", isolation_runner::normalize(result)));
-            continue;
-        }
-        let result = lines.next().and_then(|r| r.strip_prefix("  -> ")).unwrap_or("(no result line)");
-        t.push(format!("{line} -> {}", isolation_runner::normalize(result)));
-    }
-    t
-}
-
-fn side_by_side(sql: &Transcript, golden: &Transcript) -> String {
-    let width = sql.iter().map(|l| l.len()).max().unwrap_or(0).max("SQL".len());
-    let mut s = format!("    {:width$} | golden\n", "SQL");
-    for i in 0..sql.len().max(golden.len()) {
-        let a = sql.get(i).map_or("", |l| l.as_str());
-        let b = golden.get(i).map_or("", |l| l.as_str());
-        s.push_str(&format!("{} {a:width$} | {b}\n", if a == b { "   " } else { "!!!" }));
-    }
-    s
-}
 
 fn scripts() -> Vec<PathBuf> {
     let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("../txn/tests/scripts");
@@ -97,10 +66,11 @@ fn isolation_scripts_in_sql() {
             (true, Some(_)) => {
                 failures.push(format!("{name} now matches its golden file: remove it from KNOWN_DIFFERENCES"))
             }
-            (false, None) => {
-                failures.push(format!("{name} differs from its golden file:\n{}", side_by_side(&got, &want)))
+            (false, None) => failures
+                .push(format!("{name} differs from its golden file:\n{}", side_by_side(&got, &want, "SQL", "golden"))),
+            (false, Some((_, why))) => {
+                eprintln!("known difference ({why}) {name}:\n{}", side_by_side(&got, &want, "SQL", "golden"))
             }
-            (false, Some((_, why))) => eprintln!("known difference ({why}) {name}:\n{}", side_by_side(&got, &want)),
         }
     }
     eprintln!("{passed} of {} isolation scripts pass whole through SQL", scripts.len());

@@ -1,38 +1,12 @@
 //! The engine end to end through a session: DDL, DML, queries, transactions
 //! and their failure states, settings, EXPLAIN, reopen.
 
-use ndpdb_sql::session::{Engine, EngineOptions, Session, StatementResult, TxnStatus};
-use ndpdb_sql::types::format::pg_text;
-use ndpdb_sql::{SqlError, SqlState};
+use ndpdb_sql::SqlState;
+use ndpdb_sql::session::TxnStatus;
 
-fn engine(dir: &std::path::Path) -> std::sync::Arc<Engine> {
-    let opts = EngineOptions { dir: dir.to_path_buf(), capacity_mib: Some(64), ..EngineOptions::default() };
-    Engine::open(&opts).expect("open")
-}
+mod session_support;
 
-/// Runs `sql`, returning the last statement's result; panics on error.
-fn ok(s: &mut Session, sql: &str) -> StatementResult {
-    let mut rs = s.run(sql);
-    let last = rs.pop().expect("a result");
-    for r in rs {
-        r.unwrap_or_else(|e| panic!("{sql}: {e:?}"));
-    }
-    last.unwrap_or_else(|e| panic!("{sql}: {e:?}"))
-}
-
-fn err(s: &mut Session, sql: &str) -> SqlError {
-    s.run(sql).into_iter().find_map(Result::err).unwrap_or_else(|| panic!("{sql}: expected an error"))
-}
-
-/// The rows as psql's text, one string per row, cells joined by `|`.
-fn text(r: &StatementResult) -> Vec<String> {
-    r.rows
-        .iter()
-        .map(|row| {
-            row.iter().map(|v| if v.is_null() { "NULL".to_string() } else { pg_text(v) }).collect::<Vec<_>>().join("|")
-        })
-        .collect()
-}
+use session_support::{engine, err, ok, text};
 
 #[test]
 fn create_insert_select_with_filters_joins_and_aggregates() {

@@ -41,6 +41,7 @@
 //! PostgreSQL half is skipped with a message.
 
 mod script_runner;
+mod transcript;
 
 use std::collections::{BTreeMap, HashMap};
 use std::path::Path;
@@ -48,6 +49,7 @@ use std::sync::mpsc::{Receiver, RecvTimeoutError, Sender, channel};
 use std::time::{Duration, Instant};
 
 use ndpdb_baseline::postgres::{PgError, PgServer, Session};
+use transcript::{Transcript, normalize, parse_transcript, side_by_side};
 
 /// Scripts whose ndpdb outcome differs from PostgreSQL's, and why. Each is
 /// checked to still differ; its script carries the same explanation.
@@ -89,7 +91,7 @@ fn anomalies_match_postgresql() {
         let known = KNOWN_DIFFERENCES.iter().find(|(n, _)| *n == name);
         let marked = text.contains("# DIFFERS FROM POSTGRESQL:");
         let same = ndpdb == pg;
-        let report = || format!("{name}:\n{}", side_by_side(&ndpdb, &pg));
+        let report = || format!("{name}:\n{}", side_by_side(&ndpdb, &pg, "ndpdb", "PostgreSQL"));
         match (same, known) {
             (true, None) if !marked => eprintln!("{name}: same as PostgreSQL\n    {}", pg.join("\n    ")),
             (true, None) => failures.push(format!("{name} matches PostgreSQL but its script says it differs")),
@@ -107,63 +109,6 @@ fn anomalies_match_postgresql() {
     server.stop().expect("stopping PostgreSQL");
     eprintln!("{} scripts on ndpdb and PostgreSQL in {:.1?}", scripts.len(), t0.elapsed());
     assert!(failures.is_empty(), "{}", failures.join("\n\n"));
-}
-
-/// One line of a transcript: a statement and its normalized outcome, or a
-/// blocked statement that a later line let finish.
-type Transcript = Vec<String>;
-
-/// The runner's transcript (what a `.golden` file holds), normalized.
-fn parse_transcript(out: &str) -> Transcript {
-    let mut lines = out.lines();
-    let mut t = Vec::new();
-    while let Some(line) = lines.next() {
-        if line.is_empty() || line.starts_with('#') {
-            continue;
-        }
-        if let Some(rest) = line.strip_prefix("  -> ") {
-            panic!("a result without a statement: {rest}");
-        }
-        if let Some(ev) = line.strip_prefix("  ") {
-            let (who, rest) = ev.split_once(" unblocked: ").expect("an unblock line");
-            let (stmt, result) = rest.split_once(" -> ").expect("an unblocked result");
-            t.push(format!("  {who} unblocked: {stmt} -> {}", normalize(result)));
-            continue;
-        }
-        let result = lines.next().and_then(|r| r.strip_prefix("  -> ")).expect("a result line");
-        t.push(format!("{line} -> {}", normalize(result)));
-    }
-    t
-}
-
-/// One outcome in the words both sides share; error classes by SQLSTATE.
-fn normalize(raw: &str) -> String {
-    let e = raw.strip_prefix("error: ").unwrap_or(raw);
-    if e.starts_with("could not serialize access") {
-        "serialization failure (40001)".into()
-    } else if e.starts_with("deadlock detected") {
-        "deadlock (40P01)".into()
-    } else if e.starts_with("the transaction has ended")
-        || e.starts_with("the session has ended")
-        || e.starts_with("current transaction is aborted")
-    {
-        "ended".into()
-    } else if e.contains("does not exist in this transaction's snapshot") {
-        "not found".into()
-    } else {
-        raw.into()
-    }
-}
-
-fn side_by_side(ndpdb: &Transcript, pg: &Transcript) -> String {
-    let width = ndpdb.iter().map(|l| l.len()).max().unwrap_or(0).max("ndpdb".len());
-    let mut s = format!("    {:width$} | PostgreSQL\n", "ndpdb");
-    for i in 0..ndpdb.len().max(pg.len()) {
-        let a = ndpdb.get(i).map_or("", |l| l.as_str());
-        let b = pg.get(i).map_or("", |l| l.as_str());
-        s.push_str(&format!("{} {a:width$} | {b}\n", if a == b { "   " } else { "!!!" }));
-    }
-    s
 }
 
 /// Where a PostgreSQL session's transaction stands.

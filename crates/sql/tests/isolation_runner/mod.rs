@@ -28,7 +28,6 @@ use std::time::{Duration, Instant};
 
 use ndpdb_sql::SqlError;
 use ndpdb_sql::session::{Engine, EngineOptions, StatementResult, WaitProbe};
-pub use translate::normalize;
 use translate::{READ_MODES, Sql, Translator, outcome};
 
 /// A statement neither finished nor waiting for a tuple lock after this

@@ -142,23 +142,3 @@ pub fn outcome(words: &[&str], r: &StatementResult) -> Result<String, String> {
         other => return Err(format!("no outcome for {other:?}")),
     })
 }
-
-/// One outcome in the words the golden files and PostgreSQL share; error
-/// classes by SQLSTATE's message (as `anomalies_vs_postgres.rs` does).
-pub fn normalize(raw: &str) -> String {
-    let e = raw.strip_prefix("error: ").unwrap_or(raw);
-    if e.starts_with("could not serialize access") {
-        "serialization failure (40001)".into()
-    } else if e.starts_with("deadlock detected") {
-        "deadlock (40P01)".into()
-    } else if e.starts_with("the transaction has ended")
-        || e.starts_with("the session has ended")
-        || e.starts_with("current transaction is aborted")
-    {
-        "ended".into()
-    } else if e.contains("does not exist in this transaction's snapshot") {
-        "not found".into()
-    } else {
-        raw.into()
-    }
-}
