@@ -278,6 +278,12 @@ impl Session {
     /// Runs a statement inside the session's transaction, or inside an
     /// implicit one that commits when the statement succeeds.
     fn in_transaction(&mut self, stmt: Statement) -> Result<StatementResult> {
+        self.statement_in_txn(|s| s.execute_in_txn(stmt))
+    }
+
+    /// Runs `f` as one statement of the session's transaction, or of an
+    /// implicit one that commits when `f` succeeds (prepared statements too).
+    fn statement_in_txn(&mut self, f: impl FnOnce(&mut Session) -> Result<StatementResult>) -> Result<StatementResult> {
         let implicit = self.txn.is_none();
         if implicit {
             self.txn = Some(self.open_txn(false, self.settings.default_isolation)?);
@@ -286,7 +292,7 @@ impl Session {
             t.txn.begin_statement();
             t.statements += 1;
         }
-        let r = self.execute_in_txn(stmt);
+        let r = f(self);
         if implicit && r.is_ok() {
             self.commit()?;
         }

@@ -5,9 +5,11 @@
 //!
 //! - [`FastState`], a `BuildHasher` for `HashMap`s keyed by such bytes:
 //!   eight bytes at a time, multiply and rotate, a final avalanche. The
-//!   standard SipHash is built to resist chosen collisions from untrusted
-//!   clients; here every key comes from the database's own rows, and
-//!   SipHash cost a tenth of TPC-H Q21's time.
+//!   standard SipHash is keyed to resist chosen collisions; this hash is
+//!   not (as PostgreSQL's `hash_any` is not): a user who stores keys
+//!   chosen to collide makes a join or aggregation slow, never wrong,
+//!   since every match compares the encoded bytes. SipHash cost a tenth of
+//!   TPC-H Q21's time.
 //! - [`KeyIndex`], a hash join's build side indexed by key without a map
 //!   entry (nor an allocation) per key:
 //!

@@ -82,19 +82,7 @@ impl Session {
     }
 
     fn run_cached(&mut self, p: &mut Prepared, params: Arc<Vec<Value>>) -> Result<StatementResult> {
-        let implicit = self.txn.is_none();
-        if implicit {
-            self.txn = Some(self.open_txn(false, self.settings.default_isolation)?);
-        }
-        if let Some(t) = &mut self.txn {
-            t.txn.begin_statement();
-            t.statements += 1;
-        }
-        let r = self.query_cached(p, params);
-        if implicit && r.is_ok() {
-            self.commit()?;
-        }
-        r
+        self.statement_in_txn(|s| s.query_cached(p, params))
     }
 
     fn query_cached(&mut self, p: &mut Prepared, params: Arc<Vec<Value>>) -> Result<StatementResult> {
