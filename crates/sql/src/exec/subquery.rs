@@ -156,6 +156,15 @@ impl MemoSubqueryRunner {
                     .zip(plan.schema.iter())
                     .map(|(c, f)| Ok(Expr::Literal { value: value_at(c.as_ref(), i)?, ty: f.ty }))
                     .collect::<Result<Vec<_>>>()?;
+                // A value whose own type is not the column's (the plan's
+                // schema and its arrays may differ in width): keep the scan.
+                let exact = row.iter().all(|e| match e {
+                    Expr::Literal { value, ty } => value.is_null() || same_kind(value.data_type(), *ty),
+                    _ => false,
+                });
+                if !exact {
+                    return Ok(());
+                }
                 rows.push(row);
             }
         }
@@ -337,4 +346,12 @@ fn expr_reads_outer(e: &Expr) -> bool {
 
 fn has_scan(plan: &Plan) -> bool {
     matches!(plan.node, Node::Scan { .. }) || plan.children().into_iter().any(has_scan)
+}
+
+/// Whether a value of type `a` is one of column type `b` (text types are
+/// one kind; numeric ones of any precision and scale another).
+fn same_kind(a: crate::types::DataType, b: crate::types::DataType) -> bool {
+    use crate::types::DataType as T;
+    let text = |t: T| matches!(t, T::Text | T::Varchar(_) | T::Char(_));
+    (text(a) && text(b)) || std::mem::discriminant(&a) == std::mem::discriminant(&b)
 }
