@@ -21,7 +21,7 @@ use crate::plan::{AggregateExpr, Expr};
 use crate::types::DataType;
 
 /// The state of aggregate mode.
-#[derive(Debug, Clone)]
+#[derive(Debug, Clone, Default)]
 pub struct AggContext {
     /// The FROM (and WHERE) scope the keys and arguments are bound over.
     pub input: Scope,
@@ -65,7 +65,120 @@ impl AggContext {
     }
 }
 
+/// An enclosing query as a subquery inside it sees it: what it was
+/// binding when it entered the subquery.
+///
+/// ```text
+///  SELECT a, (SELECT sum(t.b) FROM u LIMIT 1) FROM t GROUP BY a
+///             └ sum(t.b) reads only t (level 0): it is t's aggregate,
+///               agg j of t's Aggregate; the subquery reads Outer{1, keys + j}
+/// ```
+///
+/// The aggregate is taken out of the enclosing query's [`AggContext`]
+/// while the subquery binds, and put back with what the subquery added.
+/// In a query that is not aggregated, it makes the query aggregated
+/// (select list, ORDER BY: the binder retries, `Binder::needs_agg`) or is
+/// 42803 (WHERE, ON, GROUP BY), as in PostgreSQL.
+#[derive(Debug)]
+pub struct Level {
+    /// Its position in `Binder::outer`.
+    pub at: usize,
+    pub agg: Option<AggContext>,
+    pub clause: &'static str,
+}
+
 impl Binder<'_> {
+    /// Makes `ctx` the innermost enclosing query of a subquery.
+    pub(crate) fn enter_subquery(&mut self, ctx: &mut ExprCtx) {
+        let agg = ctx.agg.as_deref_mut().map(std::mem::take);
+        self.levels.push(Level { at: self.outer.len(), agg, clause: ctx.clause });
+        self.outer.push(ctx.scope.clone());
+    }
+
+    /// Undoes [`Binder::enter_subquery`], keeping the aggregates the
+    /// subquery gave the enclosing query.
+    pub(crate) fn leave_subquery(&mut self, ctx: &mut ExprCtx) {
+        self.outer.pop();
+        if let Some(level) = self.levels.pop()
+            && let (Some(slot), Some(agg)) = (ctx.agg.as_deref_mut(), level.agg)
+        {
+            *slot = agg;
+        }
+    }
+
+    /// How many query levels out the nearest column `e` names is (0: this
+    /// one), not looking into subqueries; None without columns.
+    fn nearest_level(&self, scope: &Scope, e: &ast::Expr) -> Option<usize> {
+        let mut nearest: Option<usize> = None;
+        let mut visit = |x: &ast::Expr| {
+            let (q, name) = match x {
+                ast::Expr::Identifier(id) => (None, super::ident(id)),
+                ast::Expr::CompoundIdentifier(parts) if parts.len() >= 2 => {
+                    (Some(super::ident(&parts[parts.len() - 2])), super::ident(&parts[parts.len() - 1]))
+                }
+                _ => return,
+            };
+            let found = |s: &Scope| s.find(q.as_deref(), &name).ok().flatten().is_some();
+            let d = if found(scope) { 0 } else { self.outer.iter().rev().position(found).map_or(0, |d| d + 1) };
+            nearest = Some(nearest.map_or(d, |n| n.min(d)));
+        };
+        visit_ast(e, &mut visit);
+        nearest
+    }
+
+    /// An aggregate call whose arguments (and FILTER) read only enclosing
+    /// queries' columns, bound as its nearest such query's aggregate
+    /// ([`Level`]); None when it is this query's.
+    pub(crate) fn outer_aggregate(&mut self, f: &ast::Function, scope: &Scope) -> Result<Option<Expr>> {
+        if self.outer.is_empty() {
+            return Ok(None);
+        }
+        let args = super::functions::call_args(f)?;
+        let parts: Vec<&ast::Expr> = args.into_iter().flatten().chain(f.filter.as_deref()).collect();
+        let levels: Vec<Option<usize>> = parts.iter().map(|e| self.nearest_level(scope, e)).collect();
+        let Some(depth) = levels.iter().flatten().copied().min() else { return Ok(None) };
+        if depth == 0 {
+            return Ok(None);
+        }
+        let at = self.outer.len() - depth;
+        let Some(pos) = self.levels.iter().rposition(|l| l.at == at) else { return Ok(None) };
+        let clause = self.levels[pos].clause;
+        let Some(mut agg) = self.levels[pos].agg.take() else {
+            if matches!(clause, "SELECT" | "ORDER BY") {
+                self.needs_agg = Some(at);
+            }
+            return Err(SqlError::new(
+                SqlState::GROUPING_ERROR,
+                format!("aggregate functions are not allowed in {clause}"),
+            ));
+        };
+        // Bound where it belongs: over that query's input, seeing only the
+        // queries around that one.
+        let inner_outer = self.outer.split_off(at);
+        let inner_levels = self.levels.split_off(pos);
+        let bound = self.aggregate(f, &agg.input);
+        self.outer.extend(inner_outer);
+        self.levels.extend(inner_levels);
+        let a = match bound {
+            Ok(a) => a,
+            Err(e) => {
+                self.levels[pos].agg = Some(agg);
+                return Err(e);
+            }
+        };
+        let ty = a.ty;
+        let j = match agg.aggregates.iter().position(|x| *x == a) {
+            Some(j) => j,
+            None => {
+                agg.aggregates.push(a);
+                agg.aggregates.len() - 1
+            }
+        };
+        let index = agg.groups.len() + j;
+        self.levels[pos].agg = Some(agg);
+        Ok(Some(Expr::Outer { depth, index, ty }))
+    }
+
     /// In aggregate mode: `e` as an aggregate or group-key column, a
     /// constant, or None (bind structurally).
     pub(crate) fn agg_expr(&mut self, e: &ast::Expr, ctx: &mut ExprCtx) -> Result<Option<Expr>> {
@@ -75,6 +188,9 @@ impl Binder<'_> {
             && f.over.is_none()
             && is_aggregate(&object_name(&f.name)?)
         {
+            if let Some(outer) = self.outer_aggregate(f, &input)? {
+                return Ok(Some(outer));
+            }
             let a = self.aggregate(f, &input)?;
             let Some(agg) = ctx.agg.as_deref_mut() else { return Ok(None) };
             let ty = a.ty;
@@ -87,8 +203,11 @@ impl Binder<'_> {
             };
             return Ok(Some(Expr::Column { index: agg.groups.len() + j, ty }));
         }
-        if contains(e, &|x| is_aggregate_call(x) || is_subquery(x)) {
+        if contains(e, &is_aggregate_call) {
             return Ok(None);
+        }
+        if contains(e, &is_subquery) {
+            return Ok(self.subquery_key(e, &input, ctx));
         }
         let plain = self.expr(e, &mut ExprCtx::new(&input, ctx.clause))?;
         let Some(agg) = ctx.agg.as_deref() else { return Ok(None) };
@@ -111,6 +230,21 @@ impl Binder<'_> {
     }
 }
 
+impl Binder<'_> {
+    /// A group key holding a subquery (`GROUP BY (SELECT ..)`, or an
+    /// expression with one): the expression bound over the input as the
+    /// key was, and matched with the keys; None binds it structurally
+    /// (a bare column in it is then 42803).
+    fn subquery_key(&mut self, e: &ast::Expr, input: &Scope, ctx: &ExprCtx) -> Option<Expr> {
+        let saved = self.needs_agg;
+        let plain = self.expr(e, &mut ExprCtx::new(input, ctx.clause));
+        self.needs_agg = saved;
+        let plain = plain.ok()?;
+        let k = ctx.agg.as_deref()?.groups.iter().position(|g| *g == plain)?;
+        Some(Expr::Column { index: k, ty: plain.ty() })
+    }
+}
+
 fn is_aggregate_call(e: &ast::Expr) -> bool {
     matches!(e, ast::Expr::Function(f) if f.over.is_none()
         && object_name(&f.name).map(|n| is_aggregate(&n)).unwrap_or(false))
@@ -130,6 +264,14 @@ fn is_subquery(e: &ast::Expr) -> bool {
 /// Does `e` contain an aggregate call (not looking into subqueries)?
 pub fn contains_aggregate(e: &ast::Expr) -> bool {
     contains(e, &is_aggregate_call)
+}
+
+/// Visits `e` and the expressions under it (not inside subqueries).
+fn visit_ast(e: &ast::Expr, f: &mut dyn FnMut(&ast::Expr)) {
+    f(e);
+    for c in children(e) {
+        visit_ast(c, f);
+    }
 }
 
 /// Does `e` or an expression under it (not inside subqueries) satisfy `p`?

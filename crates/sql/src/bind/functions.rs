@@ -59,6 +59,9 @@ impl Binder<'_> {
             return Err(SqlError::unsupported("window functions are not supported yet"));
         }
         if is_aggregate(&name) {
+            if let Some(outer) = self.outer_aggregate(f, ctx.scope)? {
+                return Ok(outer);
+            }
             let message = if ctx.clause == "aggregate" {
                 "aggregate function calls cannot be nested".to_string()
             } else {

@@ -42,7 +42,10 @@
 //! binds its argument over the FROM scope and becomes a column of the
 //! Aggregate node's output (group keys first, then aggregates); any other
 //! expression that equals a bound GROUP BY key becomes that key's column;
-//! a bare column that is neither is error 42803.
+//! a bare column that is neither is error 42803. An aggregate whose
+//! arguments read only enclosing queries' columns belongs to the nearest
+//! of those queries (SQL's rule, [`aggregate::Level`]): it is added to
+//! that query's Aggregate and the subquery reads it as an outer reference.
 //!
 //! ## Types
 //!
@@ -220,6 +223,13 @@ pub struct Binder<'a> {
     pub(crate) params: Vec<DataType>,
     /// Scopes of the enclosing queries, innermost last.
     pub(crate) outer: Vec<scope::Scope>,
+    /// What the enclosing queries were binding when they entered a
+    /// subquery (their aggregate state and clause), innermost last.
+    pub(crate) levels: Vec<aggregate::Level>,
+    /// Set with the 42803 of an outer-level aggregate found in a query
+    /// that is not aggregated (yet): the query at this level retries in
+    /// aggregate mode, as PostgreSQL makes it aggregated.
+    pub(crate) needs_agg: Option<usize>,
     /// CTEs visible here, innermost last (name, query, column aliases).
     pub(crate) ctes: Vec<(String, ast::Query, Vec<String>)>,
     /// Views being expanded (guards against a view that names itself).
@@ -228,7 +238,15 @@ pub struct Binder<'a> {
 
 impl<'a> Binder<'a> {
     pub fn new(catalog: &'a dyn Catalog, opts: &BindOptions) -> Binder<'a> {
-        Binder { catalog, params: opts.param_types.clone(), outer: vec![], ctes: vec![], view_depth: 0 }
+        Binder {
+            catalog,
+            params: opts.param_types.clone(),
+            outer: vec![],
+            levels: vec![],
+            needs_agg: None,
+            ctes: vec![],
+            view_depth: 0,
+        }
     }
 
     /// Binds any statement.

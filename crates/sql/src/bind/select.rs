@@ -218,12 +218,29 @@ impl Binder<'_> {
             let mut agg = AggContext { input: input.scope.clone(), groups, aggregates: vec![] };
             let out_scope = agg.output_scope();
             let list = self.select_list_agg(s, order_by, &mut agg, &out_scope)?;
-            let plan = aggregate_plan(input.plan, &agg);
-            self.finish_select(plan, list, s)
-        } else {
-            let mut ctx = ExprCtx::new(&input.scope, "SELECT");
-            let list = self.select_list(s, order_by, &mut ctx)?;
-            self.finish_select(input.plan, list, s)
+            // Every aggregate it names belonged to an enclosing query: this
+            // one is not aggregated after all (one row per input row).
+            let outer_only = agg.aggregates.is_empty() && agg.groups.is_empty() && s.having.is_none();
+            if !(outer_only && group_by.is_empty()) {
+                let plan = aggregate_plan(input.plan, &agg);
+                return self.finish_select(plan, list, s);
+            }
+        }
+        let level = self.outer.len();
+        let mut ctx = ExprCtx::new(&input.scope, "SELECT");
+        match self.select_list(s, order_by, &mut ctx) {
+            Ok(list) => self.finish_select(input.plan, list, s),
+            // A subquery's aggregate over this query's columns only: this
+            // query is aggregated (one group).
+            Err(_) if self.needs_agg == Some(level) && !aggregated => {
+                self.needs_agg = None;
+                let mut agg = AggContext { input: input.scope.clone(), groups: vec![], aggregates: vec![] };
+                let out_scope = agg.output_scope();
+                let list = self.select_list_agg(s, order_by, &mut agg, &out_scope)?;
+                let plan = aggregate_plan(input.plan, &agg);
+                self.finish_select(plan, list, s)
+            }
+            Err(e) => Err(e),
         }
     }
 
@@ -422,9 +439,9 @@ impl Binder<'_> {
     /// A subquery in an expression; the enclosing scope is pushed so its
     /// names resolve as outer references.
     pub fn subquery(&mut self, q: &ast::Query, kind: SubqueryKind, ctx: &mut ExprCtx) -> Result<Expr> {
-        self.outer.push(ctx.scope.clone());
+        self.enter_subquery(ctx);
         let b = self.query(q);
-        self.outer.pop();
+        self.leave_subquery(ctx);
         let b = b?;
         let ty = match kind {
             SubqueryKind::Scalar => single_column(&b)?,
@@ -472,9 +489,9 @@ impl Binder<'_> {
         ctx: &mut ExprCtx,
         kind: impl FnOnce(Expr) -> SubqueryKind,
     ) -> Result<Expr> {
-        self.outer.push(ctx.scope.clone());
+        self.enter_subquery(ctx);
         let b = self.query(q);
-        self.outer.pop();
+        self.leave_subquery(ctx);
         let b = b?;
         if b.scope.entries.len() > 1 {
             return Err(SqlError::syntax("subquery has too many columns"));

@@ -331,6 +331,11 @@ fn scalar_to_join(left: Plan, sub: Plan) -> Result<(Plan, Expr), Box<Plan>> {
 /// columns of the outer query). None when the correlation is anything else.
 fn peel_aggregate_input(agg: Plan) -> Option<(Plan, Vec<Expr>)> {
     let Node::Aggregate { input, aggregates, .. } = agg.node else { return None };
+    // An argument reading an outer query (`sum(x - outer.y)`) would need
+    // its references moved a level in: left to the executor.
+    if aggregates.iter().flat_map(|a| a.arg.iter().chain(a.filter.iter())).any(|e| expr_escapes(e, 1)) {
+        return None;
+    }
     let Peeled { core, correlated, .. } = peel(*input);
     if escapes(&core, 1) {
         return None;

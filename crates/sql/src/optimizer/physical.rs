@@ -109,13 +109,28 @@ fn choose(plan: Plan, ctx: &OptimizerContext<'_>) -> Result<Plan> {
 }
 
 /// A Project over a Project (join reordering and swapping add them) becomes
-/// one, when the lower one holds no subquery.
+/// one, when the lower one holds no subquery, and the upper one's
+/// subqueries (whose outer references `substitute` does not rewrite) read
+/// only plain columns of it (renumbered with `remap`, which does).
 fn merge_projects(plan: Plan) -> Plan {
     let Plan { node, schema, est } = plan;
+    let column = |e: &Expr| if let Expr::Column { index, .. } = e { Some(*index) } else { None };
     match node {
         Node::Project { input, exprs } => match input.node {
-            Node::Project { input: inner, exprs: lower } if !lower.iter().any(has_subquery) => {
-                let exprs = exprs.iter().map(|e| super::util::substitute(e, &lower)).collect();
+            Node::Project { input: inner, exprs: lower }
+                if !lower.iter().any(has_subquery)
+                    && (!exprs.iter().any(has_subquery) || lower.iter().all(|e| column(e).is_some())) =>
+            {
+                let exprs = if exprs.iter().any(has_subquery) {
+                    let map: Vec<usize> = lower.iter().filter_map(column).collect();
+                    let mut exprs = exprs;
+                    for e in &mut exprs {
+                        remap(e, &|i| map.get(i).copied().unwrap_or(i));
+                    }
+                    exprs
+                } else {
+                    exprs.iter().map(|e| super::util::substitute(e, &lower)).collect()
+                };
                 Plan { node: Node::Project { input: inner, exprs }, schema, est }
             }
             other => {

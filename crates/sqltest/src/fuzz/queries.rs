@@ -158,9 +158,7 @@ impl<'a> Gen<'a> {
         for _ in 0..self.below(3) {
             let kind = self.any_kind();
             let key = self.expr(kind, &inner, 1);
-            // A key holding a subquery: ndpdb does not match it with the
-            // same select item (42803 where PostgreSQL groups), left out.
-            if mentions_column(&key) && !has_subquery(&key) && !group_by.iter().any(|(k, _)| *k == key) {
+            if mentions_column(&key) && !group_by.iter().any(|(k, _)| *k == key) {
                 group_by.push((key.clone(), kind));
                 items.push(key);
                 kinds.push(kind);
@@ -176,16 +174,12 @@ impl<'a> Gen<'a> {
         (Select { distinct: self.chance(1, 8), items, from, filter, group_by, having }, kinds)
     }
 
-    /// An aggregate whose result is of `kind`.
-    ///
-    /// Its argument uses this block's columns only: an aggregate over only
-    /// outer columns belongs to the outer query (SQL's rule), which ndpdb
-    /// does not implement (it fails with XX000 "outer reference ... without
-    /// its outer row" where PostgreSQL gives 42803 or aggregates outside).
+    /// An aggregate whose result is of `kind`; its argument may read outer
+    /// columns, even only outer ones (then it belongs to the outer query,
+    /// SQL's rule).
     pub fn aggregate(&mut self, kind: Kind, scope: &[ScopeCol]) -> Expr {
         let distinct = self.chance(1, 5);
-        let inner: Vec<ScopeCol> = scope.iter().filter(|c| !c.outer).cloned().collect();
-        let arg = |g: &mut Gen, k: Kind| Some(Box::new(g.expr(k, &inner, 1)));
+        let arg = |g: &mut Gen, k: Kind| Some(Box::new(g.expr(k, scope, 1)));
         match kind {
             Kind::Int => match self.below(4) {
                 0 => Expr::Agg("count", false, None),
@@ -274,10 +268,8 @@ impl<'a> Gen<'a> {
             items.push(FromItem { join, source, alias, on });
             scope.extend(cols);
         }
-        // Only the enclosing block's own columns: a reference two levels
-        // out fails in ndpdb's decorrelation ("outer column out of range",
-        // XX000), left out until that is fixed.
-        let outer_cols = outer.iter().filter(|c| !c.outer).map(|c| ScopeCol { outer: true, ..c.clone() });
+        // The enclosing blocks' columns, of every level out.
+        let outer_cols = outer.iter().map(|c| ScopeCol { outer: true, ..c.clone() });
         scope.extend(outer_cols);
         (items, scope)
     }
@@ -360,12 +352,6 @@ impl<'a> Gen<'a> {
         let s = Select { distinct: false, items: vec![item], from, filter, group_by: Vec::new(), having: None };
         Expr::Scalar(Box::new(Query::select(s)))
     }
-}
-
-/// Whether `e` holds a subquery.
-fn has_subquery(e: &Expr) -> bool {
-    matches!(e, Expr::Scalar(_) | Expr::InSub(..) | Expr::Exists(..) | Expr::Quantified(..))
-        || e.children().into_iter().any(has_subquery)
 }
 
 /// Whether a column occurs in `e` (outside subqueries).
