@@ -45,9 +45,8 @@ impl Scan<'_, '_> {
         // (column, must be numeric: Some(true); must be text: Some(false)).
         let mut cols: Vec<(u16, Option<bool>)> = vec![];
         match &self.call.op {
-            Operation::Aggregate { aggregates } => cols.extend(
-                aggregates.iter().filter(|(f, _)| *f != Aggregate::CountStar).map(|&(_, c)| (c, Some(true))),
-            ),
+            Operation::Aggregate { aggregates } => cols
+                .extend(aggregates.iter().filter(|(f, _)| *f != Aggregate::CountStar).map(|&(_, c)| (c, Some(true)))),
             Operation::Rows { projection } => cols.extend(projection.iter().map(|&c| (c, None))),
             Operation::Update { column, .. } => cols.push((*column, Some(true))),
         }
@@ -59,10 +58,14 @@ impl Scan<'_, '_> {
             let text = matches!(slot.ty, ColumnType::Text(_) | ColumnType::Varchar(_));
             match kind {
                 Some(true) if !slot.ty.is_numeric() || slot.ty == ColumnType::Float64 => {
-                    return Err(self.fail(format!("column {c} is {}, not an integer-valued column", slot.ty.sql_name())));
+                    return Err(
+                        self.fail(format!("column {c} is {}, not an integer-valued column", slot.ty.sql_name()))
+                    );
                 }
                 Some(false) if !text => {
-                    return Err(self.fail(format!("column {c} is {}: a byte constant needs a text column", slot.ty.sql_name())));
+                    return Err(
+                        self.fail(format!("column {c} is {}: a byte constant needs a text column", slot.ty.sql_name()))
+                    );
                 }
                 _ => {}
             }

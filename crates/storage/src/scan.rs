@@ -141,6 +141,10 @@ struct DeviceCall {
     delta: Vec<u8>,
     out_bytes: u64,
     extra: Option<Vec<u8>>,
+    /// A rows call's share size: the host reads each PE's share header,
+    /// then only the bytes it used, so the link carries the rows, not the
+    /// room reserved for them (range 3 is sized for every VID qualifying).
+    rows_share: Option<u64>,
 }
 
 /// The memory ranges a [`DeviceCall`] created.
@@ -195,7 +199,24 @@ impl DeviceCall {
             ranges.push(range);
         }
         qp.call(Command::Execute { slot: self.slot, pes: self.pes, params: self.params, ranges })?;
-        Ok(qp.call(Command::MemoryRead { range: r.out, offset: 0, len: self.out_bytes })?.into_data())
+        let Some(share) = self.rows_share else {
+            return Ok(qp.call(Command::MemoryRead { range: r.out, offset: 0, len: self.out_bytes })?.into_data());
+        };
+        // Each share's used bytes (`bytes_used`, checked against the share
+        // by `decode_rows`); the rest stays zero.
+        if share < 16 || share * u64::from(self.pes) > self.out_bytes {
+            return Err(StoreError::Corrupt(format!("a rows call's shares of {share} bytes do not fit its output")));
+        }
+        let mut out = vec![0u8; self.out_bytes as usize];
+        for pe in 0..u64::from(self.pes) {
+            let at = pe * share;
+            let head = qp.call(Command::MemoryRead { range: r.out, offset: at, len: 16 })?.into_data();
+            let used = u64::from_le_bytes(head[0..8].try_into().expect("16 bytes read")).min(share).max(16);
+            out[at as usize..at as usize + 16].copy_from_slice(&head);
+            let rest = qp.call(Command::MemoryRead { range: r.out, offset: at + 16, len: used - 16 })?.into_data();
+            out[at as usize + 16..(at + used) as usize].copy_from_slice(&rest);
+        }
+        Ok(out)
     }
 }
 
@@ -240,7 +261,10 @@ impl Store {
     pub(crate) fn check_columns(&self, table: &Table, op: &Operation, predicate: Option<&Predicate>) -> Result<()> {
         let n = table.columns.len();
         let column = |c: u16, what: &str| {
-            table.columns.get(usize::from(c)).ok_or_else(|| StoreError::InvalidInput(format!("{what}: column {c} of {n}")))
+            table
+                .columns
+                .get(usize::from(c))
+                .ok_or_else(|| StoreError::InvalidInput(format!("{what}: column {c} of {n}")))
         };
         let numeric = |c: u16, what: &str| -> Result<()> {
             let col = column(c, what)?;
@@ -425,7 +449,8 @@ impl Store {
             None => (self.ndp.snapshot_slot, if cbm { ndpdb_device::params(&[1]) } else { vec![] }, None),
         };
         let (block, layout, pes) = (call.encode(), scan.table.layout_range, scan.pes);
-        let device_call = DeviceCall { slot, pes, params, block, layout, delta, out_bytes, extra };
+        let rows_share = matches!(call.op, Operation::Rows { .. }).then(|| out_bytes / u64::from(pes.max(1)) / 8 * 8);
+        let device_call = DeviceCall { slot, pes, params, block, layout, delta, out_bytes, extra, rows_share };
         match device_call.run(&mut self.qp.lock()) {
             Ok(out) => Ok((out, vids)),
             Err(e) if cbm => Err(self.cbm_failure(e)),
@@ -819,6 +844,9 @@ fn int_value(table: &Table, rec: &Rec<'_>, column: u16) -> Result<Option<i64>> {
 fn qualifies(table: &Table, rec: &Rec<'_>, predicate: Option<&Predicate>) -> Result<bool> {
     let Some(p) = predicate else { return Ok(true) };
     p.eval(|t| {
-        table.layout.column(rec.data, usize::from(t.column)).map_err(|e| StoreError::Corrupt(format!("VID {}: {e}", rec.vid)))
+        table
+            .layout
+            .column(rec.data, usize::from(t.column))
+            .map_err(|e| StoreError::Corrupt(format!("VID {}: {e}", rec.vid)))
     })
 }

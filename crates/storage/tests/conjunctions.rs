@@ -112,7 +112,8 @@ fn device_and_host_evaluate_conjunctions_as_the_model_does() {
             .filter(|(_, r)| predicate.terms.iter().all(|term| model_term(term, r)))
             .map(|(vid, r)| (*vid, vec![r[2].clone(), r[0].clone()]))
             .collect();
-        let scan = NdpScan { table: &t, snapshot: &snap, predicate: Some(&predicate), pes: 4, freshness: Freshness::Ship };
+        let scan =
+            NdpScan { table: &t, snapshot: &snap, predicate: Some(&predicate), pes: 4, freshness: Freshness::Ship };
         let ndp = store.ndp_rows(&scan, &[2, 0]).unwrap();
         let host = store.host_rows(&t, &snap, &[2, 0], Some(&predicate), 2).unwrap();
         assert_eq!(ndp.rows, want, "case {case}: NDP rows where {predicate:?}");
@@ -146,7 +147,8 @@ fn bad_terms_are_refused_before_anything_is_read() {
         assert!(matches!(h, StoreError::InvalidInput(_)), "{h}");
         e.to_string()
     };
-    let bytes_on_int = Predicate { terms: vec![Term { column: 0, op: CmpOp::Eq, value: Operand::Bytes(b"1".to_vec()) }] };
+    let bytes_on_int =
+        Predicate { terms: vec![Term { column: 0, op: CmpOp::Eq, value: Operand::Bytes(b"1".to_vec()) }] };
     assert!(refused(bytes_on_int).contains("needs a char, varchar or text column"));
     assert!(refused(Predicate::int(2, CmpOp::Eq, 1)).contains("not numeric"));
     let many = Predicate { terms: vec![Predicate::int(0, CmpOp::Ge, 0).terms[0].clone(); MAX_TERMS + 1] };

@@ -76,7 +76,8 @@ fn history(store: &Store, t: &Table) -> History {
 fn check_snapshot(store: &Store, t: &Table, history: &History, snap: &Snapshot, freshness: Freshness) {
     let expected = visible(history, snap);
     let ge50 = Predicate::int(1, CmpOp::Ge, 50);
-    let range = Predicate::int(1, CmpOp::Ge, 20).and(Predicate::int(1, CmpOp::Lt, 1100)).and(Predicate::int(0, CmpOp::Ne, 7));
+    let range =
+        Predicate::int(1, CmpOp::Ge, 20).and(Predicate::int(1, CmpOp::Lt, 1100)).and(Predicate::int(0, CmpOp::Ne, 7));
     for predicate in [None, Some(&ge50), Some(&range)] {
         for func in [Aggregate::CountStar, Aggregate::Count, Aggregate::Sum, Aggregate::Min, Aggregate::Avg] {
             let want = model_aggregate(&expected, func, predicate);

@@ -176,7 +176,9 @@ impl Txn<'_> {
         };
         // The predicate as the PEs and the host scans evaluate it.
         if let Some(p) = predicate
-            && !p.eval(|t| Ok::<_, ()>(values.get(usize::from(t.column)).cloned().unwrap_or(Value::Null))).unwrap_or(false)
+            && !p
+                .eval(|t| Ok::<_, ()>(values.get(usize::from(t.column)).cloned().unwrap_or(Value::Null)))
+                .unwrap_or(false)
         {
             return Ok(false);
         }

@@ -101,7 +101,12 @@ struct Open<'a> {
 const FUNCS: [Aggregate; 6] =
     [Aggregate::CountStar, Aggregate::Count, Aggregate::Sum, Aggregate::Min, Aggregate::Max, Aggregate::Avg];
 
-fn expected(rows: &BTreeMap<u64, Vec<Value>>, func: Aggregate, col: u16, pred: Option<(u16, CmpOp, i64)>) -> Option<i128> {
+fn expected(
+    rows: &BTreeMap<u64, Vec<Value>>,
+    func: Aggregate,
+    col: u16,
+    pred: Option<(u16, CmpOp, i64)>,
+) -> Option<i128> {
     let mut p = Partial::default();
     for r in rows.values() {
         if let Some((column, op, value)) = pred {
@@ -233,12 +238,15 @@ fn run(profile: &str, initial: usize, ops: &[Op]) -> Result<(), TestCaseError> {
                 let pes = 1 + (u32::from(f) % pes_max.max(1));
                 let fresh = [Freshness::Flush, Freshness::Ship, Freshness::Cbm][usize::from(c % 3)];
                 let txn = &mut open[oi].txn;
-                let host =
-                    txn.aggregate(&t, func, col, predicate.as_ref(), ReadMode::Host { workers: 1 + usize::from(c % 3) }).unwrap();
+                let host = txn
+                    .aggregate(&t, func, col, predicate.as_ref(), ReadMode::Host { workers: 1 + usize::from(c % 3) })
+                    .unwrap();
                 prop_assert_eq!(host.value, want, "step {}: host {:?} {} pred {:?}", step, func, col, pred);
                 if pes_max > 0 {
                     NDP_CHECKS.fetch_add(1, Ordering::Relaxed);
-                    let ndp = txn.aggregate(&t, func, col, predicate.as_ref(), ReadMode::Ndp { pes, freshness: fresh }).unwrap();
+                    let ndp = txn
+                        .aggregate(&t, func, col, predicate.as_ref(), ReadMode::Ndp { pes, freshness: fresh })
+                        .unwrap();
                     prop_assert_eq!(
                         ndp.value,
                         want,
@@ -262,7 +270,8 @@ fn run(profile: &str, initial: usize, ops: &[Op]) -> Result<(), TestCaseError> {
                 let host_rows = txn.rows(&t, &proj, predicate.as_ref(), ReadMode::Host { workers: 2 }).unwrap();
                 prop_assert_eq!(&host_rows.rows, &want_rows, "step {}: host rows", step);
                 if pes_max > 0 {
-                    let mut ndp_rows = txn.rows(&t, &proj, predicate.as_ref(), ReadMode::Ndp { pes, freshness: fresh }).unwrap();
+                    let mut ndp_rows =
+                        txn.rows(&t, &proj, predicate.as_ref(), ReadMode::Ndp { pes, freshness: fresh }).unwrap();
                     ndp_rows.rows.sort_by_key(|r| r.0);
                     prop_assert_eq!(&ndp_rows.rows, &want_rows, "step {}: ndp rows", step);
                 }

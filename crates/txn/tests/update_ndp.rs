@@ -181,7 +181,10 @@ fn fig1_host_first_aborts_and_the_device_proceeds() {
     let t = accounts(&db);
     let mut h = db.begin(Isolation::RepeatableRead);
     h.update(&t, 9, &[Value::Int(9), Value::Int(1)]).unwrap();
-    assert_eq!(device_behind_host(&db, &t, h, Isolation::RepeatableRead, 100, id_is(9).as_ref(), Txn::abort).unwrap(), 1);
+    assert_eq!(
+        device_behind_host(&db, &t, h, Isolation::RepeatableRead, 100, id_is(9).as_ref(), Txn::abort).unwrap(),
+        1
+    );
     assert_eq!(balance(&db, &t, 9), START + 100);
     assert_eq!(db.locks_held(), 0);
 }
@@ -197,7 +200,10 @@ fn read_committed_device_update_applies_to_the_newest_version() {
     let mut h = db.begin(Isolation::ReadCommitted);
     h.update(&t, 9, &[Value::Int(9), Value::Int(1)]).unwrap();
     // The device's statement snapshot saw START.
-    assert_eq!(device_behind_host(&db, &t, h, Isolation::ReadCommitted, 100, id_is(9).as_ref(), Txn::commit).unwrap(), 1);
+    assert_eq!(
+        device_behind_host(&db, &t, h, Isolation::ReadCommitted, 100, id_is(9).as_ref(), Txn::commit).unwrap(),
+        1
+    );
     assert_eq!(balance(&db, &t, 9), 1 + 100, "the expression applies to the committed 1, not to the stale {START}");
     let c = chain(&db, &t, 9);
     assert_eq!(c.len(), 3, "one linear chain: {START}, 1, 101: {c:?}");

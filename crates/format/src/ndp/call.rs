@@ -34,7 +34,10 @@
 //!              zero padded to a multiple of 8
 //! ```
 
-use super::{Aggregate, CmpOp, MAX_AGGREGATES, MAX_OPERAND_BYTES, MAX_TERMS, Operand, Operation, Predicate, Snapshot, Term, UpdateExpr};
+use super::{
+    Aggregate, CmpOp, MAX_AGGREGATES, MAX_OPERAND_BYTES, MAX_TERMS, Operand, Operation, Predicate, Snapshot, Term,
+    UpdateExpr,
+};
 use crate::{FormatError, u32_at, u64_at};
 
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -326,9 +329,9 @@ fn decode_terms(b: &[u8], count: usize) -> Result<Option<Predicate>, FormatError
     let mut terms = Vec::with_capacity(count);
     let mut at = 0;
     for i in 0..count {
-        let head = b.get(at..at + TERM_HEAD).ok_or_else(|| {
-            invalid("terms_bytes", format!("term {i} of {count} starts at byte {at} of {}", b.len()))
-        })?;
+        let head = b
+            .get(at..at + TERM_HEAD)
+            .ok_or_else(|| invalid("terms_bytes", format!("term {i} of {count} starts at byte {at} of {}", b.len())))?;
         let op = CmpOp::from_code(head[2]).ok_or_else(|| invalid("term op", format!("term {i}: code {}", head[2])))?;
         let len = u32_at(head, 4) as usize;
         let value = match head[3] {

@@ -335,11 +335,11 @@ mod tests {
 
     #[test]
     fn terms_follow_sql() {
-        let p = Predicate::int(0, CmpOp::Ge, 5).and(Predicate {
-            terms: vec![Term { column: 1, op: CmpOp::Lt, value: Operand::Bytes(b"b".to_vec()) }],
-        });
-        let row =
-            |a: Value, b: Value| move |t: &Term| -> Result<Value, ()> { Ok(if t.column == 0 { a.clone() } else { b.clone() }) };
+        let p = Predicate::int(0, CmpOp::Ge, 5)
+            .and(Predicate { terms: vec![Term { column: 1, op: CmpOp::Lt, value: Operand::Bytes(b"b".to_vec()) }] });
+        let row = |a: Value, b: Value| {
+            move |t: &Term| -> Result<Value, ()> { Ok(if t.column == 0 { a.clone() } else { b.clone() }) }
+        };
         let text = |s: &str| Value::Text(s.as_bytes().to_vec());
         assert_eq!(p.eval(row(Value::Int(5), text("abc"))), Ok(true));
         assert_eq!(p.eval(row(Value::Int(4), text("abc"))), Ok(false));
@@ -451,9 +451,8 @@ mod tests {
             op: CmpOp::from_code(op).unwrap(),
             value,
         });
-        let predicate = proptest::option::of(
-            proptest::collection::vec(term, 1..=MAX_TERMS).prop_map(|terms| Predicate { terms }),
-        );
+        let predicate =
+            proptest::option::of(proptest::collection::vec(term, 1..=MAX_TERMS).prop_map(|terms| Predicate { terms }));
         let arrays = (sorted(5), proptest::collection::vec(any::<u64>(), 0..5), sorted(5), sorted(5));
         (operation(), predicate, (any::<u64>(), any::<u64>(), any::<u64>()), arrays).prop_map(
             |(op, predicate, (xmax, own, vids), (active, pages, l2p, vid))| NdpCall {
