@@ -319,8 +319,8 @@ fn concurrent_host_and_device_transfers_conserve_money_and_keep_chains_linear() 
                     let on_device = worker == 0 || i % 4 == 0;
                     retry(db, Isolation::RepeatableRead, |tx| {
                         if on_device {
-                            tx.ndp_update(t, 1, UpdateExpr::Add(-amount), id_is(a), 4)?;
-                            tx.ndp_update(t, 1, UpdateExpr::Add(amount), id_is(b), 4)?;
+                            tx.ndp_update(t, 1, UpdateExpr::Add(-amount), id_is(a).as_ref(), 4)?;
+                            tx.ndp_update(t, 1, UpdateExpr::Add(amount), id_is(b).as_ref(), 4)?;
                         } else {
                             for (id, delta) in [(a, -amount), (b, amount)] {
                                 let row = tx.get(t, id)?.expect("accounts are never deleted");

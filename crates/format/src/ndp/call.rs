@@ -245,7 +245,7 @@ fn check_lengths(b: &[u8]) -> Result<(Lens, [usize; 6]), FormatError> {
         aggregates: usize::from(b[27]),
         terms_bytes: u32_at(b, 72) as usize,
     };
-    if lens.terms_bytes % 8 != 0 {
+    if !lens.terms_bytes.is_multiple_of(8) {
         return Err(invalid("terms_bytes", format!("{} is not a multiple of 8", lens.terms_bytes)));
     }
     let counts: [usize; 6] = std::array::from_fn(|i| u32_at(b, COUNTS_AT + 4 * i) as usize);
