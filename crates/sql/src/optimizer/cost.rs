@@ -240,7 +240,7 @@ pub fn ndp_scan(p: &CostParams, s: &ScanShape) -> Cost {
     let transfers = s.table_rows * (walk_transfers + s.column_bytes_read / t);
     let pe_latency = transfers * p.pe_transfer_latency_s / pes;
     let channels = transfers * p.medium_transfer_occupancy_s / p.medium_parallelism.max(1.0);
-    let flash = if p.pe_transfer_latency_s == 0.0 { p.medium_read_s(s.table_bytes()) } else { 0.0 };
+    let flash = if p.medium_transfer_bytes >= p.page_bytes { p.medium_read_s(s.table_bytes()) } else { 0.0 };
     let pe_cycles = s.table_rows * (p.pe_version_cycles + s.device_predicate_terms * p.pe_predicate_cycles);
     let pe_compute = if p.pe_clock_hz.is_finite() { pe_cycles / (p.pe_clock_hz.max(1.0) * pes) } else { 0.0 };
     let out_bytes = s.ndp_result_bytes();
