@@ -68,7 +68,7 @@ pub fn update_round(db: &Database, table: &Arc<Table>, seed: u64, mut progress: 
 /// of `ol_amount` is 0 on every engine below about 21,000 tuples (TPC-C
 /// gives the delivered lines, orders 1..=2,100 of each district, an amount
 /// of 0), so agreement on that answer alone would say nothing.
-pub fn control(txn: &mut Txn<'_>, table: &Arc<Table>, predicate: Option<Predicate>, mode: ReadMode) -> Result<String> {
+pub fn control(txn: &mut Txn<'_>, table: &Arc<Table>, predicate: Option<&Predicate>, mode: ReadMode) -> Result<String> {
     let item = table.column_index(OL_I_ID).context("ORDER_LINE has no ol_i_id")? as u16;
     let r = txn.aggregate(table, Aggregate::Sum, item, predicate, mode)?;
     Ok(control_text(r.partial.rows, r.value))

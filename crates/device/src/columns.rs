@@ -3,13 +3,24 @@
 //! is checked to lie inside the record, and charged like the walk's own
 //! reads (`chain.rs`): whole transfers on NVM, bytes of the kept page on
 //! flash. The layout descriptor says where each column is (`schema.rs`).
+//!
+//! The predicate is a conjunction of terms, evaluated in the call's order
+//! by `Predicate::eval`, the function the host's scans use too: a term
+//! reads its column (a numeric column's slot, or a text column's tuple)
+//! and compares; the first term that fails ends the row. Each term
+//! evaluated charges [`TERM_CYCLES`] PE cycles, plus one cycle per 8 bytes
+//! of a byte constant (`docs/device-model.md`).
 
-use ndpdb_format::ndp::{Aggregate, Operation};
+use ndpdb_format::ndp::{Aggregate, Operand, Operation};
 use ndpdb_format::record::HEADER_BYTES;
 use ndpdb_format::schema::{ColumnType, Value};
 
 use crate::chain::{Found, Loc, Scan};
 use crate::error::DeviceError;
+
+/// PE cycles to compare one term's column value with its constant (load,
+/// compare, branch), besides the reads.
+pub(crate) const TERM_CYCLES: u64 = 4;
 
 /// How to read a numeric column of a record's data.
 #[derive(Debug, Clone, Copy)]
@@ -26,23 +37,37 @@ pub(crate) struct NumericColumn {
 
 impl Scan<'_, '_> {
     /// Checks the call's columns against the layout: every column must
-    /// exist; the aggregate's, the updated and the predicate's must be numeric.
+    /// exist; the aggregates', the updated one and an integer term's must be
+    /// numeric (not double precision); a byte term's must be char, varchar
+    /// or text.
     pub(crate) fn check_columns(&self) -> Result<(), DeviceError> {
         let n = self.layout.slots.len();
-        let mut cols: Vec<(u16, bool)> = vec![];
+        // (column, must be numeric: Some(true); must be text: Some(false)).
+        let mut cols: Vec<(u16, Option<bool>)> = vec![];
         match &self.call.op {
-            Operation::Aggregate { func: Aggregate::CountStar, .. } => {}
-            Operation::Aggregate { column, .. } => cols.push((*column, true)),
-            Operation::Rows { projection } => cols.extend(projection.iter().map(|&c| (c, false))),
-            Operation::Update { column, .. } => cols.push((*column, true)),
+            Operation::Aggregate { aggregates } => cols
+                .extend(aggregates.iter().filter(|(f, _)| *f != Aggregate::CountStar).map(|&(_, c)| (c, Some(true)))),
+            Operation::Rows { projection } => cols.extend(projection.iter().map(|&c| (c, None))),
+            Operation::Update { column, .. } => cols.push((*column, Some(true))),
         }
-        if let Some(p) = self.call.predicate {
-            cols.push((p.column, true));
+        for t in self.call.predicate.iter().flat_map(|p| &p.terms) {
+            cols.push((t.column, Some(matches!(t.value, Operand::Int(_)))));
         }
-        for (c, numeric) in cols {
+        for (c, kind) in cols {
             let slot = self.layout.slots.get(usize::from(c)).ok_or_else(|| self.fail(format!("column {c} of {n}")))?;
-            if numeric && !slot.ty.is_numeric() {
-                return Err(self.fail(format!("column {c} is {}, not numeric", slot.ty.sql_name())));
+            let text = matches!(slot.ty, ColumnType::Text(_) | ColumnType::Varchar(_));
+            match kind {
+                Some(true) if !slot.ty.is_numeric() || slot.ty == ColumnType::Float64 => {
+                    return Err(
+                        self.fail(format!("column {c} is {}, not an integer-valued column", slot.ty.sql_name()))
+                    );
+                }
+                Some(false) if !text => {
+                    return Err(
+                        self.fail(format!("column {c} is {}: a byte constant needs a text column", slot.ty.sql_name()))
+                    );
+                }
+                _ => {}
             }
         }
         Ok(())
@@ -123,10 +148,20 @@ impl Scan<'_, '_> {
         }))
     }
 
+    /// Whether the record meets every term of the call's predicate
+    /// (`Predicate::eval`, shared with the host).
     #[inline(always)]
     pub(crate) fn qualifies(&mut self, rec: &Found) -> Result<bool, DeviceError> {
-        let Some(p) = self.call.predicate else { return Ok(true) };
-        Ok(self.int_column(rec, p.column)?.is_some_and(|v| p.op.eval(v, p.value)))
+        let Some(p) = self.call.predicate.take() else { return Ok(true) };
+        let result = p.eval(|t| {
+            self.ctx.charge_cycles(match &t.value {
+                Operand::Bytes(b) => TERM_CYCLES + b.len().div_ceil(8) as u64,
+                Operand::Int(_) => TERM_CYCLES,
+            });
+            self.column_value(rec, t.column)
+        });
+        self.call.predicate = Some(p);
+        result
     }
 
     pub(crate) fn column_value(&mut self, rec: &Found, column: u16) -> Result<Value, DeviceError> {

@@ -6,8 +6,8 @@
 //! predicate on it (`columns.rs`), and aggregates it or emits its row.
 //!
 //! Ranges (`ndpdb_format::ndp`): 0 call block, 1 layout descriptor,
-//! 2 delta-buffer pages (in the call's order), 3 output: one 72-byte partial
-//! aggregate per PE (`Partial`), or for a rows call an equal share per PE of
+//! 2 delta-buffer pages (in the call's order), 3 output: 72-byte partial
+//! aggregates (`Partial`), one per aggregate of the call per PE, or for a rows call an equal share per PE of
 //! rows (`RowsWriter`: `u64 bytes_used, u64 rows`, then per row `u64 vid`
 //! and per projected column `0` (NULL), `1 i64` or `2 u16 len bytes`).
 //! Parameter `[0]` (optional, default 0): 1 reads the delta-buffer pages
@@ -35,31 +35,37 @@ fn run_op(ctx: &mut PeCtx<'_>, update: bool) -> Result<(), DeviceError> {
     let mut scan = Scan::open(ctx, update)?;
     let (first, end) = scan.share();
     match scan.call.op.clone() {
-        Operation::Aggregate { func, column } => scan.aggregate(first, end, func, column),
+        Operation::Aggregate { aggregates } => scan.aggregate(first, end, &aggregates),
         Operation::Rows { projection } => scan.rows(first, end, &projection),
         Operation::Update { column, expr } => scan.update(first, end, column, expr),
     }
 }
 
 impl Scan<'_, '_> {
-    /// This PE's partial aggregate of VIDs `first..end`, at its slot of
-    /// range 3.
-    fn aggregate(&mut self, first: u64, end: u64, func: Aggregate, column: u16) -> Result<(), DeviceError> {
-        let mut part = Partial::default();
-        let value = (func != Aggregate::CountStar).then(|| self.numeric_column(column));
-        part.visited = self.each_qualifying(first, end, |scan, _, rec| {
-            let v = match value {
-                None => None,
-                Some(c) => scan.numeric(rec, c)?,
-            };
-            part.add_row(v);
+    /// This PE's partial aggregates of VIDs `first..end`, one per
+    /// aggregate of the call, at its slots of range 3 (PE `p`'s `k`-th at
+    /// `(p·K + k)·72`); the first carries the walk's counters, the others 0.
+    fn aggregate(&mut self, first: u64, end: u64, aggregates: &[(Aggregate, u16)]) -> Result<(), DeviceError> {
+        let mut parts = vec![Partial::default(); aggregates.len()];
+        let columns: Vec<_> =
+            aggregates.iter().map(|&(f, c)| (f != Aggregate::CountStar).then(|| self.numeric_column(c))).collect();
+        let visited = self.each_qualifying(first, end, |scan, _, rec| {
+            for (part, column) in parts.iter_mut().zip(&columns) {
+                let v = match column {
+                    None => None,
+                    Some(c) => scan.numeric(rec, *c)?,
+                };
+                part.add_row(v);
+            }
             Ok(())
         })?;
-        part.extra_bytes = self.extra_bytes;
-        part.dram_visits = self.dram_visits;
-        debug_assert!(part.values <= part.rows && part.rows <= end - first);
-        let pe = u64::from(self.ctx.pe());
-        self.ctx.range_write(RANGE_OUTPUT, pe * PARTIAL_BYTES as u64, &part.encode())
+        parts[0].visited = visited;
+        parts[0].extra_bytes = self.extra_bytes;
+        parts[0].dram_visits = self.dram_visits;
+        let k = aggregates.len() as u64;
+        let at = u64::from(self.ctx.pe()) * k * PARTIAL_BYTES as u64;
+        let out: Vec<u8> = parts.iter().flat_map(|p| p.encode()).collect();
+        self.ctx.range_write(RANGE_OUTPUT, at, &out)
     }
 
     /// The rows of VIDs `first..end`, projected, in this PE's share of

@@ -110,7 +110,7 @@ pub fn parse_predicate(table: &str, columns: &[Column], text: &str) -> Result<Pr
             scale,
         })?
     };
-    Ok(Predicate { column: col as u16, op, value })
+    Ok(Predicate::int(col as u16, op, value))
 }
 
 /// `COLUMN = VALUE`, `COLUMN = COLUMN + VALUE`, `COLUMN = COLUMN - VALUE` or
@@ -230,7 +230,7 @@ mod tests {
 
     #[test]
     fn predicates_take_the_first_and_longest_operator() {
-        let p = |column, op, value| Ok(Predicate { column, op, value });
+        let p = |column, op, value| Ok(Predicate::int(column, op, value));
         assert_eq!(predicate("q>=5"), p(0, CmpOp::Ge, 5));
         assert_eq!(predicate(" q <> -3 "), p(0, CmpOp::Ne, -3));
         assert_eq!(predicate("q<=5"), p(0, CmpOp::Le, 5));

@@ -30,8 +30,8 @@ use std::time::Instant;
 
 use ndpdb_device::{ClockKind, Command, Counters, QueuePair, RangeId, Reply};
 use ndpdb_format::ndp::{
-    Aggregate, NdpCall, Operation, PARTIAL_BYTES, Partial, Predicate, RANGE_CALL, RANGE_DELTA, RANGE_LAYOUT,
-    RANGE_OUTPUT, RANGE_PAGES, RowsWriter, Snapshot, decode_rows,
+    Aggregate, MAX_AGGREGATES, MAX_OPERAND_BYTES, MAX_TERMS, NdpCall, Operand, Operation, PARTIAL_BYTES, Partial,
+    Predicate, RANGE_CALL, RANGE_DELTA, RANGE_LAYOUT, RANGE_OUTPUT, RANGE_PAGES, RowsWriter, Snapshot, decode_rows,
 };
 use ndpdb_format::page::{self, RecordId};
 use ndpdb_format::record::{HEADER_BYTES, VersionHeader};
@@ -122,7 +122,8 @@ pub(crate) struct UpdateArgs {
 pub struct NdpScan<'a> {
     pub table: &'a Table,
     pub snapshot: &'a Snapshot,
-    pub predicate: Option<Predicate>,
+    /// A conjunction of terms (`Predicate`); None: every row.
+    pub predicate: Option<&'a Predicate>,
     pub pes: u32,
     pub freshness: Freshness,
 }
@@ -140,6 +141,10 @@ struct DeviceCall {
     delta: Vec<u8>,
     out_bytes: u64,
     extra: Option<Vec<u8>>,
+    /// A rows call's share size: the host reads each PE's share header,
+    /// then only the bytes it used, so the link carries the rows, not the
+    /// room reserved for them (range 3 is sized for every VID qualifying).
+    rows_share: Option<u64>,
 }
 
 /// The memory ranges a [`DeviceCall`] created.
@@ -194,7 +199,24 @@ impl DeviceCall {
             ranges.push(range);
         }
         qp.call(Command::Execute { slot: self.slot, pes: self.pes, params: self.params, ranges })?;
-        Ok(qp.call(Command::MemoryRead { range: r.out, offset: 0, len: self.out_bytes })?.into_data())
+        let Some(share) = self.rows_share else {
+            return Ok(qp.call(Command::MemoryRead { range: r.out, offset: 0, len: self.out_bytes })?.into_data());
+        };
+        // Each share's used bytes (`bytes_used`, checked against the share
+        // by `decode_rows`); the rest stays zero.
+        if share < 16 || share * u64::from(self.pes) > self.out_bytes {
+            return Err(StoreError::Corrupt(format!("a rows call's shares of {share} bytes do not fit its output")));
+        }
+        let mut out = vec![0u8; self.out_bytes as usize];
+        for pe in 0..u64::from(self.pes) {
+            let at = pe * share;
+            let head = qp.call(Command::MemoryRead { range: r.out, offset: at, len: 16 })?.into_data();
+            let used = u64::from_le_bytes(head[0..8].try_into().expect("16 bytes read")).min(share).max(16);
+            out[at as usize..at as usize + 16].copy_from_slice(&head);
+            let rest = qp.call(Command::MemoryRead { range: r.out, offset: at + 16, len: used - 16 })?.into_data();
+            out[at as usize + 16..(at + used) as usize].copy_from_slice(&rest);
+        }
+        Ok(out)
     }
 }
 
@@ -234,13 +256,18 @@ impl Store {
         }
     }
 
-    pub(crate) fn check_columns(&self, table: &Table, op: &Operation, predicate: Option<Predicate>) -> Result<()> {
+    /// Checks an operation's and a predicate's columns against the table
+    /// before anything is read (the device's program checks the same).
+    pub(crate) fn check_columns(&self, table: &Table, op: &Operation, predicate: Option<&Predicate>) -> Result<()> {
         let n = table.columns.len();
-        let numeric = |c: u16, what: &str| -> Result<()> {
-            let col = table
+        let column = |c: u16, what: &str| {
+            table
                 .columns
                 .get(usize::from(c))
-                .ok_or_else(|| StoreError::InvalidInput(format!("{what}: column {c} of {n}")))?;
+                .ok_or_else(|| StoreError::InvalidInput(format!("{what}: column {c} of {n}")))
+        };
+        let numeric = |c: u16, what: &str| -> Result<()> {
+            let col = column(c, what)?;
             if col.ty == ColumnType::Float64 {
                 return Err(StoreError::InvalidInput(format!(
                     "{what}: column {} is double precision; the store compares and sums integer columns \
@@ -258,8 +285,19 @@ impl Store {
             Ok(())
         };
         match op {
-            Operation::Aggregate { func: Aggregate::CountStar, .. } => {}
-            Operation::Aggregate { column, .. } => numeric(*column, "aggregate")?,
+            Operation::Aggregate { aggregates } => {
+                if aggregates.is_empty() || aggregates.len() > MAX_AGGREGATES {
+                    return Err(StoreError::InvalidInput(format!(
+                        "{} aggregates: one call computes 1 to {MAX_AGGREGATES}",
+                        aggregates.len()
+                    )));
+                }
+                for &(f, c) in aggregates {
+                    if f != Aggregate::CountStar {
+                        numeric(c, "aggregate")?;
+                    }
+                }
+            }
             Operation::Rows { projection } => {
                 if let Some(c) = projection.iter().find(|&&c| usize::from(c) >= n) {
                     return Err(StoreError::InvalidInput(format!("projection: column {c} of {n}")));
@@ -267,39 +305,85 @@ impl Store {
             }
             Operation::Update { column, .. } => numeric(*column, "update")?,
         }
-        if let Some(p) = predicate {
-            numeric(p.column, "predicate")?;
+        let terms = predicate.map_or(&[][..], |p| &p.terms);
+        if terms.len() > MAX_TERMS {
+            return Err(StoreError::InvalidInput(format!(
+                "a predicate of {} terms: the device takes at most {MAX_TERMS}; evaluate the rest in the executor",
+                terms.len()
+            )));
+        }
+        for t in terms {
+            match &t.value {
+                Operand::Int(_) => numeric(t.column, "predicate")?,
+                Operand::Bytes(b) => {
+                    let col = column(t.column, "predicate")?;
+                    if !matches!(col.ty, ColumnType::Text(_) | ColumnType::Varchar(_)) {
+                        return Err(StoreError::InvalidInput(format!(
+                            "predicate: column {} is {}; a text constant needs a char, varchar or text column",
+                            col.name,
+                            col.ty.sql_name()
+                        )));
+                    }
+                    if b.len() > MAX_OPERAND_BYTES {
+                        return Err(StoreError::InvalidInput(format!(
+                            "predicate: a text constant of {} bytes (at most {MAX_OPERAND_BYTES})",
+                            b.len()
+                        )));
+                    }
+                }
+            }
         }
         Ok(())
     }
 
     /// Runs an aggregate on the device's PEs.
     pub fn ndp_aggregate(&self, scan: &NdpScan<'_>, func: Aggregate, column: u16) -> Result<AggregateResult> {
-        let m = self.measure();
-        let (partials, _) = self.aggregate_partials(scan, func, column)?;
-        let mut partial = Partial::default();
-        for p in &partials {
-            partial.merge(p);
-        }
-        let visited = partial.visited;
-        Ok(AggregateResult { value: partial.result(func), partial, stats: self.stats(m, visited) })
+        let mut results = self.ndp_aggregates(scan, &[(func, column)])?;
+        Ok(results.pop().expect("one aggregate, one result"))
     }
 
-    /// An aggregate call's partial result of each PE, and the number of VIDs
-    /// the call split among the PEs (PE `p` took `[n·p/P, n·(p+1)/P)`).
+    /// Runs several aggregates of the same rows in one call on the device's
+    /// PEs: one result per aggregate, in order. The walk's counters
+    /// (`visited`, `extra_bytes`, `dram_visits`) and the stats are the
+    /// call's, repeated in each result.
+    pub fn ndp_aggregates(&self, scan: &NdpScan<'_>, aggregates: &[(Aggregate, u16)]) -> Result<Vec<AggregateResult>> {
+        let m = self.measure();
+        let (partials, _) = self.aggregate_partials(scan, aggregates)?;
+        let mut merged = vec![Partial::default(); aggregates.len()];
+        for pe in partials.chunks(aggregates.len()) {
+            for (into, p) in merged.iter_mut().zip(pe) {
+                into.merge(p);
+            }
+        }
+        let (visited, extra_bytes, dram_visits) = (merged[0].visited, merged[0].extra_bytes, merged[0].dram_visits);
+        let stats = self.stats(m, visited);
+        Ok(merged
+            .into_iter()
+            .zip(aggregates)
+            .map(|(p, &(func, _))| {
+                let partial = Partial { visited, extra_bytes, dram_visits, ..p };
+                AggregateResult { value: partial.result(func), partial, stats: stats.clone() }
+            })
+            .collect())
+    }
+
+    /// An aggregate call's partial results, `aggregates.len()` per PE in PE
+    /// order, and the number of VIDs the call split among the PEs (PE `p`
+    /// took `[n·p/P, n·(p+1)/P)`).
     pub(crate) fn aggregate_partials(
         &self,
         scan: &NdpScan<'_>,
-        func: Aggregate,
-        column: u16,
+        aggregates: &[(Aggregate, u16)],
     ) -> Result<(Vec<Partial>, u64)> {
-        let op = Operation::Aggregate { func, column };
-        let out_bytes = u64::from(scan.pes) * PARTIAL_BYTES as u64;
+        let op = Operation::Aggregate { aggregates: aggregates.to_vec() };
+        let n = scan.pes as usize * aggregates.len();
+        let out_bytes = (n * PARTIAL_BYTES) as u64;
         let (out, vids) = self.ndp_call(scan, op, out_bytes, None)?;
-        let partials = (0..scan.pes as usize)
-            .map(|pe| {
-                Partial::decode(&out[pe * PARTIAL_BYTES..])
-                    .map_err(|e| StoreError::Corrupt(format!("PE {pe}'s result: {e}")))
+        let partials = (0..n)
+            .map(|i| {
+                Partial::decode(&out[i * PARTIAL_BYTES..]).map_err(|e| {
+                    StoreError::Corrupt(format!("PE {}'s result {}: {e}", i / aggregates.len(), i % aggregates.len()))
+                })
             })
             .collect::<Result<_>>()?;
         Ok((partials, vids))
@@ -365,7 +449,8 @@ impl Store {
             None => (self.ndp.snapshot_slot, if cbm { ndpdb_device::params(&[1]) } else { vec![] }, None),
         };
         let (block, layout, pes) = (call.encode(), scan.table.layout_range, scan.pes);
-        let device_call = DeviceCall { slot, pes, params, block, layout, delta, out_bytes, extra };
+        let rows_share = matches!(call.op, Operation::Rows { .. }).then(|| out_bytes / u64::from(pes.max(1)) / 8 * 8);
+        let device_call = DeviceCall { slot, pes, params, block, layout, delta, out_bytes, extra, rows_share };
         match device_call.run(&mut self.qp.lock()) {
             Ok(out) => Ok((out, vids)),
             Err(e) if cbm => Err(self.cbm_failure(e)),
@@ -394,7 +479,7 @@ impl Store {
         }
         let call = NdpCall {
             op,
-            predicate: scan.predicate,
+            predicate: scan.predicate.filter(|p| !p.terms.is_empty()).cloned(),
             snapshot: scan.snapshot.clone(),
             vids: update_vids.map_or(s.heads.len() as u64, |v| v.min(s.heads.len() as u64)),
             l2p_pages: m.l2p_pages.clone(),
@@ -413,10 +498,10 @@ impl Store {
         snapshot: &Snapshot,
         func: Aggregate,
         column: u16,
-        predicate: Option<Predicate>,
+        predicate: Option<&Predicate>,
         workers: usize,
     ) -> Result<AggregateResult> {
-        self.check_columns(table, &Operation::Aggregate { func, column }, predicate)?;
+        self.check_columns(table, &Operation::Aggregate { aggregates: vec![(func, column)] }, predicate)?;
         let m = self.measure();
         let view = HostView::of(table);
         let pages = self.read_all_pages(&view.lpns, workers)?;
@@ -447,7 +532,7 @@ impl Store {
         table: &Table,
         snapshot: &Snapshot,
         projection: &[u16],
-        predicate: Option<Predicate>,
+        predicate: Option<&Predicate>,
         workers: usize,
     ) -> Result<RowsResult> {
         self.check_columns(table, &Operation::Rows { projection: projection.to_vec() }, predicate)?;
@@ -655,7 +740,7 @@ impl Store {
         scan: &HostScan,
         snapshot: &Snapshot,
         projection: &[u16],
-        predicate: Option<Predicate>,
+        predicate: Option<&Predicate>,
         vids: std::ops::Range<u64>,
     ) -> Result<RowsResult> {
         self.check_columns(table, &Operation::Rows { projection: projection.to_vec() }, predicate)?;
@@ -754,7 +839,14 @@ fn int_value(table: &Table, rec: &Rec<'_>, column: u16) -> Result<Option<i64>> {
     }
 }
 
-fn qualifies(table: &Table, rec: &Rec<'_>, predicate: Option<Predicate>) -> Result<bool> {
+/// Whether a version meets the predicate: `Predicate::eval`, the function
+/// the device's PEs use, on the record's columns.
+fn qualifies(table: &Table, rec: &Rec<'_>, predicate: Option<&Predicate>) -> Result<bool> {
     let Some(p) = predicate else { return Ok(true) };
-    Ok(int_value(table, rec, p.column)?.is_some_and(|v| p.op.eval(v, p.value)))
+    p.eval(|t| {
+        table
+            .layout
+            .column(rec.data, usize::from(t.column))
+            .map_err(|e| StoreError::Corrupt(format!("VID {}: {e}", rec.vid)))
+    })
 }

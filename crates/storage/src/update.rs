@@ -61,7 +61,7 @@ pub struct NdpUpdateCall<'a> {
     pub snapshot: &'a Snapshot,
     pub column: u16,
     pub expr: UpdateExpr,
-    pub predicate: Option<Predicate>,
+    pub predicate: Option<&'a Predicate>,
     pub pes: u32,
     pub poll_limit: u64,
     /// How both calls (counting, then updating) get the delta pages: Ship,
@@ -95,7 +95,7 @@ impl Store {
         // all of one PE's tuples and none of another's), and have the update
         // split the same VIDs.
         let scan = NdpScan { table, snapshot, predicate, pes, freshness };
-        let (partials, vids) = self.aggregate_partials(&scan, Aggregate::CountStar, 0)?;
+        let (partials, vids) = self.aggregate_partials(&scan, &[(Aggregate::CountStar, 0)])?;
         let per_page = self.records_per_page(table);
         let runs: Vec<u64> = partials.iter().map(|p| p.rows.div_ceil(per_page)).collect();
         let pages = self.reserve_pages(table, runs.iter().sum())?;

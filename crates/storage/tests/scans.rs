@@ -8,7 +8,7 @@ mod common;
 use std::collections::BTreeMap;
 
 use common::{insert, kv_table, new_store, row, snapshot, write};
-use ndpdb_format::ndp::{Aggregate, CmpOp, Partial, Predicate, Snapshot};
+use ndpdb_format::ndp::{Aggregate, CmpOp, Operand, Partial, Predicate, Snapshot};
 use ndpdb_format::schema::Value;
 use ndpdb_storage::{Freshness, NdpScan, Store, Table};
 
@@ -27,11 +27,16 @@ fn visible(history: &History, snap: &Snapshot) -> Vec<(u64, Vec<Value>)> {
         .collect()
 }
 
-fn qualifies(values: &[Value], predicate: Option<Predicate>) -> bool {
-    predicate.is_none_or(|p| matches!(values[usize::from(p.column)], Value::Int(v) if p.op.eval(v, p.value)))
+fn qualifies(values: &[Value], predicate: Option<&Predicate>) -> bool {
+    predicate.is_none_or(|p| {
+        p.terms.iter().all(|t| match (&values[usize::from(t.column)], &t.value) {
+            (Value::Int(v), Operand::Int(c)) => t.op.eval(*v, *c),
+            _ => false,
+        })
+    })
 }
 
-fn model_aggregate(rows: &[(u64, Vec<Value>)], func: Aggregate, predicate: Option<Predicate>) -> Option<i128> {
+fn model_aggregate(rows: &[(u64, Vec<Value>)], func: Aggregate, predicate: Option<&Predicate>) -> Option<i128> {
     let mut p = Partial::default();
     for (_, values) in rows.iter().filter(|(_, v)| qualifies(v, predicate)) {
         p.add_row(match values[1] {
@@ -70,8 +75,10 @@ fn history(store: &Store, t: &Table) -> History {
 
 fn check_snapshot(store: &Store, t: &Table, history: &History, snap: &Snapshot, freshness: Freshness) {
     let expected = visible(history, snap);
-    let predicates = [None, Some(Predicate { column: 1, op: CmpOp::Ge, value: 50 })];
-    for predicate in predicates {
+    let ge50 = Predicate::int(1, CmpOp::Ge, 50);
+    let range =
+        Predicate::int(1, CmpOp::Ge, 20).and(Predicate::int(1, CmpOp::Lt, 1100)).and(Predicate::int(0, CmpOp::Ne, 7));
+    for predicate in [None, Some(&ge50), Some(&range)] {
         for func in [Aggregate::CountStar, Aggregate::Count, Aggregate::Sum, Aggregate::Min, Aggregate::Avg] {
             let want = model_aggregate(&expected, func, predicate);
             let ndp = store

@@ -287,7 +287,7 @@ impl Txn<'_> {
         table: &Arc<Table>,
         func: Aggregate,
         column: u16,
-        predicate: Option<Predicate>,
+        predicate: Option<&Predicate>,
         mode: ReadMode,
     ) -> Result<AggregateResult> {
         let snapshot = self.statement_snapshot()?;
@@ -305,7 +305,7 @@ impl Txn<'_> {
         &mut self,
         table: &Arc<Table>,
         projection: &[u16],
-        predicate: Option<Predicate>,
+        predicate: Option<&Predicate>,
         mode: ReadMode,
     ) -> Result<RowsResult> {
         let snapshot = self.statement_snapshot()?;
@@ -327,7 +327,7 @@ impl Txn<'_> {
         table: &Arc<Table>,
         snapshot: &Snapshot,
         projection: &[u16],
-        predicate: Option<Predicate>,
+        predicate: Option<&Predicate>,
         mode: ReadMode,
     ) -> Result<RowsResult> {
         if !self.is_open() {
@@ -360,7 +360,7 @@ impl Txn<'_> {
         scan: &HostScan,
         snapshot: &Snapshot,
         projection: &[u16],
-        predicate: Option<Predicate>,
+        predicate: Option<&Predicate>,
         vids: std::ops::Range<u64>,
     ) -> Result<RowsResult> {
         if !self.is_open() {

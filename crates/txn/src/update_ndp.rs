@@ -49,7 +49,7 @@ impl Txn<'_> {
         table: &Arc<Table>,
         column: u16,
         expr: UpdateExpr,
-        predicate: Option<Predicate>,
+        predicate: Option<&Predicate>,
         pes: u32,
     ) -> Result<u64> {
         self.ndp_update_stats(table, column, expr, predicate, pes).map(|(updated, _)| updated)
@@ -63,7 +63,7 @@ impl Txn<'_> {
         table: &Arc<Table>,
         column: u16,
         expr: UpdateExpr,
-        predicate: Option<Predicate>,
+        predicate: Option<&Predicate>,
         pes: u32,
     ) -> Result<(u64, ScanStats)> {
         self.ndp_update_fresh(table, column, expr, predicate, pes, Freshness::Ship)
@@ -76,7 +76,7 @@ impl Txn<'_> {
         table: &Arc<Table>,
         column: u16,
         expr: UpdateExpr,
-        predicate: Option<Predicate>,
+        predicate: Option<&Predicate>,
         pes: u32,
         freshness: Freshness,
     ) -> Result<(u64, ScanStats)> {
@@ -156,7 +156,7 @@ impl Txn<'_> {
         vid: u64,
         column: u16,
         expr: UpdateExpr,
-        predicate: Option<Predicate>,
+        predicate: Option<&Predicate>,
     ) -> Result<bool> {
         self.lock(table, vid)?;
         let head = table.head(vid).unwrap_or(Head::NONE);
@@ -174,8 +174,11 @@ impl Txn<'_> {
             Value::Int(i) => Some(*i),
             _ => None,
         };
+        // The predicate as the PEs and the host scans evaluate it.
         if let Some(p) = predicate
-            && !values.get(usize::from(p.column)).and_then(int).is_some_and(|v| p.op.eval(v, p.value))
+            && !p
+                .eval(|t| Ok::<_, ()>(values.get(usize::from(t.column)).cloned().unwrap_or(Value::Null)))
+                .unwrap_or(false)
         {
             return Ok(false);
         }

@@ -101,12 +101,17 @@ struct Open<'a> {
 const FUNCS: [Aggregate; 6] =
     [Aggregate::CountStar, Aggregate::Count, Aggregate::Sum, Aggregate::Min, Aggregate::Max, Aggregate::Avg];
 
-fn expected(rows: &BTreeMap<u64, Vec<Value>>, func: Aggregate, col: u16, pred: Option<Predicate>) -> Option<i128> {
+fn expected(
+    rows: &BTreeMap<u64, Vec<Value>>,
+    func: Aggregate,
+    col: u16,
+    pred: Option<(u16, CmpOp, i64)>,
+) -> Option<i128> {
     let mut p = Partial::default();
     for r in rows.values() {
-        if let Some(pr) = pred {
-            match r[usize::from(pr.column)] {
-                Value::Int(v) if pr.op.eval(v, pr.value) => {}
+        if let Some((column, op, value)) = pred {
+            match r[usize::from(column)] {
+                Value::Int(v) if op.eval(v, value) => {}
                 _ => continue,
             }
         }
@@ -224,23 +229,24 @@ fn run(profile: &str, initial: usize, ops: &[Op]) -> Result<(), TestCaseError> {
                 let rows = model.visible(&snap);
                 let func = FUNCS[usize::from(f) % FUNCS.len()];
                 let col = [1u16, 2, 4][usize::from(c) % 3];
-                let pred = (c % 2 == 0).then_some(Predicate {
-                    column: 2,
-                    op: [CmpOp::Lt, CmpOp::Ge, CmpOp::Ne][usize::from(f) % 3],
-                    value: pv,
-                });
+                // (column 2, op, value): the model's; `predicate`: the store's.
+                let pred = (c % 2 == 0).then_some((2u16, [CmpOp::Lt, CmpOp::Ge, CmpOp::Ne][usize::from(f) % 3], pv));
+                let predicate = pred.map(|(column, op, value)| Predicate::int(column, op, value));
                 let want = expected(&rows, func, col, pred);
                 CHECKS.fetch_add(1, Ordering::Relaxed);
                 ROWS_SEEN.fetch_add(rows.len() as u64, Ordering::Relaxed);
                 let pes = 1 + (u32::from(f) % pes_max.max(1));
                 let fresh = [Freshness::Flush, Freshness::Ship, Freshness::Cbm][usize::from(c % 3)];
                 let txn = &mut open[oi].txn;
-                let host =
-                    txn.aggregate(&t, func, col, pred, ReadMode::Host { workers: 1 + usize::from(c % 3) }).unwrap();
+                let host = txn
+                    .aggregate(&t, func, col, predicate.as_ref(), ReadMode::Host { workers: 1 + usize::from(c % 3) })
+                    .unwrap();
                 prop_assert_eq!(host.value, want, "step {}: host {:?} {} pred {:?}", step, func, col, pred);
                 if pes_max > 0 {
                     NDP_CHECKS.fetch_add(1, Ordering::Relaxed);
-                    let ndp = txn.aggregate(&t, func, col, pred, ReadMode::Ndp { pes, freshness: fresh }).unwrap();
+                    let ndp = txn
+                        .aggregate(&t, func, col, predicate.as_ref(), ReadMode::Ndp { pes, freshness: fresh })
+                        .unwrap();
                     prop_assert_eq!(
                         ndp.value,
                         want,
@@ -258,13 +264,14 @@ fn run(profile: &str, initial: usize, ops: &[Op]) -> Result<(), TestCaseError> {
                 let proj = [0u16, 3, 1];
                 let want_rows: Vec<(u64, Vec<Value>)> = rows
                     .iter()
-                    .filter(|(_, r)| pred.is_none_or(|p| matches!(r[2], Value::Int(v) if p.op.eval(v, p.value))))
+                    .filter(|(_, r)| pred.is_none_or(|(_, op, pv)| matches!(r[2], Value::Int(v) if op.eval(v, pv))))
                     .map(|(vid, r)| (*vid, proj.iter().map(|&c| r[usize::from(c)].clone()).collect()))
                     .collect();
-                let host_rows = txn.rows(&t, &proj, pred, ReadMode::Host { workers: 2 }).unwrap();
+                let host_rows = txn.rows(&t, &proj, predicate.as_ref(), ReadMode::Host { workers: 2 }).unwrap();
                 prop_assert_eq!(&host_rows.rows, &want_rows, "step {}: host rows", step);
                 if pes_max > 0 {
-                    let mut ndp_rows = txn.rows(&t, &proj, pred, ReadMode::Ndp { pes, freshness: fresh }).unwrap();
+                    let mut ndp_rows =
+                        txn.rows(&t, &proj, predicate.as_ref(), ReadMode::Ndp { pes, freshness: fresh }).unwrap();
                     ndp_rows.rows.sort_by_key(|r| r.0);
                     prop_assert_eq!(&ndp_rows.rows, &want_rows, "step {}: ndp rows", step);
                 }

@@ -44,7 +44,7 @@ fn accounts(db: &Database) -> std::sync::Arc<Table> {
 }
 
 fn id_is(id: u64) -> Option<Predicate> {
-    Some(Predicate { column: 0, op: CmpOp::Eq, value: id as i64 })
+    Some(Predicate::int(0, CmpOp::Eq, id as i64))
 }
 
 fn balance(db: &Database, t: &std::sync::Arc<Table>, id: u64) -> i64 {
@@ -85,7 +85,7 @@ fn fig1_device_first_host_waits_then_sees_the_device_version() {
     let db = db(dir.path(), "u280-nvm");
     let t = accounts(&db);
     let mut dev_tx = db.begin(Isolation::RepeatableRead);
-    assert_eq!(dev_tx.ndp_update(&t, 1, UpdateExpr::Add(5), id_is(7), 4).unwrap(), 1);
+    assert_eq!(dev_tx.ndp_update(&t, 1, UpdateExpr::Add(5), id_is(7).as_ref(), 4).unwrap(), 1);
     let dev_id = dev_tx.id();
     assert!(db.locks_held() >= 1, "the device's lock is held until the host commits");
     let host_done = AtomicBool::new(false);
@@ -121,7 +121,7 @@ fn fig1_device_first_repeatable_read_host_gets_a_serialization_failure() {
     assert_eq!(balance(&db, &t, 3), START);
     let _ = h.get(&t, 3).unwrap();
     let mut dev_tx = db.begin(Isolation::RepeatableRead);
-    dev_tx.ndp_update(&t, 1, UpdateExpr::Mul(2), id_is(3), 2).unwrap();
+    dev_tx.ndp_update(&t, 1, UpdateExpr::Mul(2), id_is(3).as_ref(), 2).unwrap();
     std::thread::scope(|s| {
         let t2 = t.clone();
         let host = s.spawn(move || h.update(&t2, 3, &[Value::Int(3), Value::Int(1)]));
@@ -144,7 +144,7 @@ fn device_behind_host<'db>(
     h: Txn<'db>,
     iso: Isolation,
     add: i64,
-    predicate: Option<Predicate>,
+    predicate: Option<&Predicate>,
     end: impl FnOnce(Txn<'db>) -> Result<(), TxnError>,
 ) -> Result<u64, TxnError> {
     std::thread::scope(|s| {
@@ -167,7 +167,7 @@ fn fig1_host_first_device_waits_and_loses_to_the_first_updater() {
     let t = accounts(&db);
     let mut h = db.begin(Isolation::RepeatableRead);
     h.update(&t, 9, &[Value::Int(9), Value::Int(1)]).unwrap();
-    let r = device_behind_host(&db, &t, h, Isolation::RepeatableRead, 100, id_is(9), Txn::commit);
+    let r = device_behind_host(&db, &t, h, Isolation::RepeatableRead, 100, id_is(9).as_ref(), Txn::commit);
     assert!(matches!(r, Err(TxnError::Serialization(_))), "the device based its version on a stale one: {r:?}");
     assert_eq!(balance(&db, &t, 9), 1);
     assert_eq!(chain(&db, &t, 9).len(), 2, "the device's version was never installed");
@@ -181,7 +181,10 @@ fn fig1_host_first_aborts_and_the_device_proceeds() {
     let t = accounts(&db);
     let mut h = db.begin(Isolation::RepeatableRead);
     h.update(&t, 9, &[Value::Int(9), Value::Int(1)]).unwrap();
-    assert_eq!(device_behind_host(&db, &t, h, Isolation::RepeatableRead, 100, id_is(9), Txn::abort).unwrap(), 1);
+    assert_eq!(
+        device_behind_host(&db, &t, h, Isolation::RepeatableRead, 100, id_is(9).as_ref(), Txn::abort).unwrap(),
+        1
+    );
     assert_eq!(balance(&db, &t, 9), START + 100);
     assert_eq!(db.locks_held(), 0);
 }
@@ -197,7 +200,10 @@ fn read_committed_device_update_applies_to_the_newest_version() {
     let mut h = db.begin(Isolation::ReadCommitted);
     h.update(&t, 9, &[Value::Int(9), Value::Int(1)]).unwrap();
     // The device's statement snapshot saw START.
-    assert_eq!(device_behind_host(&db, &t, h, Isolation::ReadCommitted, 100, id_is(9), Txn::commit).unwrap(), 1);
+    assert_eq!(
+        device_behind_host(&db, &t, h, Isolation::ReadCommitted, 100, id_is(9).as_ref(), Txn::commit).unwrap(),
+        1
+    );
     assert_eq!(balance(&db, &t, 9), 1 + 100, "the expression applies to the committed 1, not to the stale {START}");
     let c = chain(&db, &t, 9);
     assert_eq!(c.len(), 3, "one linear chain: {START}, 1, 101: {c:?}");
@@ -213,11 +219,11 @@ fn read_committed_device_update_skips_rows_that_no_longer_qualify_or_were_delete
     let dir = tempfile::tempdir().unwrap();
     let db = db(dir.path(), "u280-nvm");
     let t = accounts(&db);
-    let rich = Some(Predicate { column: 1, op: CmpOp::Ge, value: 500 });
+    let rich = Some(Predicate::int(1, CmpOp::Ge, 500));
     let mut h = db.begin(Isolation::ReadCommitted);
     h.update(&t, 9, &[Value::Int(9), Value::Int(1)]).unwrap();
     h.delete(&t, 10).unwrap();
-    let n = device_behind_host(&db, &t, h, Isolation::ReadCommitted, 5, rich, Txn::commit).unwrap();
+    let n = device_behind_host(&db, &t, h, Isolation::ReadCommitted, 5, rich.as_ref(), Txn::commit).unwrap();
     assert_eq!(n, ACCOUNTS - 2);
     assert_eq!(balance(&db, &t, 9), 1, "1 is below 500 on the newest version: not updated");
     let mut r = db.begin(Isolation::RepeatableRead);
@@ -313,8 +319,8 @@ fn concurrent_host_and_device_transfers_conserve_money_and_keep_chains_linear() 
                     let on_device = worker == 0 || i % 4 == 0;
                     retry(db, Isolation::RepeatableRead, |tx| {
                         if on_device {
-                            tx.ndp_update(t, 1, UpdateExpr::Add(-amount), id_is(a), 4)?;
-                            tx.ndp_update(t, 1, UpdateExpr::Add(amount), id_is(b), 4)?;
+                            tx.ndp_update(t, 1, UpdateExpr::Add(-amount), id_is(a).as_ref(), 4)?;
+                            tx.ndp_update(t, 1, UpdateExpr::Add(amount), id_is(b).as_ref(), 4)?;
                         } else {
                             for (id, delta) in [(a, -amount), (b, amount)] {
                                 let row = tx.get(t, id)?.expect("accounts are never deleted");
@@ -368,13 +374,13 @@ fn a_skewed_predicate_gets_each_pe_the_pages_it_needs() {
     }
     w.commit().unwrap();
     // 8 PEs: the first takes VIDs 0..500, whose versions fill many pages.
-    let first_share = Some(Predicate { column: 0, op: CmpOp::Lt, value: (ROWS / 8) as i64 });
+    let first_share = Some(Predicate::int(0, CmpOp::Lt, (ROWS / 8) as i64));
     let mut u = d.begin(Isolation::RepeatableRead);
-    assert_eq!(u.ndp_update(&t, 0, UpdateExpr::Add(ROWS as i64), first_share, 8).unwrap(), ROWS / 8);
+    assert_eq!(u.ndp_update(&t, 0, UpdateExpr::Add(ROWS as i64), first_share.as_ref(), 8).unwrap(), ROWS / 8);
     u.commit().unwrap();
     let mut r = d.begin(Isolation::RepeatableRead);
-    let moved = Some(Predicate { column: 0, op: CmpOp::Ge, value: ROWS as i64 });
-    let n = r.aggregate(&t, Aggregate::CountStar, 0, moved, ReadMode::Host { workers: 2 }).unwrap();
+    let moved = Some(Predicate::int(0, CmpOp::Ge, ROWS as i64));
+    let n = r.aggregate(&t, Aggregate::CountStar, 0, moved.as_ref(), ReadMode::Host { workers: 2 }).unwrap();
     assert_eq!(n.value, Some(i128::from(ROWS / 8)));
     r.commit().unwrap();
     assert!(d.store().check().unwrap().error_count() == 0);
@@ -414,12 +420,12 @@ proptest::proptest! {
         }
         w.commit().unwrap();
         let cmp = [CmpOp::Eq, CmpOp::Ne, CmpOp::Lt, CmpOp::Le, CmpOp::Gt, CmpOp::Ge][op];
-        let predicate = Some(Predicate { column: 0, op: cmp, value: cut as i64 });
+        let predicate = Some(Predicate::int(0, cmp, cut as i64));
         let host = ReadMode::Host { workers: 2 };
         let ndp = ReadMode::Ndp { pes, freshness: Freshness::Ship };
         let measure = |d: &Database| {
             let mut r = d.begin(Isolation::RepeatableRead);
-            let n = r.aggregate(&t, Aggregate::CountStar, 0, predicate, host).unwrap().value;
+            let n = r.aggregate(&t, Aggregate::CountStar, 0, predicate.as_ref(), host).unwrap().value;
             let s_host = r.aggregate(&t, Aggregate::Sum, 1, None, host).unwrap().value;
             let s_ndp = r.aggregate(&t, Aggregate::Sum, 1, None, ndp).unwrap().value;
             r.commit().unwrap();
@@ -430,7 +436,7 @@ proptest::proptest! {
         // Odd PE counts ship the delta pages, even ones read them through
         // the device's mirror (CBM).
         let freshness = if pes % 2 == 0 { Freshness::Cbm } else { Freshness::Ship };
-        let (updated, _) = u.ndp_update_fresh(&t, 1, UpdateExpr::Add(add), predicate, pes, freshness).unwrap();
+        let (updated, _) = u.ndp_update_fresh(&t, 1, UpdateExpr::Add(add), predicate.as_ref(), pes, freshness).unwrap();
         u.commit().unwrap();
         proptest::prop_assert_eq!(updated, qualifying);
         let (_, after_host, after_ndp) = measure(&d);

@@ -165,8 +165,8 @@ fn mixed(
         15..=17 => {
             let k = other_key(rng, n, avoid);
             let d = (rng.next_u64() % 100) as i64 - 50;
-            let p = Predicate { column: 0, op: CmpOp::Eq, value: k as i64 };
-            if tx.ndp_update(t, 1, UpdateExpr::Add(d), Some(p), 2)? > 0 {
+            let p = Predicate::int(0, CmpOp::Eq, k as i64);
+            if tx.ndp_update(t, 1, UpdateExpr::Add(d), Some(&p), 2)? > 0 {
                 ops.push(format!("+ {k} {d}"));
             }
         }

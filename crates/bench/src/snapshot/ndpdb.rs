@@ -247,7 +247,7 @@ fn measure_modes(
     for &(engine, pes, workers, mode) in modes {
         let mut runs = Vec::new();
         for _ in 0..cfg.repeat.max(1) {
-            runs.push(m.txn.aggregate(table, query.func, query.column as u16, query.predicate, mode)?);
+            runs.push(m.txn.aggregate(table, query.func, query.column as u16, query.predicate.as_ref(), mode)?);
         }
         let walls: Vec<f64> = runs.iter().map(|r| r.stats.wall_s).collect();
         let answers: Vec<Option<String>> = runs.iter().map(|r| query.answer(r)).collect();
@@ -256,7 +256,7 @@ fn measure_modes(
         let mut row = measured(base(engine, pes, workers, &m.label, m.rows), query.answer(r), r);
         row.wall_s_runs = walls;
         row.freshness = freshness(mode);
-        row.control = Some(orderline::control(&mut m.txn, table, query.predicate, mode)?);
+        row.control = Some(orderline::control(&mut m.txn, table, query.predicate.as_ref(), mode)?);
         rows.push(row);
     }
     Ok(rows)

@@ -54,7 +54,7 @@ pub(super) fn aggregate(a: AggregateArgs) -> Result<()> {
             Some(id) => db.begin_at(id)?,
             None => db.begin(Isolation::RepeatableRead),
         };
-        let r = txn.aggregate(&t, func, col as u16, predicate, mode)?;
+        let r = txn.aggregate(&t, func, col as u16, predicate.as_ref(), mode)?;
         txn.commit()?;
         let sc =
             if matches!(func, Aggregate::CountStar | Aggregate::Count) { 0 } else { decimal_scale(t.columns[col].ty) };
@@ -142,7 +142,7 @@ pub(super) fn update_ndp(a: UpdateNdpArgs) -> Result<()> {
         other => bail!("--isolation {other}: use read-committed, repeatable-read or serializable"),
     };
     let mut txn = db.begin(isolation);
-    let (updated, stats) = txn.ndp_update_stats(&t, col, expr, predicate, a.pes)?;
+    let (updated, stats) = txn.ndp_update_stats(&t, col, expr, predicate.as_ref(), a.pes)?;
     txn.commit()?;
     let profile = db.store().device().profile().name.clone();
     if a.json {

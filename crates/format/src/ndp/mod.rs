@@ -41,7 +41,7 @@ pub const RANGE_OUTPUT: usize = 3;
 /// Memory range of `ndp.update`'s pages for new versions.
 pub const RANGE_PAGES: usize = 4;
 
-use crate::schema::ColumnType;
+use crate::schema::{ColumnType, Value};
 
 /// Ids of transactions whose writes a reader may see.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -76,17 +76,17 @@ pub enum Aggregate {
 
 impl Aggregate {
     /// The call block's aggregate code (the declaration order).
-    fn code(self) -> u8 {
+    pub(crate) fn code(self) -> u8 {
         self as u8
     }
 
-    fn from_code(code: u8) -> Option<Aggregate> {
+    pub(crate) fn from_code(code: u8) -> Option<Aggregate> {
         use Aggregate::*;
         [CountStar, Count, Sum, Min, Max, Avg].get(usize::from(code)).copied()
     }
 }
 
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 pub enum CmpOp {
     Eq,
     Ne,
@@ -108,30 +108,106 @@ impl CmpOp {
     }
 
     pub fn eval(self, a: i64, b: i64) -> bool {
+        self.holds(a.cmp(&b))
+    }
+
+    /// Whether `a op b` holds where `a.cmp(b)` is `ord`.
+    #[inline]
+    pub fn holds(self, ord: std::cmp::Ordering) -> bool {
+        use std::cmp::Ordering::*;
         match self {
-            CmpOp::Eq => a == b,
-            CmpOp::Ne => a != b,
-            CmpOp::Lt => a < b,
-            CmpOp::Le => a <= b,
-            CmpOp::Gt => a > b,
-            CmpOp::Ge => a >= b,
+            CmpOp::Eq => ord == Equal,
+            CmpOp::Ne => ord != Equal,
+            CmpOp::Lt => ord == Less,
+            CmpOp::Le => ord != Greater,
+            CmpOp::Gt => ord == Greater,
+            CmpOp::Ge => ord != Less,
         }
     }
 }
 
-/// `column op value` on a numeric column; NULL never qualifies.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct Predicate {
+/// The most terms a call's predicate holds.
+pub const MAX_TERMS: usize = 16;
+/// The most aggregates one aggregate call computes.
+pub const MAX_AGGREGATES: usize = 16;
+/// The longest byte constant of a term (a char/varchar/text value).
+pub const MAX_OPERAND_BYTES: usize = 4096;
+
+/// The constant a term compares a column with.
+#[derive(Debug, Clone, PartialEq, Eq, Hash)]
+pub enum Operand {
+    /// The stored integer of an integer, date (days), timestamp (µs),
+    /// numeric (scaled) or bool (0/1) column.
+    Int(i64),
+    /// The bytes of a char (trailing spaces stripped), varchar or text
+    /// column, compared byte by byte (the C collation).
+    Bytes(Vec<u8>),
+}
+
+/// `column op value`; NULL never qualifies.
+#[derive(Debug, Clone, PartialEq, Eq, Hash)]
+pub struct Term {
     pub column: u16,
     pub op: CmpOp,
-    pub value: i64,
+    pub value: Operand,
+}
+
+impl Term {
+    /// Whether a column value meets the term. NULL never does, nor a value
+    /// of the other kind (the host and the device refuse such a term before
+    /// anything is read: `check_columns`).
+    #[inline]
+    pub fn matches(&self, v: &Value) -> bool {
+        let ord = match (v, &self.value) {
+            (Value::Int(a), Operand::Int(b)) => a.cmp(b),
+            (Value::Text(a), Operand::Bytes(b)) => a.as_slice().cmp(b.as_slice()),
+            _ => return false,
+        };
+        self.op.holds(ord)
+    }
+}
+
+/// A conjunction of comparisons of columns with constants, which both the
+/// device's PEs and the host's scans evaluate with [`Predicate::eval`] (so
+/// both paths return the same rows). At most [`MAX_TERMS`] terms; none:
+/// every row qualifies.
+#[derive(Debug, Clone, PartialEq, Eq, Default, Hash)]
+pub struct Predicate {
+    pub terms: Vec<Term>,
+}
+
+impl Predicate {
+    /// The one-term predicate `column op value` on an integer-valued column.
+    pub fn int(column: u16, op: CmpOp, value: i64) -> Predicate {
+        Predicate { terms: vec![Term { column, op, value: Operand::Int(value) }] }
+    }
+
+    /// The conjunction of `self` and `other`'s terms.
+    pub fn and(mut self, other: Predicate) -> Predicate {
+        self.terms.extend(other.terms);
+        self
+    }
+
+    /// Whether a row qualifies: every term, in order, on the value `value`
+    /// gives for the term's column (read only for the terms reached: the
+    /// first term that fails ends the evaluation).
+    #[inline]
+    pub fn eval<E>(&self, mut value: impl FnMut(&Term) -> Result<Value, E>) -> Result<bool, E> {
+        for t in &self.terms {
+            if !t.matches(&value(t)?) {
+                return Ok(false);
+            }
+        }
+        Ok(true)
+    }
 }
 
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum Operation {
+    /// Aggregates of the qualifying rows, 1 to [`MAX_AGGREGATES`]: each a
+    /// function and its column (ignored for `count(*)`).
     Aggregate {
-        func: Aggregate,
-        column: u16,
+        aggregates: Vec<(Aggregate, u16)>,
     },
     Rows {
         projection: Vec<u16>,
@@ -228,7 +304,9 @@ mod tests {
     fn sample() -> NdpCall {
         NdpCall {
             op: Operation::Rows { projection: vec![0, 3, 2] },
-            predicate: Some(Predicate { column: 2, op: CmpOp::Ge, value: -5 }),
+            predicate: Some(Predicate::int(2, CmpOp::Ge, -5).and(Predicate {
+                terms: vec![Term { column: 1, op: CmpOp::Lt, value: Operand::Bytes(b"MAIL".to_vec()) }],
+            })),
             snapshot: Snapshot { xmax: 100, active: vec![3, 7, 99], own: 7 },
             vids: 1000,
             l2p_pages: vec![10, 11],
@@ -243,7 +321,8 @@ mod tests {
     fn roundtrip_and_visibility() {
         let c = sample();
         assert_eq!(NdpCall::decode(&c.encode()).unwrap(), c);
-        let agg = NdpCall { op: Operation::Aggregate { func: Aggregate::Avg, column: 4 }, predicate: None, ..sample() };
+        let aggregates = vec![(Aggregate::Avg, 4), (Aggregate::CountStar, 0), (Aggregate::Sum, 2)];
+        let agg = NdpCall { op: Operation::Aggregate { aggregates }, predicate: None, ..sample() };
         assert_eq!(NdpCall::decode(&agg.encode()).unwrap(), agg);
         for expr in [UpdateExpr::Set(-7), UpdateExpr::Add(i64::MIN), UpdateExpr::Mul(i64::MAX)] {
             let up = NdpCall { op: Operation::Update { column: 5, expr }, ..sample() };
@@ -252,6 +331,80 @@ mod tests {
         assert_eq!(UpdateExpr::Add(i64::MAX).apply(1), None);
         let s = &c.snapshot;
         assert!(s.visible(1) && s.visible(7) && !s.visible(3) && !s.visible(100) && !s.visible(99));
+    }
+
+    #[test]
+    fn terms_follow_sql() {
+        let p = Predicate::int(0, CmpOp::Ge, 5)
+            .and(Predicate { terms: vec![Term { column: 1, op: CmpOp::Lt, value: Operand::Bytes(b"b".to_vec()) }] });
+        let row = |a: Value, b: Value| {
+            move |t: &Term| -> Result<Value, ()> { Ok(if t.column == 0 { a.clone() } else { b.clone() }) }
+        };
+        let text = |s: &str| Value::Text(s.as_bytes().to_vec());
+        assert_eq!(p.eval(row(Value::Int(5), text("abc"))), Ok(true));
+        assert_eq!(p.eval(row(Value::Int(4), text("abc"))), Ok(false));
+        assert_eq!(p.eval(row(Value::Int(9), text("b"))), Ok(false), "b < b is false");
+        assert_eq!(p.eval(row(Value::Int(9), text("B"))), Ok(true), "bytes: B (0x42) sorts before b");
+        assert_eq!(p.eval(row(Value::Null, text("a"))), Ok(false), "NULL never qualifies");
+        assert_eq!(p.eval(row(Value::Int(9), Value::Null)), Ok(false));
+        assert_eq!(p.eval(row(Value::Int(9), Value::Int(0))), Ok(false), "a kind mismatch never qualifies");
+        // The first failing term ends the evaluation: column 1 is not read.
+        let mut read = vec![];
+        let _ = p.eval(|t| -> Result<Value, ()> {
+            read.push(t.column);
+            Ok(Value::Int(0))
+        });
+        assert_eq!(read, vec![0]);
+        for (op, want) in [
+            (CmpOp::Eq, [false, true, false]),
+            (CmpOp::Ne, [true, false, true]),
+            (CmpOp::Lt, [true, false, false]),
+            (CmpOp::Le, [true, true, false]),
+            (CmpOp::Gt, [false, false, true]),
+            (CmpOp::Ge, [false, true, true]),
+        ] {
+            assert_eq!([4, 5, 6].map(|a| op.eval(a, 5)), want, "{op:?}");
+        }
+    }
+
+    #[test]
+    fn the_block_follows_the_spec() {
+        let c = NdpCall {
+            op: Operation::Aggregate { aggregates: vec![(Aggregate::Sum, 3), (Aggregate::CountStar, 0)] },
+            predicate: Some(Predicate::int(2, CmpOp::Lt, 7).and(Predicate {
+                terms: vec![Term { column: 5, op: CmpOp::Eq, value: Operand::Bytes(b"AIR".to_vec()) }],
+            })),
+            snapshot: Snapshot { xmax: 12, active: vec![], own: 0 },
+            vids: 3,
+            l2p_pages: vec![],
+            l2p_delta: vec![],
+            vid_pages: vec![],
+            vid_delta: vec![],
+            delta_pages: vec![],
+        };
+        let b = c.encode();
+        assert_eq!(&b[..8], &[b'N', b'D', b'P', b'C', 2, 0, 1, 0]);
+        assert_eq!(&b[26..30], &[2, 2, 0, 0], "2 terms, 2 aggregates, no projection");
+        assert_eq!(&b[72..76], &[32, 0, 0, 0], "terms_bytes: 16 + 16");
+        assert_eq!(&b[80..88], &[2, 0, 3, 0, 0, 0, 0, 0], "sum(3), count(*)");
+        assert_eq!(&b[88..96], &[2, 0, 3, 1, 8, 0, 0, 0], "column 2 <, an integer of 8 bytes");
+        assert_eq!(&b[96..104], &7i64.to_le_bytes());
+        assert_eq!(&b[104..120], &[5, 0, 1, 2, 3, 0, 0, 0, b'A', b'I', b'R', 0, 0, 0, 0, 0]);
+        assert_eq!(b.len(), 120);
+        assert_eq!(NdpCall::decode(&b).unwrap(), c);
+        let bad = |at: usize, v: u8| {
+            let mut m = b.clone();
+            m[at] = v;
+            NdpCall::decode(&m).unwrap_err().to_string()
+        };
+        assert!(bad(26, 17).contains("term_count"), "{}", bad(26, 17));
+        assert!(bad(27, 0).contains("aggregate_count"));
+        assert!(bad(90, 9).contains("term op"));
+        assert!(bad(91, 3).contains("term kind"));
+        assert!(bad(92, 9).contains("term length"));
+        assert!(bad(108, 9).contains("terms"), "{}", bad(108, 9));
+        assert!(bad(80, 6).contains("aggregate"));
+        assert!(bad(4, 1).contains("version"));
     }
 
     #[test]
@@ -271,9 +424,10 @@ mod tests {
     fn operation() -> impl Strategy<Value = Operation> {
         use Aggregate::*;
         prop_oneof![
-            (0usize..6, any::<u16>()).prop_map(|(f, column)| Operation::Aggregate {
-                func: [CountStar, Count, Sum, Min, Max, Avg][f],
-                column
+            proptest::collection::vec((0usize..6, any::<u16>()), 1..=MAX_AGGREGATES).prop_map(|a| {
+                Operation::Aggregate {
+                    aggregates: a.into_iter().map(|(f, c)| ([CountStar, Count, Sum, Min, Max, Avg][f], c)).collect(),
+                }
             }),
             proptest::collection::vec(any::<u16>(), 0..9).prop_map(|projection| Operation::Rows { projection }),
             (0u8..3, any::<i64>(), any::<u16>()).prop_map(|(code, v, column)| Operation::Update {
@@ -288,12 +442,17 @@ mod tests {
     }
 
     fn call() -> impl Strategy<Value = NdpCall> {
+        let operand = prop_oneof![
+            any::<i64>().prop_map(Operand::Int),
+            proptest::collection::vec(any::<u8>(), 0..20).prop_map(Operand::Bytes),
+        ];
+        let term = (any::<u16>(), 1u8..7, operand).prop_map(|(column, op, value)| Term {
+            column,
+            op: CmpOp::from_code(op).unwrap(),
+            value,
+        });
         let predicate =
-            proptest::option::of((any::<u16>(), 1u8..7, any::<i64>()).prop_map(|(column, op, value)| Predicate {
-                column,
-                op: CmpOp::from_code(op).unwrap(),
-                value,
-            }));
+            proptest::option::of(proptest::collection::vec(term, 1..=MAX_TERMS).prop_map(|terms| Predicate { terms }));
         let arrays = (sorted(5), proptest::collection::vec(any::<u64>(), 0..5), sorted(5), sorted(5));
         (operation(), predicate, (any::<u64>(), any::<u64>(), any::<u64>()), arrays).prop_map(
             |(op, predicate, (xmax, own, vids), (active, pages, l2p, vid))| NdpCall {

@@ -11,6 +11,16 @@
 //!  host scan:  medium ──(all pages)──► link ──► host decodes, checks visibility and filter
 //!  NDP scan:   medium ──► PEs check visibility and filter, project ──(result)──► link ──► host
 //! ```
+//!
+//! An NDP scan's device time is what the device model charges (`docs/device-model.md`):
+//! on NVM the PEs are latency-bound, each transfer a PE reads (VID-map
+//! entry, slot, header, every column a term or the projection reads) waits
+//! `read_latency` on its critical path, and the PEs run side by side; the
+//! channels bound the total. On flash the pages stream. The device here is
+//! an emulator on the host's cores: its PEs' walk takes host CPU
+//! (`emu_version_s`, `emu_read_s`), which every run's wall time includes
+//! and which the host part of an NDP scan's cost carries, so `ndp = auto`
+//! picks the device only where it is faster in the wall time too.
 
 use ndpdb_device::profile::{MediumProfile, Profile};
 
@@ -35,16 +45,32 @@ pub struct CostParams {
     /// Processing elements; 0 = no NDP possible.
     pub pe_count: f64,
     pub pe_clock_hz: f64,
-    /// PE cycles to decode a version and check its visibility.
+    /// PE cycles to decode a version and check its visibility (0: the
+    /// device model charges a version's reads, not its compute).
     pub pe_version_cycles: f64,
-    /// PE cycles per pushed-down predicate term and version.
+    /// PE cycles per pushed-down predicate term and version (the device's
+    /// `TERM_CYCLES`).
     pub pe_predicate_cycles: f64,
+    /// Bytes of one medium transfer (NVM: `transfer_bytes`; flash: the page).
+    pub medium_transfer_bytes: f64,
+    /// A PE's wait per transfer it reads (NVM `read_latency`), s; 0 on flash
+    /// (pages stream: `medium_read_s`).
+    pub pe_transfer_latency_s: f64,
+    /// Channel occupancy per transfer (NVM `access_occupancy`), s.
+    pub medium_transfer_occupancy_s: f64,
+    /// Host CPU the emulated device spends per version a PE walks (VID-map
+    /// entry, slot, header, visibility), s.
+    pub emu_version_s: f64,
+    /// Host CPU the emulated device spends per column value a PE reads, s.
+    pub emu_read_s: f64,
     /// Host: decode one tuple version and check visibility, s.
     pub host_row_s: f64,
     /// Host: evaluate one predicate term or expression on one row, s.
     pub host_expr_s: f64,
     /// Host: receive one row of an NDP result (decode into a batch), s.
     pub host_recv_row_s: f64,
+    /// Host: decode one value of a row into a batch (both scans), s.
+    pub host_value_s: f64,
     pub hash_build_row_s: f64,
     pub hash_probe_row_s: f64,
     /// Host: emit one output row of a join or aggregate, s.
@@ -73,11 +99,17 @@ impl Default for CostParams {
             link_queue_depth: 256.0,
             pe_count: 16.0,
             pe_clock_hz: 300e6,
-            pe_version_cycles: 120.0,
-            pe_predicate_cycles: 30.0,
+            pe_version_cycles: 0.0,
+            pe_predicate_cycles: 4.0,
+            medium_transfer_bytes: 4.0,
+            pe_transfer_latency_s: 142.857e-9,
+            medium_transfer_occupancy_s: 142.857e-9,
+            emu_version_s: 20e-9,
+            emu_read_s: 5e-9,
             host_row_s: 40e-9,
             host_expr_s: 5e-9,
-            host_recv_row_s: 10e-9,
+            host_recv_row_s: 60e-9,
+            host_value_s: 25e-9,
             hash_build_row_s: 40e-9,
             hash_probe_row_s: 15e-9,
             output_row_s: 10e-9,
@@ -99,12 +131,18 @@ impl CostParams {
                 p.medium_page_latency_s = m.read_latency_ns * 1e-9;
                 p.medium_parallelism = f64::from(m.channels);
                 p.page_bytes = f64::from(m.page_bytes);
+                p.medium_transfer_bytes = f64::from(m.transfer_bytes.max(1));
+                p.pe_transfer_latency_s = m.read_latency_ns * 1e-9;
+                p.medium_transfer_occupancy_s = m.access_occupancy_ns * 1e-9;
             }
             MediumProfile::Flash(m) => {
                 p.medium_bandwidth_bytes_s = f64::from(m.channels) * m.channel_bandwidth_mb_s * 1e6;
                 p.medium_page_latency_s = m.read_latency_us * 1e-6;
                 p.medium_parallelism = f64::from(m.channels * m.chips_per_channel.max(1));
                 p.page_bytes = f64::from(m.page_bytes);
+                p.medium_transfer_bytes = f64::from(m.page_bytes.max(1));
+                p.pe_transfer_latency_s = 0.0;
+                p.medium_transfer_occupancy_s = 0.0;
             }
         }
         p.link_bandwidth_bytes_s = profile.link.bandwidth_mb_s * 1e6;
@@ -152,6 +190,13 @@ pub struct ScanShape {
     /// Predicate terms in the filter (all; and the ones the device evaluates).
     pub predicate_terms: f64,
     pub device_predicate_terms: f64,
+    /// Columns the scan outputs.
+    pub out_columns: f64,
+    /// Medium transfers a PE reads per visible tuple for the device terms'
+    /// and the projection's columns (the whole tuple for a text column).
+    pub column_bytes_read: f64,
+    /// Column values a PE reads per visible tuple (terms and projection).
+    pub column_reads: f64,
 }
 
 impl ScanShape {
@@ -170,30 +215,42 @@ impl ScanShape {
     }
 }
 
-/// Host scan: every page crosses the link; the host decodes each version
-/// and evaluates the filter.
+/// Host scan: every page crosses the link; the host decodes each version,
+/// evaluates the filter and decodes the projected values.
 pub fn host_scan(p: &CostParams, s: &ScanShape) -> Cost {
     let bytes = s.table_bytes();
     let pages = (bytes / p.page_bytes).ceil();
+    let per_row = p.host_row_s + s.predicate_terms * p.host_expr_s;
     Cost {
         device: p.medium_read_s(bytes),
-        host: p.link_s(bytes, pages) + s.table_rows * (p.host_row_s + s.predicate_terms * p.host_expr_s),
+        host: p.link_s(bytes, pages) + s.table_rows * per_row + s.out_rows * s.out_columns * p.host_value_s,
     }
 }
 
-/// NDP scan: the PEs decode, check visibility and the device part of the
-/// filter, and project; the result crosses the link; the host evaluates
-/// what the device could not.
+/// NDP scan: the PEs walk every chain, read the device terms' columns and
+/// the projection of the tuples that pass (module docs: latency-bound on
+/// NVM, streaming on flash), and the result crosses the link; the host
+/// decodes it and evaluates what the device could not. The emulated PEs'
+/// CPU counts on the host's side.
 pub fn ndp_scan(p: &CostParams, s: &ScanShape) -> Cost {
-    let bytes = s.table_bytes();
+    let pes = p.pe_count.max(1.0);
+    let t = p.medium_transfer_bytes.max(1.0);
+    // VID-map entry (8 bytes) and one version's slot and header (24).
+    let walk_transfers = (8.0 / t).ceil() + (24.0 / t).ceil();
+    let transfers = s.table_rows * (walk_transfers + s.column_bytes_read / t);
+    let pe_latency = transfers * p.pe_transfer_latency_s / pes;
+    let channels = transfers * p.medium_transfer_occupancy_s / p.medium_parallelism.max(1.0);
+    let flash = if p.medium_transfer_bytes >= p.page_bytes { p.medium_read_s(s.table_bytes()) } else { 0.0 };
     let pe_cycles = s.table_rows * (p.pe_version_cycles + s.device_predicate_terms * p.pe_predicate_cycles);
-    let pe_s = pe_cycles / (p.pe_clock_hz.max(1.0) * p.pe_count.max(1.0));
+    let pe_compute = if p.pe_clock_hz.is_finite() { pe_cycles / (p.pe_clock_hz.max(1.0) * pes) } else { 0.0 };
     let out_bytes = s.ndp_result_bytes();
     let host_terms = (s.predicate_terms - s.device_predicate_terms).max(0.0);
+    let emulation = s.table_rows * (p.emu_version_s + s.column_reads * p.emu_read_s);
     Cost {
-        device: p.medium_read_s(bytes).max(pe_s),
+        device: (pe_latency + pe_compute).max(channels).max(flash),
         host: p.link_s(out_bytes, 1.0 + (out_bytes / p.page_bytes).ceil())
-            + s.device_out_rows * (p.host_recv_row_s + host_terms * p.host_expr_s),
+            + s.device_out_rows * (p.host_recv_row_s + s.out_columns * p.host_value_s + host_terms * p.host_expr_s)
+            + emulation,
     }
 }
 

@@ -233,26 +233,12 @@ fn column_width(table: &TableDef, pos: usize) -> f64 {
     stat.unwrap_or_else(|| table.columns.get(pos).map_or(8.0, |c| default_width(c.ty)))
 }
 
-/// True when the device can evaluate conjunct `c` of a scan's filter
-/// (`docs/sql.md`: comparisons of a column with a constant, on the types
-/// the device reads; text only for equality; never double precision).
+/// True when the device can evaluate conjunct `c` of a scan's filter: the
+/// conjuncts an NDP scan pushes down (`store::source::device_term`:
+/// comparisons of a column with a constant; integers, dates, timestamps,
+/// numerics, booleans by `=`/`<>`, text by bytes; never double precision).
 pub fn device_evaluable(c: &Expr) -> bool {
-    let Expr::Binary { op, left, right, .. } = c else { return false };
-    if !op.is_comparison() || matches!(op, BinaryOp::IsDistinctFrom | BinaryOp::IsNotDistinctFrom) {
-        return false;
-    }
-    let is_const = |e: &Expr| matches!(e, Expr::Literal { .. } | Expr::Param { .. });
-    let col_ty = match (left.as_ref(), right.as_ref()) {
-        (Expr::Column { ty, .. }, r) if is_const(r) => *ty,
-        (l, Expr::Column { ty, .. }) if is_const(l) => *ty,
-        _ => return false,
-    };
-    let equality = matches!(op, BinaryOp::Eq | BinaryOp::NotEq);
-    match col_ty {
-        DataType::Float64 | DataType::Interval | DataType::Unknown => false,
-        DataType::Bool | DataType::Char(_) | DataType::Varchar(_) | DataType::Text => equality,
-        _ => true,
-    }
+    crate::store::source::device_term(c).is_some()
 }
 
 /// The shape of a scan for the cost formulas.
@@ -265,9 +251,23 @@ pub fn scan_shape(plan: &Plan, ctx: &OptimizerContext<'_>) -> Option<ScanShape> 
     let parts = filter.clone().map(conjuncts).unwrap_or_default();
     let unclamped = Plan { est: crate::plan::Estimate::UNKNOWN, ..plan.clone() };
     let info = |c: usize| column_info(&unclamped, c, ctx);
-    let device: Vec<Expr> = parts.iter().filter(|c| device_evaluable(c)).cloned().collect();
+    let device: Vec<Expr> =
+        parts.iter().filter(|c| device_evaluable(c)).take(ndpdb_format::ndp::MAX_TERMS).cloned().collect();
     let sel_all = filter.as_ref().map_or(1.0, |f| selectivity(f, &info));
     let sel_device = conjoin(device.clone()).map_or(1.0, |f| selectivity(&f, &info));
+    // What a PE reads per tuple: each device term's column (every tuple,
+    // an upper bound: the first failing term ends the row), the projection
+    // for the tuples that pass; a text column reads the whole tuple.
+    let read_bytes = |c: usize| match table.columns.get(c).map(|d| d.ty) {
+        Some(DataType::Char(_) | DataType::Varchar(_) | DataType::Text) => tuple_bytes,
+        _ => column_width(table, c),
+    };
+    let term_columns: Vec<usize> = device
+        .iter()
+        .filter_map(|c| crate::store::source::device_term(c).and_then(|(i, _, _)| columns.get(i).copied()))
+        .collect();
+    let column_bytes_read = term_columns.iter().map(|&c| read_bytes(c)).sum::<f64>()
+        + sel_device * columns.iter().map(|&c| read_bytes(c)).sum::<f64>();
     Some(ScanShape {
         table_rows,
         tuple_bytes,
@@ -276,6 +276,9 @@ pub fn scan_shape(plan: &Plan, ctx: &OptimizerContext<'_>) -> Option<ScanShape> 
         out_row_bytes,
         predicate_terms: parts.len() as f64,
         device_predicate_terms: device.len() as f64,
+        out_columns: columns.len() as f64,
+        column_bytes_read,
+        column_reads: term_columns.len() as f64 + sel_device * columns.len() as f64,
     })
 }
 

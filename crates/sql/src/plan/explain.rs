@@ -323,6 +323,16 @@ fn scan_details(plan: &Plan, opts: &ExplainOptions<'_>) -> Vec<String> {
         && let Some(ctx) = opts.ctx
         && let Some(shape) = crate::optimizer::physical_scan_shape(plan, ctx)
     {
+        let device: Vec<String> = filter
+            .iter()
+            .flat_map(|f| crate::optimizer::util::conjuncts(f.clone()))
+            .filter(|c| crate::store::source::device_term(c).is_some())
+            .take(ndpdb_format::ndp::MAX_TERMS)
+            .map(|c| fmt_expr(&c, &own))
+            .collect();
+        if !device.is_empty() {
+            v.push(format!("Device Filter: {}", device.join(" AND ")));
+        }
         v.push(format!("Link bytes saved (est.): {:.0}", shape.link_bytes_saved()));
     }
     v

@@ -13,16 +13,23 @@
 //! call models), so its rows are materialised; their conversion to Arrow is
 //! done a batch at a time.
 //!
-//! Filters: the store (device or host) evaluates one comparison of an
-//! integer-valued column with a constant ([`ndpdb_format::ndp::Predicate`]).
-//! [`pushdown`] finds one in the scan's filter (a conjunct of it); the
-//! source reports `filter_applied` only when that comparison is the whole
-//! filter. Both paths push the same predicate, so they return the same rows.
+//! Filters: the store (device or host) evaluates a conjunction of up to 16
+//! comparisons of a column with a constant ([`ndpdb_format::ndp::Predicate`]):
+//! integers, dates, timestamps, numerics (scaled integers) and booleans
+//! (`=`, `<>` only) by their stored integers, char/varchar/text by their
+//! bytes (the C collation, which ndpdb's text comparisons follow). A date
+//! compared with a timestamp (`d::timestamp < t`, what `date + interval`
+//! gives) becomes a comparison of the date with the day that bounds `t`.
+//! [`pushdown`] takes every conjunct of the scan's filter that is one
+//! ([`device_term`], which the optimizer's cost model uses too); the source
+//! reports `filter_applied` only when they are the whole filter. Both paths
+//! push the same predicate and evaluate it with `Predicate::eval`, so they
+//! return the same rows.
 
 use std::sync::Arc;
 
 use arrow_array::RecordBatch;
-use ndpdb_format::ndp::{CmpOp, Predicate};
+use ndpdb_format::ndp::{CmpOp, MAX_OPERAND_BYTES, MAX_TERMS, Operand, Predicate, Term};
 use ndpdb_format::schema::{self as fs, ColumnType};
 use ndpdb_storage::{Freshness, HostScan, ScanStats, Table};
 use ndpdb_txn::ReadMode;
@@ -113,7 +120,7 @@ impl TableSource for TxnSource {
             }
             Access::Ndp => {
                 let mode = ReadMode::Ndp { pes: self.pes, freshness: self.freshness };
-                let result = self.txn.with(|t| t.rows_at(&table, &snapshot, &projection, predicate, mode))?;
+                let result = self.txn.with(|t| t.rows_at(&table, &snapshot, &projection, predicate.as_ref(), mode))?;
                 add_stats(&mut counters.lock(), &result.stats, table.vids());
                 Box::new(RowBatches { rows: result.rows.into_iter(), builder, done: false })
             }
@@ -213,7 +220,7 @@ impl HostBatches {
             let vids = self.next..(self.next + BATCH_ROWS as u64).min(self.end);
             self.next = vids.end;
             let (table, scan, snapshot) = (&self.table, &self.scan, &self.snapshot);
-            let (projection, predicate) = (&self.projection, self.predicate);
+            let (projection, predicate) = (&self.projection, self.predicate.as_ref());
             let result = self.txn.with(|t| t.host_rows_range(table, scan, snapshot, projection, predicate, vids))?;
             add_stats(&mut self.counters.lock(), &result.stats, result.stats.visited);
             if result.rows.is_empty() {
@@ -270,18 +277,31 @@ impl Iterator for RowBatches {
     }
 }
 
-/// The comparison the store can evaluate in `filter` (over the scan's
-/// output columns), and whether it is the whole filter. A conjunction
-/// pushes its first conjunct that is one.
+/// The conjuncts of `filter` (over the scan's output columns) the store
+/// can evaluate, as one predicate (at most [`MAX_TERMS`] terms, in the
+/// filter's order), and whether they are the whole filter.
 pub fn pushdown(filter: &Expr, spec: &ScanSpec<'_>) -> Result<Option<(Predicate, bool)>> {
     let mut conjuncts = Vec::new();
     flatten_and(filter, &mut conjuncts);
+    let mut terms = Vec::new();
     for c in &conjuncts {
-        if let Some(p) = comparison(c, spec)? {
-            return Ok(Some((p, conjuncts.len() == 1)));
+        if terms.len() == MAX_TERMS {
+            break;
+        }
+        if let Some((index, op, value)) = device_term(c) {
+            let Some(&column) = spec.columns.get(index) else { continue };
+            let Some(def) = spec.table.columns.get(column) else { continue };
+            // The store's type must agree with the term's kind.
+            let st = storage_type(def)?;
+            let text = matches!(st, ColumnType::Text(_) | ColumnType::Varchar(_));
+            if text != matches!(value, Operand::Bytes(_)) || st == ColumnType::Float64 {
+                continue;
+            }
+            terms.push(Term { column: column as u16, op, value });
         }
     }
-    Ok(None)
+    let whole = terms.len() == conjuncts.len();
+    Ok((!terms.is_empty()).then_some((Predicate { terms }, whole)))
 }
 
 fn flatten_and<'e>(e: &'e Expr, out: &mut Vec<&'e Expr>) {
@@ -294,14 +314,23 @@ fn flatten_and<'e>(e: &'e Expr, out: &mut Vec<&'e Expr>) {
     }
 }
 
-/// `column op constant` (or `constant op column`) on an integer-valued
-/// column, as a store predicate.
-fn comparison(e: &Expr, spec: &ScanSpec<'_>) -> Result<Option<Predicate>> {
-    let Expr::Binary { op, left, right, .. } = e else { return Ok(None) };
-    let (index, value, op) = match (left.as_ref(), right.as_ref()) {
-        (Expr::Column { index, .. }, Expr::Literal { value, .. }) => (*index, value, *op),
-        (Expr::Literal { value, .. }, Expr::Column { index, .. }) => (*index, value, op.commuted()),
-        _ => return Ok(None),
+/// Microseconds of a day (a date as a timestamp is its midnight).
+const US_PER_DAY: i64 = 86_400_000_000;
+
+/// `column op constant` (or `constant op column`) as a store term: the
+/// column's index in the scan's output, the operator and the constant,
+/// when the store's comparison means exactly what SQL's does (exact
+/// values of the column's type; text by bytes; a char column only against
+/// a constant without trailing spaces, where bpchar and text agree). A
+/// date column cast to timestamp against a timestamp compares the date
+/// with the bounding day. The optimizer's cost model counts the same
+/// conjuncts (`device_evaluable`).
+pub fn device_term(e: &Expr) -> Option<(usize, CmpOp, Operand)> {
+    let Expr::Binary { op, left, right, .. } = e else { return None };
+    let (column, value, op) = match (left.as_ref(), right.as_ref()) {
+        (c, Expr::Literal { value, .. }) => (c, value, *op),
+        (Expr::Literal { value, .. }, c) => (c, value, op.commuted()),
+        _ => return None,
     };
     let op = match op {
         BinaryOp::Eq => CmpOp::Eq,
@@ -310,15 +339,48 @@ fn comparison(e: &Expr, spec: &ScanSpec<'_>) -> Result<Option<Predicate>> {
         BinaryOp::LtEq => CmpOp::Le,
         BinaryOp::Gt => CmpOp::Gt,
         BinaryOp::GtEq => CmpOp::Ge,
-        _ => return Ok(None),
+        _ => return None,
     };
-    let Some(&column) = spec.columns.get(index) else { return Ok(None) };
-    let Some(def) = spec.table.columns.get(column) else { return Ok(None) };
-    let st = storage_type(def)?;
-    if !st.is_numeric() || (st == ColumnType::Bool && !matches!(op, CmpOp::Eq | CmpOp::Ne)) {
-        return Ok(None);
+    match column {
+        Expr::Column { index, ty } => Some((*index, op, operand(value, *ty, op)?)),
+        Expr::Cast { expr, ty: DataType::Timestamp } => match (expr.as_ref(), value) {
+            (Expr::Column { index, ty: DataType::Date }, Value::Timestamp(t)) => {
+                let (op, day) = date_bound(op, *t)?;
+                Some((*index, op, Operand::Int(day)))
+            }
+            _ => None,
+        },
+        _ => None,
     }
-    Ok(constant(value, def.ty).map(|value| Predicate { column: column as u16, op, value }))
+}
+
+/// `date::timestamp op t` as `date op' day`: the date's midnight is
+/// `date · US_PER_DAY`. None when no day bounds it exactly (`=` or `<>` a
+/// timestamp that is not a midnight).
+fn date_bound(op: CmpOp, t: i64) -> Option<(CmpOp, i64)> {
+    let floor = t.div_euclid(US_PER_DAY);
+    let ceil = floor + i64::from(t.rem_euclid(US_PER_DAY) != 0);
+    match op {
+        CmpOp::Lt | CmpOp::Ge => Some((op, ceil)),
+        CmpOp::Le | CmpOp::Gt => Some((op, floor)),
+        CmpOp::Eq | CmpOp::Ne => (floor == ceil).then_some((op, floor)),
+    }
+}
+
+/// A literal as the stored value of a column of type `ty` that `op`
+/// compares exactly as SQL does.
+fn operand(v: &Value, ty: DataType, op: CmpOp) -> Option<Operand> {
+    match (ty, v) {
+        (DataType::Char(_), Value::Text(t)) if !t.ends_with(' ') && t.len() <= MAX_OPERAND_BYTES => {
+            Some(Operand::Bytes(t.as_bytes().to_vec()))
+        }
+        (DataType::Varchar(_) | DataType::Text, Value::Text(t)) if t.len() <= MAX_OPERAND_BYTES => {
+            Some(Operand::Bytes(t.as_bytes().to_vec()))
+        }
+        (DataType::Bool, _) if !matches!(op, CmpOp::Eq | CmpOp::Ne) => None,
+        (DataType::Float64 | DataType::Interval | DataType::Unknown, _) => None,
+        _ => constant(v, ty).map(Operand::Int),
+    }
 }
 
 /// A literal as the stored integer of a column of type `ty`, when the

@@ -85,11 +85,11 @@ fn predicate(tb: &Table, col: &str, op: &str, v: &str) -> Result<Predicate, Stri
         _ => return Err(format!("bad operator {op}")),
     };
     let column = tb.column_index(col).ok_or("no such column")? as u16;
-    Ok(Predicate { column, op, value: v.parse().map_err(|_| format!("bad value {v}"))? })
+    Ok(Predicate::int(column, op, v.parse().map_err(|_| format!("bad value {v}"))?))
 }
 
 /// `rows NAME [where ...]`, on the device's PEs and on the host; both must agree.
-fn rows(db: &Database, t: &mut Txn<'_>, name: &str, pred: Option<Predicate>) -> Result<String, String> {
+fn rows(db: &Database, t: &mut Txn<'_>, name: &str, pred: Option<&Predicate>) -> Result<String, String> {
     let tb = table(db, name)?;
     let proj: Vec<u16> = (0..tb.columns.len() as u16).collect();
     let err = |e: ndpdb_txn::TxnError| e.to_string();
@@ -144,7 +144,7 @@ fn statement(db: &Database, txn: &mut Option<Txn<'_>>, words: &[&str]) -> Result
         ["rows", name] => rows(db, t, name, None),
         ["rows", name, "where", col, op, v] => {
             let pred = predicate(&*table(db, name)?, col, op, v)?;
-            rows(db, t, name, Some(pred))
+            rows(db, t, name, Some(&pred))
         }
         ["insert", name, rest @ ..] => {
             let tb = table(db, name)?;
