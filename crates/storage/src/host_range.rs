@@ -208,7 +208,7 @@ impl Store {
     }
 }
 
-fn delta_record<'p>(page: &'p [u8], rid: RecordId, vid: u64) -> Result<(VersionHeader, &'p [u8])> {
+fn delta_record(page: &[u8], rid: RecordId, vid: u64) -> Result<(VersionHeader, &[u8])> {
     let h = PageHeader::decode(page).map_err(|e| StoreError::Corrupt(format!("VID {vid}, record {rid:?}: {e}")))?;
     record(page, &h, rid, vid)
 }

@@ -296,81 +296,40 @@ impl Column {
     /// decoded from its bytes: one type dispatch per column and batch, not
     /// per value. The caller checked that every tuple holds the fixed area.
     fn push_slot(&mut self, layout: &Layout, column: usize, slot: &ColumnSlot, tuples: &Tuples) -> Result<()> {
-        let (at, null_at, mask) =
-            (usize::from(slot.offset), usize::from(layout.null_bitmap_offset) + column / 8, 1 << (column % 8));
-        let fixed = usize::from(layout.fixed_bytes);
-        let width = match slot.ty {
-            ColumnType::Int32 | ColumnType::Date | ColumnType::Bool | ColumnType::Varchar(_) => 4,
-            ColumnType::Int64 | ColumnType::Decimal { .. } | ColumnType::Timestamp | ColumnType::Float64 => 8,
-            ColumnType::Text(n) => usize::from(n),
-        };
-        if at + width > fixed || null_at >= fixed {
-            return Err(SqlError::internal(format!(
-                "column {column}: slot {at}+{width} outside the fixed area {fixed}"
-            )));
-        }
-        let corrupt =
-            |what: &str| SqlError::new(SqlState::DATA_CORRUPTED, format!("a stored value of column {column}: {what}"));
-        let null = |t: &[u8]| t[null_at] & mask != 0;
-        let i32_at = |t: &[u8]| i32::from_le_bytes([t[at], t[at + 1], t[at + 2], t[at + 3]]);
-        let i64_at = |t: &[u8]| i64::from_le_bytes(t[at..at + 8].try_into().expect("8 bytes"));
+        let r = SlotReader::new(layout, column, slot)?;
         macro_rules! each {
             ($b:expr, $t:ident => $v:expr) => {{
                 for $t in tuples.iter() {
-                    if null($t) { $b.append_null() } else { $b.append_value($v) }
+                    if r.null($t) { $b.append_null() } else { $b.append_value($v) }
                 }
             }};
         }
         match (self, slot.ty) {
-            (Column::Int32(b), ColumnType::Int32) => each!(b, t => i32_at(t)),
-            (Column::Date(b), ColumnType::Date) => each!(b, t => i32_at(t)),
-            (Column::Int64(b), ColumnType::Int64) => each!(b, t => i64_at(t)),
-            (Column::Timestamp(b), ColumnType::Timestamp) => each!(b, t => i64_at(t)),
-            (Column::Decimal(b), ColumnType::Decimal { .. }) => each!(b, t => i128::from(i64_at(t))),
-            (Column::Float64(b), ColumnType::Float64) => each!(b, t => fs::Value::as_float(i64_at(t))),
+            (Column::Int32(b), ColumnType::Int32) => each!(b, t => r.i32(t)),
+            (Column::Date(b), ColumnType::Date) => each!(b, t => r.i32(t)),
+            (Column::Int64(b), ColumnType::Int64) => each!(b, t => r.i64(t)),
+            (Column::Timestamp(b), ColumnType::Timestamp) => each!(b, t => r.i64(t)),
+            (Column::Decimal(b), ColumnType::Decimal { .. }) => each!(b, t => i128::from(r.i64(t))),
+            (Column::Float64(b), ColumnType::Float64) => each!(b, t => fs::Value::as_float(r.i64(t))),
             (Column::Int16(b), ColumnType::Int32) => {
                 for t in tuples.iter() {
-                    if null(t) {
+                    if r.null(t) {
                         b.append_null()
                     } else {
-                        b.append_value(i16::try_from(i32_at(t)).map_err(|_| corrupt("not a smallint"))?)
+                        b.append_value(i16::try_from(r.i32(t)).map_err(|_| r.corrupt("not a smallint"))?)
                     }
                 }
             }
             (Column::Bool(b), ColumnType::Bool) => {
                 for t in tuples.iter() {
-                    match (null(t), i32_at(t)) {
+                    match (r.null(t), r.i32(t)) {
                         (true, _) => b.append_null(),
                         (false, v @ (0 | 1)) => b.append_value(v == 1),
-                        (false, _) => return Err(corrupt("a boolean slot is neither 0 nor 1")),
+                        (false, _) => return Err(r.corrupt("a boolean slot is neither 0 nor 1")),
                     }
                 }
             }
-            (Column::Utf8(b), ColumnType::Text(_)) => {
-                for t in tuples.iter() {
-                    if null(t) {
-                        b.append_null();
-                        continue;
-                    }
-                    let v = &t[at..at + width];
-                    let end = v.iter().rposition(|&c| c != b' ').map_or(0, |p| p + 1);
-                    b.append_value(std::str::from_utf8(&v[..end]).map_err(|_| corrupt("not UTF-8"))?);
-                }
-            }
-            (Column::Utf8(b), ColumnType::Varchar(n)) => {
-                for t in tuples.iter() {
-                    if null(t) {
-                        b.append_null();
-                        continue;
-                    }
-                    let off = usize::from(u16::from_le_bytes([t[at], t[at + 1]]));
-                    let len = usize::from(u16::from_le_bytes([t[at + 2], t[at + 3]]));
-                    if len > usize::from(n) || off < fixed || off + len > t.len() {
-                        return Err(corrupt("a varchar outside its tuple"));
-                    }
-                    b.append_value(std::str::from_utf8(&t[off..off + len]).map_err(|_| corrupt("not UTF-8"))?);
-                }
-            }
+            (Column::Utf8(b), ty @ (ColumnType::Text(_) | ColumnType::Varchar(_))) => push_text(b, &r, ty, tuples)?,
             (_, ty) => {
                 return Err(SqlError::internal(format!("column {column}: storage type {ty:?} for its SQL type")));
             }
@@ -405,6 +364,85 @@ impl Column {
             Column::Utf8(b) => b.len(),
         }
     }
+}
+
+/// Where column `column`'s value and NULL bit are in a tuple of its
+/// layout; [`SlotReader::new`] checks that both lie in the fixed area, and
+/// [`BatchBuilder::push_tuples`] that every tuple holds it, so the
+/// accessors cannot go out of bounds.
+struct SlotReader {
+    column: usize,
+    at: usize,
+    width: usize,
+    null_at: usize,
+    mask: u8,
+    fixed: usize,
+}
+
+impl SlotReader {
+    fn new(layout: &Layout, column: usize, slot: &ColumnSlot) -> Result<SlotReader> {
+        let (at, fixed) = (usize::from(slot.offset), usize::from(layout.fixed_bytes));
+        let null_at = usize::from(layout.null_bitmap_offset) + column / 8;
+        let width = match slot.ty {
+            ColumnType::Int32 | ColumnType::Date | ColumnType::Bool | ColumnType::Varchar(_) => 4,
+            ColumnType::Int64 | ColumnType::Decimal { .. } | ColumnType::Timestamp | ColumnType::Float64 => 8,
+            ColumnType::Text(n) => usize::from(n),
+        };
+        if at + width > fixed || null_at >= fixed {
+            return Err(SqlError::internal(format!(
+                "column {column}: slot {at}+{width} outside the fixed area {fixed}"
+            )));
+        }
+        Ok(SlotReader { column, at, width, null_at, mask: 1 << (column % 8), fixed })
+    }
+
+    #[inline]
+    fn null(&self, t: &[u8]) -> bool {
+        t[self.null_at] & self.mask != 0
+    }
+
+    #[inline]
+    fn i32(&self, t: &[u8]) -> i32 {
+        let a = self.at;
+        i32::from_le_bytes([t[a], t[a + 1], t[a + 2], t[a + 3]])
+    }
+
+    #[inline]
+    fn i64(&self, t: &[u8]) -> i64 {
+        i64::from_le_bytes(t[self.at..self.at + 8].try_into().expect("8 bytes"))
+    }
+
+    fn corrupt(&self, what: &str) -> SqlError {
+        SqlError::new(SqlState::DATA_CORRUPTED, format!("a stored value of column {}: {what}", self.column))
+    }
+}
+
+/// A text column of `tuples` into `b`: char(n) without its padding,
+/// varchar by its (offset, length) entry, checked to lie in its tuple.
+fn push_text(b: &mut StringBuilder, r: &SlotReader, ty: ColumnType, tuples: &Tuples) -> Result<()> {
+    for t in tuples.iter() {
+        if r.null(t) {
+            b.append_null();
+            continue;
+        }
+        let v = match ty {
+            ColumnType::Varchar(n) => {
+                let (off, len) =
+                    (u16::from_le_bytes([t[r.at], t[r.at + 1]]), u16::from_le_bytes([t[r.at + 2], t[r.at + 3]]));
+                let (off, len) = (usize::from(off), usize::from(len));
+                if len > usize::from(n) || off < r.fixed || off + len > t.len() {
+                    return Err(r.corrupt("a varchar outside its tuple"));
+                }
+                &t[off..off + len]
+            }
+            _ => {
+                let v = &t[r.at..r.at + r.width];
+                &v[..v.iter().rposition(|&c| c != b' ').map_or(0, |p| p + 1)]
+            }
+        };
+        b.append_value(std::str::from_utf8(v).map_err(|_| r.corrupt("not UTF-8"))?);
+    }
+    Ok(())
 }
 
 /// Builds record batches from stored rows: the projected columns, in
@@ -561,7 +599,7 @@ mod tests {
                 // NULLs on a diagonal.
                 vals.into_iter()
                     .enumerate()
-                    .map(|(c, v)| if (k as usize + c) % 7 == 0 { fs::Value::Null } else { v })
+                    .map(|(c, v)| if (k as usize + c).is_multiple_of(7) { fs::Value::Null } else { v })
                     .collect()
             })
             .collect();
