@@ -48,11 +48,11 @@ type Result<T> = std::result::Result<T, StoreError>;
 type PageList = Vec<(u64, Vec<u8>)>;
 
 /// Page reads a block-stack worker keeps outstanding.
-const READ_AHEAD: usize = 32;
+pub(crate) const READ_AHEAD: usize = 32;
 
 /// Which of a queue pair's completed page reads the block stack takes next.
 #[derive(Clone, Copy)]
-enum Order {
+pub(crate) enum Order {
     /// The earliest due among those the device has finished (real clock:
     /// what arrives first is used first).
     Completion,
@@ -600,7 +600,13 @@ impl Store {
     /// medium and the link work on the next pages while a page travels, and
     /// the emulator's device workers find commands waiting instead of being
     /// woken for each one. `order` says which completion to take next.
-    fn read_pages_ahead(&self, lpns: &[u64], qp: &mut QueuePair, ahead: usize, order: Order) -> Result<PageList> {
+    pub(crate) fn read_pages_ahead(
+        &self,
+        lpns: &[u64],
+        qp: &mut QueuePair,
+        ahead: usize,
+        order: Order,
+    ) -> Result<PageList> {
         let _reading = self.page_reader();
         let (lpns, ppns): (Vec<u64>, Vec<u64>) = {
             let m = self.maps.lock();
@@ -714,7 +720,7 @@ impl Store {
 /// every range reads the table as it was when the scan began (a head
 /// changed later, by this transaction too, is not followed).
 pub struct HostScan {
-    view: HostView,
+    pub(crate) view: HostView,
 }
 
 impl HostScan {
@@ -800,9 +806,9 @@ impl Store {
 /// version a head reaches is in one of those pages then: a delta page
 /// becomes a heap page under the same lock. Taken apart (the pages first,
 /// the heads later), a delta page written in between would be in neither.
-struct HostView {
-    heads: Vec<RecordId>,
-    delta: HashMap<u64, Vec<u8>>,
+pub(crate) struct HostView {
+    pub(crate) heads: Vec<RecordId>,
+    pub(crate) delta: HashMap<u64, Vec<u8>>,
     lpns: Vec<u64>,
 }
 
@@ -817,9 +823,9 @@ impl HostView {
     }
 }
 
-struct Rec<'a> {
-    vid: u64,
-    data: &'a [u8],
+pub(crate) struct Rec<'a> {
+    pub(crate) vid: u64,
+    pub(crate) data: &'a [u8],
 }
 
 fn record_in(page: &[u8], rid: RecordId, vid: u64) -> Result<(VersionHeader, &[u8])> {
@@ -841,7 +847,7 @@ fn int_value(table: &Table, rec: &Rec<'_>, column: u16) -> Result<Option<i64>> {
 
 /// Whether a version meets the predicate: `Predicate::eval`, the function
 /// the device's PEs use, on the record's columns.
-fn qualifies(table: &Table, rec: &Rec<'_>, predicate: Option<&Predicate>) -> Result<bool> {
+pub(crate) fn qualifies(table: &Table, rec: &Rec<'_>, predicate: Option<&Predicate>) -> Result<bool> {
     let Some(p) = predicate else { return Ok(true) };
     p.eval(|t| {
         table

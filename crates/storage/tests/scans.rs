@@ -95,7 +95,31 @@ fn check_snapshot(store: &Store, t: &Table, history: &History, snap: &Snapshot, 
             want.into_iter().map(|(vid, v)| (vid, vec![v[1].clone(), v[0].clone()])).collect();
         assert_eq!(ndp.rows, projected, "NDP rows where {predicate:?} in {snap:?} ({freshness:?})");
         assert_eq!(host.rows, projected, "host rows where {predicate:?} in {snap:?}");
+        assert_eq!(tuple_rows(store, t, snap, predicate), projected, "host tuples where {predicate:?} in {snap:?}");
     }
+}
+
+/// A host scan in morsels of raw tuples (`host_tuples_range`), decoded and
+/// projected as `check_snapshot`'s other scans project.
+fn tuple_rows(store: &Store, t: &Table, snap: &Snapshot, predicate: Option<&Predicate>) -> Vec<(u64, Vec<Value>)> {
+    let scan = store.host_scan(t);
+    let mut tuples = ndpdb_storage::Tuples::new();
+    let mut start = 0;
+    while start < scan.vids() {
+        // Morsels that do not divide the table, and one past its end.
+        let end = start + 700;
+        store.host_tuples_range(t, &scan, snap, predicate, start..end, &mut tuples).unwrap();
+        start = end;
+    }
+    tuples
+        .vids()
+        .iter()
+        .zip(tuples.iter())
+        .map(|(&vid, data)| {
+            let v = store.decode_values(t, data).unwrap();
+            (vid, vec![v[1].clone(), v[0].clone()])
+        })
+        .collect()
 }
 
 #[test]

@@ -24,7 +24,8 @@ use ndpdb_format::record::VersionHeader;
 use ndpdb_format::schema::Value;
 use ndpdb_locktable::LockKey;
 use ndpdb_storage::{
-    AggregateResult, Freshness, Head, HostScan, LogOp, NdpScan, OpKind, RowsResult, StoreError, Table,
+    AggregateResult, Freshness, Head, HostScan, LogOp, NdpScan, OpKind, RowsResult, ScanStats, StoreError, Table,
+    Tuples,
 };
 
 use crate::db::Database;
@@ -367,6 +368,25 @@ impl Txn<'_> {
             return Err(TxnError::Ended);
         }
         Ok(self.db.store().host_rows_range(table, scan, snapshot, projection, predicate, vids)?)
+    }
+
+    /// The visible rows of VIDs `vids` of a [`Txn::host_scan`], at
+    /// `snapshot`, as raw tuples appended to `out` (the caller decodes them
+    /// with the table's layout): [`Txn::host_rows_range`] without a value
+    /// per column.
+    pub fn host_tuples_range(
+        &mut self,
+        table: &Arc<Table>,
+        scan: &HostScan,
+        snapshot: &Snapshot,
+        predicate: Option<&Predicate>,
+        vids: std::ops::Range<u64>,
+        out: &mut Tuples,
+    ) -> Result<ScanStats> {
+        if !self.is_open() {
+            return Err(TxnError::Ended);
+        }
+        Ok(self.db.store().host_tuples_range(table, scan, snapshot, predicate, vids, out)?)
     }
 
     pub fn commit(mut self) -> Result<()> {

@@ -2,7 +2,8 @@
 //!
 //! ```text
 //!  Access::Host / Unchosen ─► Txn::host_scan (heads, delta pages: once)
-//!       └─ per morsel of BATCH_ROWS VIDs: host_rows_range ─► BatchBuilder ─► batch
+//!       └─ per morsel of BATCH_ROWS VIDs: host_tuples_range ─► raw tuples
+//!            ─► BatchBuilder::push_tuples (decoded column by column) ─► batch
 //!  Access::Ndp ─► one NDP rows call (ndp.snapshot on the PEs) ─► rows
 //!       └─ per BATCH_ROWS rows: BatchBuilder ─► batch
 //! ```
@@ -31,7 +32,7 @@ use std::sync::Arc;
 use arrow_array::RecordBatch;
 use ndpdb_format::ndp::{CmpOp, MAX_OPERAND_BYTES, MAX_TERMS, Operand, Predicate, Term};
 use ndpdb_format::schema::{self as fs, ColumnType};
-use ndpdb_storage::{Freshness, HostScan, ScanStats, Table};
+use ndpdb_storage::{Freshness, HostScan, ScanStats, Table, Tuples};
 use ndpdb_txn::ReadMode;
 use parking_lot::Mutex;
 
@@ -115,6 +116,7 @@ impl TableSource for TxnSource {
                     predicate,
                     next: 0,
                     builder,
+                    tuples: Tuples::new(),
                     counters: counters.clone(),
                 })
             }
@@ -211,6 +213,8 @@ struct HostBatches {
     next: u64,
     end: u64,
     builder: BatchBuilder,
+    /// The morsel's raw tuples (buffers kept between morsels).
+    tuples: Tuples,
     counters: Arc<Mutex<ScanCounters>>,
 }
 
@@ -221,14 +225,14 @@ impl HostBatches {
             self.next = vids.end;
             let (table, scan, snapshot) = (&self.table, &self.scan, &self.snapshot);
             let (projection, predicate) = (&self.projection, self.predicate.as_ref());
-            let result = self.txn.with(|t| t.host_rows_range(table, scan, snapshot, projection, predicate, vids))?;
-            add_stats(&mut self.counters.lock(), &result.stats, result.stats.visited);
-            if result.rows.is_empty() {
+            let tuples = &mut self.tuples;
+            tuples.clear();
+            let stats = self.txn.with(|t| t.host_tuples_range(table, scan, snapshot, predicate, vids, tuples))?;
+            add_stats(&mut self.counters.lock(), &stats, stats.visited);
+            if tuples.is_empty() {
                 continue;
             }
-            for (vid, values) in &result.rows {
-                self.builder.push(*vid, values)?;
-            }
+            self.builder.push_tuples(&table.layout, projection, tuples)?;
             return self.builder.finish().map(Some);
         }
         Ok(None)

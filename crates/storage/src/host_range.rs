@@ -1,0 +1,214 @@
+//! The host-only scan's hot path: one VID range (a morsel) of a
+//! [`HostScan`] walked into raw tuples, for a caller that decodes them
+//! itself (the SQL engine decodes straight into Arrow arrays).
+//!
+//! ```text
+//!  heads[vids] ─► heap pages they name (sorted, read with read-ahead,
+//!       │         headers decoded once per page)
+//!       ▼
+//!  per VID: head ─► page (the last one used, else a binary search)
+//!       ├─ visible, live, qualifies ─► copy its bytes into Tuples
+//!       └─ else prev ─► ... (an older page not read yet: read it then)
+//! ```
+//!
+//! [`Store::host_rows_range`] (`scan.rs`) decodes every projected value
+//! into a [`Value`](ndpdb_format::schema::Value) (a heap allocation per text
+//! value, a vector per row) and finds each record's page in two hash maps.
+//! Here a record costs a slot lookup, the version header's checks, the
+//! snapshot's visibility test and one copy of its bytes: the common case
+//! (a single-version chain committed long ago) never leaves the page the
+//! previous VID was on. MVCC is the same walk: the first version on the
+//! chain that the snapshot sees decides (a tombstone hides the tuple).
+//!
+//! [`Tuples`] keeps its buffers between morsels (the caller passes it back),
+//! so a scan allocates per morsel only the pages it reads.
+
+use std::ops::Range;
+
+use ndpdb_format::ndp::{Operation, Predicate, Snapshot};
+use ndpdb_format::page::{self, PageHeader, RecordId};
+use ndpdb_format::record::{HEADER_BYTES, VersionHeader};
+
+use crate::error::StoreError;
+use crate::scan::{HostScan, Order, READ_AHEAD, Rec, ScanStats, qualifies};
+use crate::store::Store;
+use crate::table::{CHAIN_MAX, Table};
+
+type Result<T> = std::result::Result<T, StoreError>;
+
+/// Raw tuples of a VID range: each visible row's VID and stored bytes (the
+/// table's [`Layout`](ndpdb_format::schema::Layout) decodes them), in VID
+/// order.
+#[derive(Debug, Default, Clone)]
+pub struct Tuples {
+    vids: Vec<u64>,
+    data: Vec<u8>,
+    /// `ends[i]`: the end of tuple `i` in `data` (it starts at `ends[i-1]`).
+    ends: Vec<u32>,
+}
+
+impl Tuples {
+    pub fn new() -> Tuples {
+        Tuples::default()
+    }
+
+    pub fn clear(&mut self) {
+        self.vids.clear();
+        self.data.clear();
+        self.ends.clear();
+    }
+
+    pub fn len(&self) -> usize {
+        self.vids.len()
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.vids.is_empty()
+    }
+
+    pub fn vids(&self) -> &[u64] {
+        &self.vids
+    }
+
+    /// Tuple `i`'s bytes.
+    #[inline]
+    pub fn tuple(&self, i: usize) -> &[u8] {
+        let start = if i == 0 { 0 } else { self.ends[i - 1] as usize };
+        &self.data[start..self.ends[i] as usize]
+    }
+
+    /// The tuples' bytes, in order.
+    pub fn iter(&self) -> impl ExactSizeIterator<Item = &[u8]> + '_ {
+        (0..self.len()).map(|i| self.tuple(i))
+    }
+
+    /// Appends one tuple.
+    pub fn push(&mut self, vid: u64, tuple: &[u8]) {
+        self.vids.push(vid);
+        self.data.extend_from_slice(tuple);
+        self.ends.push(self.data.len() as u32);
+    }
+}
+
+/// The heap pages one range read, sorted by logical page, each with its
+/// decoded header; `last` is the index of the page the previous record was
+/// on (consecutive VIDs are usually on the same page).
+struct RangePages {
+    pages: Vec<(u64, PageHeader, Vec<u8>)>,
+    last: usize,
+}
+
+impl RangePages {
+    fn decoded(pages: Vec<(u64, Vec<u8>)>) -> Result<RangePages> {
+        let mut out = Vec::with_capacity(pages.len());
+        for (lpn, bytes) in pages {
+            let h = PageHeader::decode(&bytes).map_err(|e| StoreError::corrupt(format!("page {lpn}"), e))?;
+            out.push((lpn, h, bytes));
+        }
+        out.sort_unstable_by_key(|p| p.0);
+        Ok(RangePages { pages: out, last: 0 })
+    }
+
+    #[inline]
+    fn find(&mut self, lpn: u64) -> Option<usize> {
+        if self.pages.get(self.last).is_some_and(|p| p.0 == lpn) {
+            return Some(self.last);
+        }
+        let i = self.pages.binary_search_by_key(&lpn, |p| p.0).ok()?;
+        self.last = i;
+        Some(i)
+    }
+
+    fn insert(&mut self, lpn: u64, bytes: Vec<u8>) -> Result<usize> {
+        let h = PageHeader::decode(&bytes).map_err(|e| StoreError::corrupt(format!("page {lpn}"), e))?;
+        let at = self.pages.partition_point(|p| p.0 < lpn);
+        self.pages.insert(at, (lpn, h, bytes));
+        self.last = at;
+        Ok(at)
+    }
+}
+
+/// A record's version header and data, from a page whose header is decoded.
+#[inline]
+fn record<'p>(page: &'p [u8], h: &PageHeader, rid: RecordId, vid: u64) -> Result<(VersionHeader, &'p [u8])> {
+    let corrupt = |e: ndpdb_format::FormatError| StoreError::Corrupt(format!("VID {vid}, record {rid:?}: {e}"));
+    let rec = page::heap_record(page, h, rid.slot()).map_err(corrupt)?;
+    let vh = VersionHeader::decode(rec, rec.len()).map_err(corrupt)?;
+    Ok((vh, &rec[HEADER_BYTES..HEADER_BYTES + usize::from(vh.data_len)]))
+}
+
+impl Store {
+    /// The visible, live rows of VIDs `vids` of `scan` (clipped to its VIDs)
+    /// that satisfy `predicate`, appended to `out` as raw tuples; walked on
+    /// the calling thread. The same rows as [`Store::host_rows_range`].
+    pub fn host_tuples_range(
+        &self,
+        table: &Table,
+        scan: &HostScan,
+        snapshot: &Snapshot,
+        predicate: Option<&Predicate>,
+        vids: Range<u64>,
+        out: &mut Tuples,
+    ) -> Result<ScanStats> {
+        self.check_columns(table, &Operation::Rows { projection: vec![] }, predicate)?;
+        let m = self.measure();
+        let view = &scan.view;
+        let end = vids.end.min(view.heads.len() as u64);
+        let range = vids.start.min(end) as usize..end as usize;
+        let mut lpns: Vec<u64> = view.heads[range.clone()]
+            .iter()
+            .filter(|r| !r.is_none() && !view.delta.contains_key(&r.lpn()))
+            .map(|r| r.lpn())
+            .collect();
+        lpns.sort_unstable();
+        lpns.dedup();
+        let mut qp = self.device().queue_pair();
+        let mut pages = RangePages::decoded(self.read_pages_ahead(&lpns, &mut qp, READ_AHEAD, Order::Submission)?)?;
+        let mut visited = 0u64;
+        for vid in range {
+            let vid64 = vid as u64;
+            let mut rid = view.heads[vid];
+            let mut steps = 0usize;
+            while !rid.is_none() {
+                visited += 1;
+                steps += 1;
+                if steps > CHAIN_MAX {
+                    return Err(StoreError::Corrupt(format!("VID {vid}: version chain does not end (a cycle?)")));
+                }
+                let lpn = rid.lpn();
+                let (h, data) = match view.delta.get(&lpn) {
+                    Some(delta) => delta_record(delta, rid, vid64)?,
+                    None => {
+                        let i = match pages.find(lpn) {
+                            Some(i) => i,
+                            None => {
+                                let read = self.read_pages_ahead(&[lpn], &mut qp, 1, Order::Submission)?;
+                                let (lpn, bytes) = read.into_iter().next().ok_or_else(|| {
+                                    StoreError::Corrupt(format!(
+                                        "VID {vid}: page {lpn} of record {rid:?} is not in the table"
+                                    ))
+                                })?;
+                                pages.insert(lpn, bytes)?
+                            }
+                        };
+                        let (_, ph, bytes) = &pages.pages[i];
+                        record(bytes, ph, rid, vid64)?
+                    }
+                };
+                if snapshot.visible(h.create_ts) {
+                    if !h.tombstone && qualifies(table, &Rec { vid: vid64, data }, predicate)? {
+                        out.push(vid64, data);
+                    }
+                    break;
+                }
+                rid = h.prev;
+            }
+        }
+        Ok(self.stats(m, visited))
+    }
+}
+
+fn delta_record(page: &[u8], rid: RecordId, vid: u64) -> Result<(VersionHeader, &[u8])> {
+    let h = PageHeader::decode(page).map_err(|e| StoreError::Corrupt(format!("VID {vid}, record {rid:?}: {e}")))?;
+    record(page, &h, rid, vid)
+}
