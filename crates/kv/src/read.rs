@@ -59,14 +59,14 @@ impl KvStore {
         Scan { store: self, next: Some(start.to_vec()), end: Some(end.to_vec()), batch: Vec::new().into_iter() }
     }
 
-    /// Calls `f` on every key with `start <= key < end`, in key order,
+    /// Calls `f` on every key with `start <= key < end` (None: no end), in key order,
     /// without copying: each key is borrowed from its leaf while the leaf
     /// is shared-latched (so `f` must be short and must not call the store).
     /// `f` returns false to stop early.
     pub fn for_each_key(
         &self,
         start: &[u8],
-        end: &[u8],
+        end: Option<&[u8]>,
         mut f: impl FnMut(&[u8]) -> bool,
     ) -> Result<(), KvError> {
         let mut high: Option<Vec<u8>> = None;
@@ -77,13 +77,13 @@ impl KvStore {
             let (i, _) = node.lower_bound(from)?;
             for j in i..node.count() {
                 let key = node.key(j)?;
-                if key >= end || !f(key) {
+                if end.is_some_and(|e| key >= e) || !f(key) {
                     return Ok(());
                 }
             }
             // Keys at or above the high key are right of this leaf.
             match node.high_key()? {
-                Some(h) if h < end => high = Some(h.to_vec()),
+                Some(h) if end.is_none_or(|e| h < e) => high = Some(h.to_vec()),
                 _ => return Ok(()),
             }
         }
