@@ -7,6 +7,8 @@
 //!           INSERT N rows (id = 0..N, v = id * 7 % 1000, name = 'r' || id), one transaction
 //!  measure: prepare SELECT v, name FROM lookup WHERE id = $1
 //!           M times: a random id (fixed seed) ─► execute_prepared ─► check the row
+//!  compare: M/10 times the same text with the id as a literal ─► Session::run (parse,
+//!           bind, optimize, execute each time) ─► check the row
 //! ```
 //!
 //! Every answer is checked (a wrong or missing row fails the run), and the
@@ -17,7 +19,7 @@
 use std::path::PathBuf;
 use std::time::Instant;
 
-use anyhow::{Context, Result, bail, ensure};
+use anyhow::{Context, Result, ensure};
 use clap::Args;
 use ndpdb_sql::session::{Engine, EngineOptions, Session};
 use ndpdb_sql::types::Value;
@@ -48,6 +50,9 @@ pub struct LookupReport {
     pub lookups: u64,
     pub load_s: f64,
     pub lookup_s: f64,
+    /// Lookups through `Session::run` (the text with a literal), and their time.
+    pub unprepared: u64,
+    pub unprepared_s: f64,
     pub plan: String,
 }
 
@@ -55,10 +60,38 @@ impl LookupReport {
     pub fn per_second(&self) -> f64 {
         self.lookups as f64 / self.lookup_s.max(1e-9)
     }
+
+    pub fn unprepared_per_second(&self) -> f64 {
+        self.unprepared as f64 / self.unprepared_s.max(1e-9)
+    }
 }
 
 fn sql(session: &mut Session, text: &str) -> Result<Vec<ndpdb_sql::session::StatementResult>> {
     session.run(text).into_iter().map(|r| r.map_err(|e| anyhow::anyhow!("{text}: {e}"))).collect()
+}
+
+/// The keys of one run: xorshift64*, the same for every run of one seed.
+struct Keys {
+    x: u64,
+    rows: u64,
+}
+
+impl Keys {
+    fn new(seed: u64, rows: u64) -> Keys {
+        Keys { x: seed.wrapping_mul(0x9e37_79b9_7f4a_7c15) | 1, rows }
+    }
+
+    fn next(&mut self) -> i64 {
+        self.x ^= self.x >> 12;
+        self.x ^= self.x << 25;
+        self.x ^= self.x >> 27;
+        (self.x.wrapping_mul(0x2545_f491_4f6c_dd1d) % self.rows) as i64
+    }
+}
+
+/// Whether `rows` is the one row of `id`.
+fn is_row_of(id: i64, rows: &[Vec<Value>]) -> bool {
+    matches!(rows, [row] if row[0] == Value::Int32((id * 7 % 1000) as i32) && row[1] == Value::Text(format!("r{id}")))
 }
 
 /// Loads the table and times the lookups.
@@ -99,45 +132,49 @@ fn measure_in(args: &LookupArgs, dir: PathBuf) -> Result<LookupReport> {
         .unwrap_or_default();
     ensure!(plan.contains("Index Scan using lookup_pkey"), "the lookup is not planned as an index scan:\n{plan}");
     let mut p = s.prepare("SELECT v, name FROM lookup WHERE id = $1").map_err(|e| anyhow::anyhow!("{e}"))?;
-    let mut x = args.seed.wrapping_mul(0x9e37_79b9_7f4a_7c15) | 1;
+    let mut keys = Keys::new(args.seed, args.rows);
     let t0 = Instant::now();
     for _ in 0..args.lookups {
-        // xorshift64*: the keys, the same for every run of one seed
-        x ^= x >> 12;
-        x ^= x << 25;
-        x ^= x >> 27;
-        let id = (x.wrapping_mul(0x2545_f491_4f6c_dd1d) % args.rows) as i64;
+        let id = keys.next();
         let r = s.execute_prepared(&mut p, &[Value::Int64(id)]).map_err(|e| anyhow::anyhow!("lookup {id}: {e}"))?;
-        match r.rows.as_slice() {
-            [row] if row[0] == Value::Int32((id * 7 % 1000) as i32) && row[1] == Value::Text(format!("r{id}")) => {}
-            other => bail!("lookup of id {id} returned {other:?}"),
-        }
+        ensure!(is_row_of(id, &r.rows), "lookup of id {id} returned {:?}", r.rows);
     }
     let lookup_s = t0.elapsed().as_secs_f64();
+    let unprepared = (args.lookups / 10).max(1);
+    let t0 = Instant::now();
+    for _ in 0..unprepared {
+        let id = keys.next();
+        let r = sql(&mut s, &format!("SELECT v, name FROM lookup WHERE id = {id}"))?;
+        ensure!(r.len() == 1 && is_row_of(id, &r[0].rows), "unprepared lookup of id {id} returned {r:?}");
+    }
+    let unprepared_s = t0.elapsed().as_secs_f64();
     engine.close().map_err(|e| anyhow::anyhow!("closing the database: {e}"))?;
-    Ok(LookupReport { rows: args.rows, lookups: args.lookups, load_s, lookup_s, plan })
+    Ok(LookupReport { rows: args.rows, lookups: args.lookups, load_s, lookup_s, unprepared, unprepared_s, plan })
 }
 
 pub fn run(args: LookupArgs) -> Result<()> {
     let r = measure(&args)?;
     let line = format!(
-        "sql-lookup: {} rows loaded in {:.2} s; {} primary-key lookups in {:.3} s: {:.0} lookups/s ({:.2} µs each)",
+        "sql-lookup: {} rows loaded in {:.2} s; {} primary-key lookups in {:.3} s: {:.0} lookups/s ({:.2} µs each); \
+         unprepared (Session::run): {:.0} lookups/s",
         r.rows,
         r.load_s,
         r.lookups,
         r.lookup_s,
         r.per_second(),
-        r.lookup_s * 1e6 / r.lookups.max(1) as f64
+        r.lookup_s * 1e6 / r.lookups.max(1) as f64,
+        r.unprepared_per_second()
     );
     if args.json {
         eprintln!("{line}");
         println!(
-            "{{\"bench\":\"sql-lookup\",\"rows\":{},\"lookups\":{},\"load_s\":{:.6},\"lookup_s\":{:.6},\"lookups_per_s\":{:.1}}}",
+            "{{\"bench\":\"sql-lookup\",\"rows\":{},\"lookups\":{},\"load_s\":{:.6},\"lookup_s\":{:.6},\"lookups_per_s\":{:.1},\"unprepared_per_s\":{:.1}}}",
             r.rows,
             r.lookups,
             r.load_s,
             r.lookup_s,
-            r.per_second()
+            r.per_second(),
+            r.unprepared_per_second()
         );
     } else {
         println!("{line}\nplan:\n{}", r.plan);
@@ -154,6 +191,7 @@ mod tests {
         let args = LookupArgs { rows: 3000, lookups: 2000, seed: 5, db: None, json: false };
         let r = measure(&args).unwrap();
         assert_eq!(r.lookups, 2000);
+        assert_eq!(r.unprepared, 200);
         assert!(r.plan.contains("Index Cond"), "{}", r.plan);
     }
 }

@@ -59,6 +59,36 @@ impl KvStore {
         Scan { store: self, next: Some(start.to_vec()), end: Some(end.to_vec()), batch: Vec::new().into_iter() }
     }
 
+    /// Calls `f` on every key with `start <= key < end` (None: no end), in key order,
+    /// without copying: each key is borrowed from its leaf while the leaf
+    /// is shared-latched (so `f` must be short and must not call the store).
+    /// `f` returns false to stop early.
+    pub fn for_each_key(
+        &self,
+        start: &[u8],
+        end: Option<&[u8]>,
+        mut f: impl FnMut(&[u8]) -> bool,
+    ) -> Result<(), KvError> {
+        let mut high: Option<Vec<u8>> = None;
+        loop {
+            let from = high.as_deref().unwrap_or(start);
+            let g = self.leaf_for(from)?;
+            let node = Node::parse(g.bytes(), g.pid())?;
+            let (i, _) = node.lower_bound(from)?;
+            for j in i..node.count() {
+                let key = node.key(j)?;
+                if end.is_some_and(|e| key >= e) || !f(key) {
+                    return Ok(());
+                }
+            }
+            // Keys at or above the high key are right of this leaf.
+            match node.high_key()? {
+                Some(h) if end.is_none_or(|e| h < e) => high = Some(h.to_vec()),
+                _ => return Ok(()),
+            }
+        }
+    }
+
     /// The next batch of a scan: the entries of the leaf that holds `from`,
     /// at or after it, and that leaf's high key, where the next batch starts
     /// (None: it was the last leaf).

@@ -44,6 +44,24 @@ fn step(h: &Harness, model: &mut Model, rng: &mut Xoshiro256PlusPlus, keys: u64,
             if let Some((end, _)) = want.last() {
                 let got: Vec<_> = h.kv().scan_to(&k, end).map(Result::unwrap).collect();
                 assert_eq!(got, want[..want.len() - 1], "scan_to");
+                // The copy-free form visits the same keys, and stops when told.
+                let mut keys = vec![];
+                h.kv()
+                    .for_each_key(&k, Some(end), |key| {
+                        keys.push(key.to_vec());
+                        true
+                    })
+                    .unwrap();
+                let want_keys: Vec<_> = want[..want.len() - 1].iter().map(|(k, _)| k.clone()).collect();
+                assert_eq!(keys, want_keys, "for_each_key");
+                let mut first = vec![];
+                h.kv()
+                    .for_each_key(&k, Some(end), |key| {
+                        first.push(key.to_vec());
+                        false
+                    })
+                    .unwrap();
+                assert_eq!(first, want_keys.iter().take(1).cloned().collect::<Vec<_>>(), "for_each_key stops");
             }
         }
     }

@@ -14,6 +14,11 @@
 //! session's own transaction). Row counts of tables without statistics are
 //! those of the first run. Statements other than queries are bound at
 //! every run (their parameters are passed all the same).
+//!
+//! A cached plan that reads rows by the whole key of an index (a primary
+//! key lookup) also caches its [`PointPlan`] and storage table, and runs
+//! without the executor (`store/index/point.rs`): the same rows, without
+//! an operator tree and Arrow batches built for one row.
 
 use std::sync::Arc;
 
@@ -22,6 +27,7 @@ use crate::catalog::MemCatalog;
 use crate::error::{Result, SqlError, SqlState};
 use crate::exec::TableSource;
 use crate::plan::{Plan, Statement};
+use crate::store::index::point::PointPlan;
 use crate::types::{DataType, Value};
 
 /// A statement parsed once; run it with [`Session::execute_prepared`].
@@ -30,7 +36,22 @@ pub struct Prepared {
     /// The types of `$1..$n`.
     pub param_types: Vec<DataType>,
     /// A query's optimized plan and the catalog it was made for.
-    cached: Option<(Arc<MemCatalog>, Plan)>,
+    cached: Option<Cached>,
+}
+
+impl Prepared {
+    /// Whether the plan cached at the last execution runs as a point
+    /// lookup, without the executor (tests and benchmarks).
+    pub fn is_point(&self) -> bool {
+        self.cached.as_ref().is_some_and(|c| c.point.is_some())
+    }
+}
+
+struct Cached {
+    catalog: Arc<MemCatalog>,
+    plan: Plan,
+    /// The plan as a point lookup, with its storage table, when it is one.
+    point: Option<(PointPlan, Arc<ndpdb_storage::Table>)>,
 }
 
 impl Session {
@@ -87,29 +108,53 @@ impl Session {
 
     fn query_cached(&mut self, p: &mut Prepared, params: Arc<Vec<Value>>) -> Result<StatementResult> {
         let catalog = self.catalog();
-        let fresh = !matches!(&p.cached, Some((c, _)) if Arc::ptr_eq(c, &catalog));
+        let fresh = !matches!(&p.cached, Some(c) if Arc::ptr_eq(&c.catalog, &catalog));
         if fresh {
-            let opts = crate::bind::BindOptions::default();
-            let (stmt, _) = crate::bind::bind_with_params(&p.ast, &*catalog, &opts)?;
-            let Statement::Query(plan) = stmt else {
-                return Err(SqlError::internal("a query bound to another statement"));
-            };
-            let rows = self.table_rows()?;
-            let mut octx = self.optimizer_context(&*catalog);
-            octx.table_rows = Some(&rows);
-            let plan = crate::optimizer::optimize(plan, &octx)?;
-            p.cached = Some((catalog, plan));
+            p.cached = Some(self.plan_cached(p, catalog)?);
         }
-        let Some((_, plan)) = &p.cached else { return Err(SqlError::internal("no cached plan")) };
-        let source: Arc<dyn TableSource> = Arc::new(self.source()?);
-        let ctx = crate::exec::ExecContext { params, ..self.exec_context(source) };
-        let out = crate::exec::execute(plan, &ctx)?;
-        let rows = super::run::batches_to_rows(&out.batches)?;
-        Ok(StatementResult {
-            tag: format!("SELECT {}", rows.len()),
-            columns: plan.schema.to_vec(),
-            rows,
-            notices: vec![],
-        })
+        let Some(cached) = &p.cached else { return Err(SqlError::internal("no cached plan")) };
+        let columns = cached.plan.schema.to_vec();
+        let mut rows = match self.point_rows(cached, &params)? {
+            Some(rows) => rows,
+            None => {
+                let source: Arc<dyn TableSource> = Arc::new(self.source()?);
+                let ctx = crate::exec::ExecContext { params, ..self.exec_context(source) };
+                let out = crate::exec::execute(&cached.plan, &ctx)?;
+                super::run::batches_to_rows(&out.batches)?
+            }
+        };
+        super::run::pad_char_columns(&columns, &mut rows);
+        Ok(StatementResult { tag: format!("SELECT {}", rows.len()), columns, rows, notices: vec![] })
+    }
+
+    /// Binds and optimizes `p` for `catalog`, and recognises a point plan.
+    fn plan_cached(&self, p: &Prepared, catalog: Arc<MemCatalog>) -> Result<Cached> {
+        let opts = crate::bind::BindOptions::default();
+        let (stmt, _) = crate::bind::bind_with_params(&p.ast, &*catalog, &opts)?;
+        let Statement::Query(plan) = stmt else {
+            return Err(SqlError::internal("a query bound to another statement"));
+        };
+        let rows = self.table_rows()?;
+        let mut octx = self.optimizer_context(&*catalog);
+        octx.table_rows = Some(&rows);
+        let plan = crate::optimizer::optimize(plan, &octx)?;
+        let point = match PointPlan::of(&plan) {
+            Some(pp) => {
+                let table = crate::store::source::storage_table(&self.sql_txn()?, pp.table())?;
+                Some((pp, table))
+            }
+            None => None,
+        };
+        Ok(Cached { catalog, plan, point })
+    }
+
+    /// The rows of a point plan; None when the plan is none or these
+    /// parameters need the general path.
+    fn point_rows(&self, cached: &Cached, params: &[Value]) -> Result<Option<Vec<Vec<Value>>>> {
+        let Some((pp, table)) = &cached.point else { return Ok(None) };
+        let Some(key) = pp.key(params) else { return Ok(None) };
+        let Some(key) = key else { return Ok(Some(vec![])) };
+        let txn = self.sql_txn()?;
+        pp.rows(&txn, self.engine.writer().indexes(), table, &key).map(Some)
     }
 }

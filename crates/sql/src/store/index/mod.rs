@@ -61,6 +61,7 @@
 
 pub mod build;
 pub mod keys;
+pub mod point;
 pub mod read;
 
 use std::path::Path;
@@ -170,7 +171,29 @@ impl IndexStore {
 
     /// The VIDs of the entries of `range`, in key order.
     pub fn vids(&self, range: &KeyRange) -> Result<Vec<u64>> {
-        self.entries(range).map(|e| keys::entry_vid(&e?)).collect()
+        let mut out = Vec::new();
+        self.vids_into(range, &mut out)?;
+        Ok(out)
+    }
+
+    /// Appends the VIDs of the entries of `range` to `out`, in key order,
+    /// reading the entries in place (no key is copied).
+    pub fn vids_into(&self, range: &KeyRange, out: &mut Vec<u64>) -> Result<()> {
+        let mut bad = None;
+        let end = (!range.end.is_empty()).then_some(range.end.as_slice());
+        self.kv
+            .for_each_key(&range.start, end, |k| match keys::entry_vid(k) {
+                Ok(v) => {
+                    out.push(v);
+                    true
+                }
+                Err(e) => {
+                    bad = Some(e);
+                    false
+                }
+            })
+            .map_err(kv_error)?;
+        bad.map_or(Ok(()), Err)
     }
 
     /// Deletes every entry of `range`; returns how many.
