@@ -15,6 +15,7 @@ mod device;
 mod dump;
 mod r#gen;
 mod profiles;
+mod serve;
 mod sql;
 mod sqlbench;
 
@@ -47,6 +48,8 @@ enum Cmd {
     Profile(ProfileArgs),
     /// An interactive SQL shell on a database directory (psql-like), or run SQL with -c / -f
     Sql(sql::SqlArgs),
+    /// Serve a database over PostgreSQL's wire protocol (psql, pgbench, psycopg, drivers)
+    Serve(serve::ServeArgs),
     /// Run an experiment
     Bench {
         #[command(subcommand)]
@@ -154,5 +157,6 @@ fn run(cli: Cli) -> Result<()> {
         Cmd::Gen { command } => r#gen::run(command),
         Cmd::Load { command } => sqlbench::run_load(command),
         Cmd::Sql(a) => sql::run(a),
+        Cmd::Serve(a) => serve::run(a),
     }
 }

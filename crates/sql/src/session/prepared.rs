@@ -35,6 +35,9 @@ pub struct Prepared {
     ast: sqlparser::ast::Statement,
     /// The types of `$1..$n`.
     pub param_types: Vec<DataType>,
+    /// The columns a query returns (empty for other statements): what a
+    /// server's Describe reports before the statement runs.
+    pub columns: Vec<crate::plan::Field>,
     /// A query's optimized plan and the catalog it was made for.
     cached: Option<Cached>,
 }
@@ -64,8 +67,10 @@ impl Session {
         }
         let ast = stmts.remove(0);
         let catalog = self.catalog();
-        let (_, param_types) = crate::bind::bind_with_params(&ast, &*catalog, &crate::bind::BindOptions::default())?;
-        Ok(Prepared { ast, param_types, cached: None })
+        let (bound, param_types) =
+            crate::bind::bind_with_params(&ast, &*catalog, &crate::bind::BindOptions::default())?;
+        let columns = result_columns(&bound);
+        Ok(Prepared { ast, param_types, columns, cached: None })
     }
 
     /// Runs `p` with `params` as `$1..$n` (in an implicit transaction
@@ -156,5 +161,17 @@ impl Session {
         let Some(key) = key else { return Ok(Some(vec![])) };
         let txn = self.sql_txn()?;
         pp.rows(&txn, self.engine.writer().indexes(), table, &key).map(Some)
+    }
+}
+
+/// The columns `stmt` returns, known before it runs (a server's Describe).
+fn result_columns(stmt: &Statement) -> Vec<crate::plan::Field> {
+    let text = |n: &str| crate::plan::Field { name: n.into(), qualifier: None, ty: DataType::Text, nullable: false };
+    match stmt {
+        Statement::Query(plan) => plan.schema.to_vec(),
+        Statement::Explain { .. } => vec![text("QUERY PLAN")],
+        Statement::Show { name } if name.eq_ignore_ascii_case("all") => vec![text("name"), text("setting")],
+        Statement::Show { name } => vec![text(name)],
+        _ => Vec::new(),
     }
 }

@@ -210,7 +210,7 @@ impl Session {
 /// A `char(n)` result column prints blank-padded to `n` characters, as
 /// PostgreSQL's bpchar output does; inside the engine its values travel
 /// without the padding (`store/mapping.rs`), so the result pads them.
-pub(super) fn pad_char_columns(columns: &[crate::plan::Field], rows: &mut [Vec<Value>]) {
+pub(crate) fn pad_char_columns(columns: &[crate::plan::Field], rows: &mut [Vec<Value>]) {
     for (i, c) in columns.iter().enumerate() {
         let crate::types::DataType::Char(n) = c.ty else { continue };
         for row in rows.iter_mut() {
