@@ -11,9 +11,11 @@
 //!       └─ else prev ─► ... (an older page not read yet: read it then)
 //! ```
 //!
-//! [`Store::host_rows_range`] (`scan.rs`) decodes every projected value
-//! into a [`Value`](ndpdb_format::schema::Value) (a heap allocation per text
-//! value, a vector per row) and finds each record's page in two hash maps.
+//! [`Store::host_rows_range`] (`scan.rs`) is this walk followed by a
+//! [`Value`](ndpdb_format::schema::Value) per projected column (a heap
+//! allocation per text value, a vector per row), for callers that want
+//! values.
+//!
 //! Here a record costs a slot lookup, the version header's checks, the
 //! snapshot's visibility test and one copy of its bytes: the common case
 //! (a single-version chain committed long ago) never leaves the page the

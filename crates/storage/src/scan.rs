@@ -737,9 +737,9 @@ impl Store {
     }
 
     /// The visible rows of VIDs `vids` (clipped to the scan's VIDs),
-    /// projected, walked on the calling thread. Pages the heads name are
-    /// read with read-ahead; an older version on a page not read yet is
-    /// read when its chain reaches it.
+    /// projected, walked on the calling thread:
+    /// [`Store::host_tuples_range`]'s raw tuples with a value per projected
+    /// column.
     pub fn host_rows_range(
         &self,
         table: &Table,
@@ -750,54 +750,22 @@ impl Store {
         vids: std::ops::Range<u64>,
     ) -> Result<RowsResult> {
         self.check_columns(table, &Operation::Rows { projection: projection.to_vec() }, predicate)?;
-        let m = self.measure();
-        let view = &scan.view;
-        let end = vids.end.min(view.heads.len() as u64);
-        let range = vids.start.min(end) as usize..end as usize;
-        let mut lpns: Vec<u64> = view.heads[range.clone()]
+        let mut tuples = crate::Tuples::new();
+        let stats = self.host_tuples_range(table, scan, snapshot, predicate, vids, &mut tuples)?;
+        let rows = tuples
+            .vids()
             .iter()
-            .filter(|r| !r.is_none() && !view.delta.contains_key(&r.lpn()))
-            .map(|r| r.lpn())
-            .collect();
-        lpns.sort_unstable();
-        lpns.dedup();
-        let mut qp = self.device().queue_pair();
-        let mut pages: HashMap<u64, Vec<u8>> =
-            self.read_pages_ahead(&lpns, &mut qp, READ_AHEAD, Order::Submission)?.into_iter().collect();
-        let (mut rows, mut visited) = (Vec::new(), 0u64);
-        for vid in range {
-            let mut rid = view.heads[vid];
-            let mut steps = 0usize;
-            while !rid.is_none() {
-                visited += 1;
-                steps += 1;
-                if steps > CHAIN_MAX {
-                    return Err(StoreError::Corrupt(format!("VID {vid}: version chain does not end (a cycle?)")));
-                }
-                let lpn = rid.lpn();
-                if !view.delta.contains_key(&lpn) && !pages.contains_key(&lpn) {
-                    pages.extend(self.read_pages_ahead(&[lpn], &mut qp, 1, Order::Submission)?);
-                }
-                let page = view.delta.get(&lpn).or_else(|| pages.get(&lpn)).ok_or_else(|| {
-                    StoreError::Corrupt(format!("VID {vid}: page {lpn} of record {rid:?} is not in the table"))
-                })?;
-                let (h, data) = record_in(page, rid, vid as u64)?;
-                if snapshot.visible(h.create_ts) {
-                    let rec = Rec { vid: vid as u64, data };
-                    if !h.tombstone && qualifies(table, &rec, predicate)? {
-                        let vals = projection
-                            .iter()
-                            .map(|&c| table.layout.column(data, usize::from(c)))
-                            .collect::<std::result::Result<Vec<_>, _>>()
-                            .map_err(|e| StoreError::Corrupt(format!("VID {vid}: {e}")))?;
-                        rows.push((vid as u64, vals));
-                    }
-                    break;
-                }
-                rid = h.prev;
-            }
-        }
-        Ok(RowsResult { rows, stats: self.stats(m, visited) })
+            .zip(tuples.iter())
+            .map(|(&vid, data)| {
+                let vals = projection
+                    .iter()
+                    .map(|&c| table.layout.column(data, usize::from(c)))
+                    .collect::<std::result::Result<Vec<_>, _>>()
+                    .map_err(|e| StoreError::Corrupt(format!("VID {vid}: {e}")))?;
+                Ok((vid, vals))
+            })
+            .collect::<Result<Vec<_>>>()?;
+        Ok(RowsResult { rows, stats })
     }
 }
 
