@@ -93,8 +93,21 @@ pub struct PgServer {
     stopped: bool,
 }
 
+/// How a private server is configured beyond the defaults of the module doc.
+#[derive(Debug, Clone, Default)]
+pub struct PgOptions {
+    /// `fsync`, `synchronous_commit` and `full_page_writes` on: commits as
+    /// durable as ndpdb's (pgbench and other commit-timing baselines).
+    pub durable: bool,
+}
+
 impl PgServer {
+    /// A server with the module doc's settings (durability off).
     pub fn start() -> Result<PgServer> {
+        PgServer::start_with(&PgOptions::default())
+    }
+
+    pub fn start_with(options: &PgOptions) -> Result<PgServer> {
         let bin = bin_dir().ok_or(PgError::NotInstalled)?;
         let as_postgres = is_root();
         if as_postgres && Command::new("id").arg("postgres").output().map(|o| !o.status.success()).unwrap_or(true) {
@@ -118,9 +131,10 @@ impl PgServer {
             &initdb,
             &["-D", &data, "-A", "trust", "-U", "postgres", "--no-sync", "-E", "UTF8", "--locale=C"],
         )?;
+        let durability = if options.durable { "on" } else { "off" };
         let opts = format!(
-            "-p {port} -k {sock} -c listen_addresses='' -c fsync=off -c synchronous_commit=off -c full_page_writes=off \
-             -c max_worker_processes=16 -c max_parallel_workers=16 -c autovacuum=off",
+            "-p {port} -k {sock} -c listen_addresses='' -c fsync={durability} -c synchronous_commit={durability} \
+             -c full_page_writes={durability} -c max_worker_processes=16 -c max_parallel_workers=16 -c autovacuum=off",
             sock = server.dir.path().display()
         );
         let log = server.dir.path().join("server.log").display().to_string();

@@ -62,6 +62,9 @@ pub enum BenchCmd {
     Job(crate::sqlbench::JobArgs),
     /// Primary-key point lookups through the embedded SQL API (prepared, one session, one thread)
     SqlLookup(crate::bench_lookup::LookupArgs),
+    /// pgbench (TPC-B or select-only) against `ndpdb serve` and a private PostgreSQL with the same
+    /// durability: tps, latency, failed transactions, the TPC-B invariants; table, JSON, plot
+    Pgbench(crate::pgbench::PgbenchArgs),
     /// The crash harness's worker (run by `ndpdb bench crash`)
     #[command(hide = true)]
     CrashWorker(CrashWorkerArgs),
@@ -368,6 +371,7 @@ pub fn run(cmd: BenchCmd) -> Result<()> {
         BenchCmd::Tpch(a) => crate::sqlbench::tpch(a),
         BenchCmd::Job(a) => crate::sqlbench::job(a),
         BenchCmd::SqlLookup(a) => crate::bench_lookup::run(a),
+        BenchCmd::Pgbench(a) => crate::pgbench::run(a),
         BenchCmd::CrashWorker(a) => {
             let faults =
                 ndpdb_device::Faults { fail_from: a.fail_from, torn_write: a.torn_at.map(|n| (n, a.torn_sectors)) };

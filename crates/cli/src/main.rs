@@ -14,6 +14,7 @@ mod demo;
 mod device;
 mod dump;
 mod r#gen;
+mod pgbench;
 mod profiles;
 mod serve;
 mod sql;

@@ -133,7 +133,8 @@ fn describe_table(t: &TableDef) -> String {
     if let Some(pk) = &t.primary_key {
         lines.push(format!("    \"{}_pkey\" PRIMARY KEY, btree ({})", t.name, names(pk)));
     }
-    for i in &t.indexes {
+    // The primary key's index is in `indexes` too (the line above says it).
+    for i in t.indexes.iter().filter(|i| t.primary_key.is_none() || i.name != format!("{}_pkey", t.name)) {
         lines.push(format!(
             "    \"{}\" {}btree ({})",
             i.name,

@@ -17,6 +17,8 @@ impl Binder<'_> {
             ast::Statement::CreateIndex(i) => self.create_index(i),
             ast::Statement::CreateView(v) => self.create_view(v),
             ast::Statement::Drop { object_type, if_exists, names, .. } => self.drop(*object_type, *if_exists, names),
+            ast::Statement::Truncate(t) => self.truncate(t),
+            ast::Statement::AlterTable(a) => self.alter_table(a),
             other => Err(SqlError::internal(format!("not DDL: {other}"))),
         }
     }
@@ -67,6 +69,48 @@ impl Binder<'_> {
             columns[k].not_null = true;
         }
         Ok(Statement::CreateTable { name, columns, primary_key, unique, if_not_exists: t.if_not_exists })
+    }
+
+    /// TRUNCATE: `DELETE FROM t` for each table, bound as such (the same
+    /// checks: a table, not a view). Unlike PostgreSQL's, it is MVCC-safe:
+    /// a snapshot taken before it still sees the rows.
+    fn truncate(&mut self, t: &ast::Truncate) -> Result<Statement> {
+        if t.partitions.is_some() || matches!(t.cascade, Some(ast::CascadeOption::Cascade)) {
+            return Err(SqlError::unsupported("TRUNCATE with PARTITION or CASCADE is not supported"));
+        }
+        let mut deletes = Vec::with_capacity(t.table_names.len());
+        for target in &t.table_names {
+            let text = format!("DELETE FROM {}", target.name);
+            let parsed = super::parse(&text)?;
+            let [ast::Statement::Delete(d)] = parsed.as_slice() else {
+                return Err(SqlError::internal(format!("TRUNCATE of {} did not make one DELETE", target.name)));
+            };
+            deletes.push(self.dml(&ast::Statement::Delete(d.clone()))?);
+        }
+        Ok(Statement::Truncate { deletes })
+    }
+
+    /// ALTER TABLE: only `ADD PRIMARY KEY (columns)` (pgbench's `-i` adds
+    /// its keys so).
+    fn alter_table(&mut self, a: &ast::AlterTable) -> Result<Statement> {
+        let name = object_name(&a.name)?;
+        let [ast::AlterTableOperation::AddConstraint { constraint: ast::TableConstraint::PrimaryKey(pk), .. }] =
+            a.operations.as_slice()
+        else {
+            return Err(SqlError::unsupported("ALTER TABLE supports only ADD PRIMARY KEY (columns) yet"));
+        };
+        let table = self
+            .catalog
+            .table(&name)
+            .ok_or_else(|| SqlError::new(SqlState::UNDEFINED_TABLE, format!("relation \"{name}\" does not exist")))?;
+        if table.primary_key.is_some() {
+            return Err(SqlError::new(
+                SqlState("42P16"),
+                format!("multiple primary keys for table \"{name}\" are not allowed"),
+            ));
+        }
+        let columns = key_columns(&pk.columns, &table.columns)?;
+        Ok(Statement::AddPrimaryKey { table, columns })
     }
 
     fn column_def(&mut self, c: &ast::ColumnDef) -> Result<ColumnDef> {

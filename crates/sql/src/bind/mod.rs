@@ -255,7 +255,12 @@ impl<'a> Binder<'a> {
         match stmt {
             S::Query(q) => Ok(Statement::Query(self.query(q)?.plan)),
             S::Insert(_) | S::Update(_) | S::Delete(_) => self.dml(stmt),
-            S::CreateTable(_) | S::CreateIndex(_) | S::CreateView(_) | S::Drop { .. } => self.ddl(stmt),
+            S::CreateTable(_)
+            | S::CreateIndex(_)
+            | S::CreateView(_)
+            | S::Drop { .. }
+            | S::Truncate(_)
+            | S::AlterTable(_) => self.ddl(stmt),
             _ => self.utility(stmt),
         }
     }

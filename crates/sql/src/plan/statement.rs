@@ -43,6 +43,16 @@ pub enum Statement {
         names: Vec<String>,
         if_exists: bool,
     },
+    /// `TRUNCATE t, ...`: every row of each table deleted in the
+    /// transaction (one `Delete` per table, run in order).
+    Truncate {
+        deletes: Vec<Statement>,
+    },
+    /// `ALTER TABLE t ADD PRIMARY KEY (columns)`.
+    AddPrimaryKey {
+        table: Arc<TableDef>,
+        columns: Vec<usize>,
+    },
     CreateIndex {
         name: String,
         table: Arc<TableDef>,

@@ -107,6 +107,8 @@ fn statement_kind(s: &Statement) -> &'static str {
         Statement::Insert { .. } => "INSERT",
         Statement::Update { .. } => "UPDATE",
         Statement::Delete { .. } => "DELETE",
+        Statement::Truncate { .. } => "TRUNCATE",
+        Statement::AddPrimaryKey { .. } => "ALTER TABLE",
         Statement::CreateTable { .. } | Statement::CreateIndex { .. } | Statement::CreateView { .. } => "CREATE",
         Statement::DropTable { .. } | Statement::DropIndex { .. } | Statement::DropView { .. } => "DROP",
         _ => "this statement",

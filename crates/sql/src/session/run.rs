@@ -39,18 +39,17 @@ impl Session {
                 Ok(StatementResult::command(format!("UPDATE {n}")))
             }
             Statement::Delete { table, source } => {
-                let rows = self.rows_of(source.clone())?;
-                let txn = self.sql_txn()?;
-                let mut n = 0;
-                for row in &rows {
-                    let (vid, _) = split_vid(row)?;
-                    if self.recheck(&table, &source, vid, row)?.is_none() {
-                        continue;
-                    }
-                    self.engine.writer().delete(&txn, &table, vid)?;
-                    n += 1;
-                }
+                let n = self.delete(&table, source)?;
                 Ok(StatementResult::command(format!("DELETE {n}")))
+            }
+            Statement::Truncate { deletes } => {
+                for d in deletes {
+                    let Statement::Delete { table, source } = d else {
+                        return Err(SqlError::internal("TRUNCATE holds a statement other than DELETE"));
+                    };
+                    self.delete(&table, source)?;
+                }
+                Ok(StatementResult::command("TRUNCATE TABLE"))
             }
             Statement::Explain { analyze, statement } => self.explain(analyze, *statement),
             Statement::Analyze { tables } => self.analyze(tables),
@@ -99,6 +98,46 @@ impl Session {
             n => n,
         };
         Ok(TxnSource::new(self.sql_txn()?, pes, freshness).with_indexes(self.engine.writer().indexes().clone()))
+    }
+
+    /// Deletes the rows whose VIDs `source` yields; returns how many.
+    fn delete(&mut self, table: &Arc<TableDef>, source: Plan) -> Result<u64> {
+        let rows = self.rows_of(source.clone())?;
+        let txn = self.sql_txn()?;
+        let mut n = 0;
+        for row in &rows {
+            let (vid, _) = split_vid(row)?;
+            if self.recheck(table, &source, vid, row)?.is_none() {
+                continue;
+            }
+            self.engine.writer().delete(&txn, table, vid)?;
+            n += 1;
+        }
+        Ok(n)
+    }
+
+    /// ALTER TABLE ADD PRIMARY KEY: no NULL in the key columns (23502), the
+    /// new entry, then `t_pkey` built (a repeated key is 23505).
+    fn add_primary_key(&mut self, table: &TableDef, columns: &[usize]) -> Result<()> {
+        let quote = |n: &str| format!("\"{}\"", n.replace('"', "\"\""));
+        for &c in columns {
+            let col = &table.columns[c].name;
+            let sql = format!("SELECT 1 FROM {} WHERE {} IS NULL LIMIT 1", quote(&table.name), quote(col));
+            let [ast] = crate::bind::parse(&sql)?.try_into().map_err(|_| SqlError::internal("one statement"))?;
+            let (bound, _) = crate::bind::bind_with_params(&ast, &*self.catalog(), &Default::default())?;
+            let Statement::Query(plan) = bound else { return Err(SqlError::internal("a query")) };
+            if !self.rows_of(plan)?.is_empty() {
+                return Err(SqlError::new(
+                    SqlState("23502"),
+                    format!("column \"{col}\" of relation \"{}\" contains null values", table.name),
+                ));
+            }
+        }
+        let txn = self.sql_txn()?;
+        let def = self.engine.catalog_store().add_primary_key(&txn, &table.name, columns)?;
+        let constraints = crate::store::index::build::constraint_indexes(&def);
+        let pkey = constraints.first().ok_or_else(|| SqlError::internal("no primary key index"))?;
+        self.engine.writer().create_index(&txn, &def, pkey)
     }
 
     fn rows_of(&mut self, plan: Plan) -> Result<Vec<Vec<Value>>> {
@@ -151,6 +190,10 @@ impl Session {
                     }
                 }
                 "DROP TABLE"
+            }
+            Statement::AddPrimaryKey { table, columns } => {
+                self.add_primary_key(&table, &columns)?;
+                "ALTER TABLE"
             }
             Statement::CreateIndex { name, table, columns, unique, if_not_exists } => {
                 let def = IndexDef { name: name.clone(), table: table.name.clone(), columns, unique };

@@ -265,6 +265,37 @@ impl CatalogStore {
         Ok(true)
     }
 
+    /// ALTER TABLE ADD PRIMARY KEY: the table's entry rewritten with the
+    /// key, its columns NOT NULL. Checking the rows (no NULLs, no repeats)
+    /// and building `t_pkey` are the caller's. Returns the new definition.
+    pub fn add_primary_key(&self, txn: &SqlTxn, name: &str, columns: &[usize]) -> Result<Arc<TableDef>> {
+        let (cat, entries) = self.lock(txn)?;
+        let Some(def) = cat.tables.get(name) else {
+            return Err(SqlError::new(SqlState::UNDEFINED_TABLE, format!("relation \"{name}\" does not exist")));
+        };
+        let index = format!("{name}_pkey");
+        if cat.tables.contains_key(&index) || cat.views.contains_key(&index) || index_named(&cat, &index) {
+            return Err(SqlError::new(SqlState::DUPLICATE_TABLE, format!("relation \"{index}\" already exists")));
+        }
+        let json: String =
+            entries.get(&(KIND_TABLE, name.to_owned())).into_iter().flatten().map(|r| r.2.as_str()).collect();
+        let mut stored: StoredTable = serde_json::from_str(&json)
+            .map_err(|e| SqlError::new(SqlState::DATA_CORRUPTED, format!("catalog entry of table {name}: {e}")))?;
+        stored.primary_key = Some(columns.to_vec());
+        for &c in columns {
+            stored.columns.get_mut(c).ok_or_else(|| SqlError::internal("primary key column"))?.not_null = true;
+        }
+        self.remove(txn, &entries, KIND_TABLE, name)?;
+        let json = serde_json::to_string(&stored).map_err(|e| SqlError::internal(e.to_string()))?;
+        self.write(txn, KIND_TABLE, name, &json)?;
+        let mut new = (**def).clone();
+        new.primary_key = Some(columns.to_vec());
+        for &c in columns {
+            new.columns[c].not_null = true;
+        }
+        Ok(Arc::new(new))
+    }
+
     /// CREATE INDEX (the definition; building the B+-tree is the index
     /// module's). Ok(false) when `if_not_exists` and the name is taken.
     pub fn create_index(&self, txn: &SqlTxn, index: &IndexDef, if_not_exists: bool) -> Result<bool> {
