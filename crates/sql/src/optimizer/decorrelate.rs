@@ -330,13 +330,26 @@ fn scalar_to_join(left: Plan, sub: Plan) -> Result<(Plan, Expr), Box<Plan>> {
 /// the Aggregate grouped by the inner sides, and the outer sides (as
 /// columns of the outer query). None when the correlation is anything else.
 fn peel_aggregate_input(agg: Plan) -> Option<(Plan, Vec<Expr>)> {
-    let Node::Aggregate { input, aggregates, .. } = agg.node else { return None };
+    let Node::Aggregate { input, mut aggregates, .. } = agg.node else { return None };
     // An argument reading an outer query (`sum(x - outer.y)`) would need
     // its references moved a level in: left to the executor.
     if aggregates.iter().flat_map(|a| a.arg.iter().chain(a.filter.iter())).any(|e| expr_escapes(e, 1)) {
         return None;
     }
-    let Peeled { core, correlated, .. } = peel(*input);
+    let Peeled { core, correlated, outputs } = peel(*input);
+    // The arguments read the peeled Projects' outputs: rewritten over the
+    // core (a subquery in one would keep its outer references to the old
+    // columns, which `substitute` does not rewrite: left to the executor).
+    let peeled_projects = !super::util::is_identity(&outputs, core.schema.len());
+    let args = || aggregates.iter().flat_map(|a| a.arg.iter().chain(a.filter.iter()));
+    if peeled_projects && args().any(super::util::has_subquery) {
+        return None;
+    }
+    for a in &mut aggregates {
+        for e in a.arg.iter_mut().chain(a.filter.iter_mut()) {
+            *e = substitute(e, &outputs);
+        }
+    }
     if escapes(&core, 1) {
         return None;
     }
