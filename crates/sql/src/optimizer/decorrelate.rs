@@ -108,8 +108,23 @@ fn peel(plan: Plan) -> Peeled {
     loop {
         match cur.node {
             Node::Project { input, exprs } if !exprs.iter().any(super::util::has_subquery) => {
-                for e in outputs.iter_mut().chain(correlated.iter_mut()).chain(residual.iter_mut()) {
-                    *e = substitute(e, &exprs);
+                let pending = outputs.iter().chain(&correlated).chain(&residual);
+                if pending.into_iter().any(super::util::has_subquery) {
+                    // A subquery reads this Project's columns through outer
+                    // references, which `substitute` does not rewrite:
+                    // renumbered when the Project only picks columns, else
+                    // the Project stays in the core.
+                    let Some(map) = column_picks(&exprs) else {
+                        cur = Plan { node: Node::Project { input, exprs }, ..cur };
+                        break;
+                    };
+                    for e in outputs.iter_mut().chain(correlated.iter_mut()).chain(residual.iter_mut()) {
+                        super::util::remap(e, &|i| map.get(i).copied().unwrap_or(i));
+                    }
+                } else {
+                    for e in outputs.iter_mut().chain(correlated.iter_mut()).chain(residual.iter_mut()) {
+                        *e = substitute(e, &exprs);
+                    }
                 }
                 cur = *input;
             }
@@ -126,6 +141,11 @@ fn peel(plan: Plan) -> Peeled {
         }
     }
     Peeled { core: filter_with(cur, residual), outputs, correlated }
+}
+
+/// The input column each expression is, when all are plain columns.
+fn column_picks(exprs: &[Expr]) -> Option<Vec<usize>> {
+    exprs.iter().map(|e| if let Expr::Column { index, .. } = e { Some(*index) } else { None }).collect()
 }
 
 /// True when `plan` references a query outside it (`Outer` with depth
