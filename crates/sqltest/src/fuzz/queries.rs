@@ -138,12 +138,14 @@ impl<'a> Gen<'a> {
         // without NULLIF (22012 when a divisor is 0). Only as a whole item
         // of the outermost query, and then no LIMIT: both engines evaluate
         // it on exactly the output rows.
-        // The divisor is a column: PostgreSQL folds `x / 0` while planning
-        // and fails even when no row is output.
+        // The divisor is a column of a table: PostgreSQL folds `x / 0`
+        // while planning and fails even when no row is output, also when a
+        // derived table's column is a constant it pulls up.
+        let tables: Vec<ScopeCol> = scope.iter().filter(|c| c.alias.starts_with('a')).cloned().collect();
         if self.nesting == 0
             && let Some(i) = kinds.iter().position(|k| *k == Kind::Int)
             && self.chance(1, 12)
-            && let Some(divisor) = self.column(Kind::Int, &scope)
+            && let Some(divisor) = self.column(Kind::Int, &tables)
         {
             items[i] = Expr::bin(self.expr(Kind::Int, &scope, 1), "/", divisor);
             self.unguarded = true;
