@@ -409,7 +409,19 @@ mod tests {
         };
         let a = gen_all(11);
         assert_eq!(a, gen_all(11));
-        for needle in ["JOIN", "GROUP BY", "EXISTS", " IN (SELECT", "UNION", "ORDER BY", "LIKE", "CASE", "HAVING", "ILIKE", "DISTINCT FROM"] {
+        for needle in [
+            "JOIN",
+            "GROUP BY",
+            "EXISTS",
+            " IN (SELECT",
+            "UNION",
+            "ORDER BY",
+            "LIKE",
+            "CASE",
+            "HAVING",
+            "ILIKE",
+            "DISTINCT FROM",
+        ] {
             assert!(a.iter().any(|q| q.contains(needle)), "no query with {needle}");
         }
     }

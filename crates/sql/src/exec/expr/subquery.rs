@@ -129,4 +129,3 @@ fn quantified(op: BinaryOp, all: bool, col: &[Value], x: &Value) -> Result<Value
 fn plan_has_outer(plan: &Plan) -> bool {
     crate::exec::subquery::plan_reads_outer(plan)
 }
-
