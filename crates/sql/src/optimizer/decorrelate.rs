@@ -12,7 +12,10 @@
 //!
 //! The subquery's plan is *peeled*: Projects at its top are substituted
 //! into its output expressions and Filters give up their conjuncts that
-//! reference the outer query (the correlation) and keep the rest. What is
+//! reference the outer query (the correlation) and keep the rest (a
+//! Project below a kept expression that holds a subquery is passed only
+//! when it picks plain columns, renumbering the subquery's outer
+//! references; otherwise it stays in the core). What is
 //! left (the core) must not reference the outer query anywhere else; the
 //! correlation becomes the join condition with `Outer { depth: 1 }` turned
 //! into the left input's columns and deeper references moved one level in.
