@@ -137,13 +137,20 @@ pub fn common_pair(a: DataType, b: DataType) -> Option<DataType> {
     }
     match (category(a), category(b)) {
         (Category::Unknown, Category::Unknown) => Some(DataType::Text),
-        (Category::Unknown, _) => Some(b),
-        (_, Category::Unknown) => Some(a),
+        // An unknown literal takes the other side's type without its
+        // length, as PostgreSQL resolves types by OID without typmod:
+        // `CAST(x AS varchar(2)) = 'bab'` does not cut the literal to 'ba'.
+        (Category::Unknown, _) => Some(unbounded(b)),
+        (_, Category::Unknown) => Some(unbounded(a)),
         (Category::Numeric, Category::Numeric) => Some(wider_numeric(a, b)),
         (Category::String, Category::String) => Some(DataType::Text),
         (Category::DateTime, Category::DateTime) => Some(DataType::Timestamp),
         _ => None,
     }
+}
+
+fn unbounded(t: DataType) -> DataType {
+    if let DataType::Varchar(Some(_)) = t { DataType::Varchar(None) } else { t }
 }
 
 fn wider_numeric(a: DataType, b: DataType) -> DataType {

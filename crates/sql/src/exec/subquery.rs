@@ -330,7 +330,7 @@ fn node_exprs(node: &Node) -> Vec<&Expr> {
 /// Whether `plan` has an outer reference anywhere, nested subqueries'
 /// plans included (conservative: a nested subquery's reference to its
 /// own parent counts too).
-fn plan_reads_outer(plan: &Plan) -> bool {
+pub(crate) fn plan_reads_outer(plan: &Plan) -> bool {
     node_exprs(&plan.node).into_iter().any(expr_reads_outer) || plan.children().into_iter().any(plan_reads_outer)
 }
 

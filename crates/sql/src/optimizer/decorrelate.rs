@@ -12,7 +12,10 @@
 //!
 //! The subquery's plan is *peeled*: Projects at its top are substituted
 //! into its output expressions and Filters give up their conjuncts that
-//! reference the outer query (the correlation) and keep the rest. What is
+//! reference the outer query (the correlation) and keep the rest (a
+//! Project below a kept expression that holds a subquery is passed only
+//! when it picks plain columns, renumbering the subquery's outer
+//! references; otherwise it stays in the core). What is
 //! left (the core) must not reference the outer query anywhere else; the
 //! correlation becomes the join condition with `Outer { depth: 1 }` turned
 //! into the left input's columns and deeper references moved one level in.
@@ -108,8 +111,23 @@ fn peel(plan: Plan) -> Peeled {
     loop {
         match cur.node {
             Node::Project { input, exprs } if !exprs.iter().any(super::util::has_subquery) => {
-                for e in outputs.iter_mut().chain(correlated.iter_mut()).chain(residual.iter_mut()) {
-                    *e = substitute(e, &exprs);
+                let pending = outputs.iter().chain(&correlated).chain(&residual);
+                if pending.into_iter().any(super::util::has_subquery) {
+                    // A subquery reads this Project's columns through outer
+                    // references, which `substitute` does not rewrite:
+                    // renumbered when the Project only picks columns, else
+                    // the Project stays in the core.
+                    let Some(map) = column_picks(&exprs) else {
+                        cur = Plan { node: Node::Project { input, exprs }, ..cur };
+                        break;
+                    };
+                    for e in outputs.iter_mut().chain(correlated.iter_mut()).chain(residual.iter_mut()) {
+                        super::util::remap(e, &|i| map.get(i).copied().unwrap_or(i));
+                    }
+                } else {
+                    for e in outputs.iter_mut().chain(correlated.iter_mut()).chain(residual.iter_mut()) {
+                        *e = substitute(e, &exprs);
+                    }
                 }
                 cur = *input;
             }
@@ -126,6 +144,11 @@ fn peel(plan: Plan) -> Peeled {
         }
     }
     Peeled { core: filter_with(cur, residual), outputs, correlated }
+}
+
+/// The input column each expression is, when all are plain columns.
+fn column_picks(exprs: &[Expr]) -> Option<Vec<usize>> {
+    exprs.iter().map(|e| if let Expr::Column { index, .. } = e { Some(*index) } else { None }).collect()
 }
 
 /// True when `plan` references a query outside it (`Outer` with depth
@@ -330,13 +353,26 @@ fn scalar_to_join(left: Plan, sub: Plan) -> Result<(Plan, Expr), Box<Plan>> {
 /// the Aggregate grouped by the inner sides, and the outer sides (as
 /// columns of the outer query). None when the correlation is anything else.
 fn peel_aggregate_input(agg: Plan) -> Option<(Plan, Vec<Expr>)> {
-    let Node::Aggregate { input, aggregates, .. } = agg.node else { return None };
+    let Node::Aggregate { input, mut aggregates, .. } = agg.node else { return None };
     // An argument reading an outer query (`sum(x - outer.y)`) would need
     // its references moved a level in: left to the executor.
     if aggregates.iter().flat_map(|a| a.arg.iter().chain(a.filter.iter())).any(|e| expr_escapes(e, 1)) {
         return None;
     }
-    let Peeled { core, correlated, .. } = peel(*input);
+    let Peeled { core, correlated, outputs } = peel(*input);
+    // The arguments read the peeled Projects' outputs: rewritten over the
+    // core (a subquery in one would keep its outer references to the old
+    // columns, which `substitute` does not rewrite: left to the executor).
+    let peeled_projects = !super::util::is_identity(&outputs, core.schema.len());
+    let args = || aggregates.iter().flat_map(|a| a.arg.iter().chain(a.filter.iter()));
+    if peeled_projects && args().any(super::util::has_subquery) {
+        return None;
+    }
+    for a in &mut aggregates {
+        for e in a.arg.iter_mut().chain(a.filter.iter_mut()) {
+            *e = substitute(e, &outputs);
+        }
+    }
     if escapes(&core, 1) {
         return None;
     }

