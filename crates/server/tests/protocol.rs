@@ -29,6 +29,80 @@ fn cancel_requests_and_statement_timeout_stop_a_long_cross_join() {
     psycopg(&s, "cancel");
 }
 
+#[test]
+fn psycopg_copy_from_stdin_loads_text_and_csv_and_a_bad_row_loads_nothing() {
+    if !have("python3", &["-c", "import psycopg"]) {
+        return;
+    }
+    let s = TestServer::start(100);
+    psycopg(&s, "copy");
+}
+
+#[test]
+fn psycopg_server_side_cursor_iterates_10000_rows_in_batches() {
+    if !have("python3", &["-c", "import psycopg"]) {
+        return;
+    }
+    let s = TestServer::start(100);
+    psycopg(&s, "cursor");
+}
+
+#[test]
+fn psql_copy_loads_and_a_bad_row_rolls_back_with_its_line_as_context() {
+    if !have("psql", &["--version"]) {
+        return;
+    }
+    let s = TestServer::start(100);
+    let script = "CREATE TABLE p (a integer, b text);\n\
+                  \\copy p from stdin\n1\tone\n2\t\\N\n3\ttab\\there\n\\.\n\
+                  \\copy p from stdin with (format csv)\n4,\"x,y\"\n\\.\n\
+                  \\copy p from stdin\n5\tfive\nsix\t6\n\\.\n\
+                  SELECT a, coalesce(b, 'NULL') FROM p ORDER BY a;\n";
+    let (out, err, _) = common::psql(s.addr, &["-A", "-t"], Some(script));
+    assert_eq!(out.trim(), "1|one\n2|NULL\n3|tab\there\n4|x,y", "stderr: {err}");
+    assert!(err.contains("invalid input syntax for type integer"), "{err}");
+    assert!(err.contains("COPY p, line 2, column a"), "the line is the CONTEXT: {err}");
+}
+
+#[test]
+fn partial_execute_returns_max_rows_then_portal_suspended() {
+    let s = TestServer::start(100);
+    let mut c = raw::Raw::startup(s.addr);
+    c.rows("CREATE TABLE n (x integer)");
+    c.rows("INSERT INTO n VALUES (1), (2), (3), (4), (5), (6), (7)");
+    c.send(b'P', &raw::parse("SELECT x FROM n ORDER BY x"));
+    c.send(b'B', &raw::bind());
+    c.send(b'E', &raw::execute(3));
+    c.send(b'E', &raw::execute(3));
+    c.send(b'E', &raw::execute(3));
+    c.send(b'S', &[]);
+    let msgs = c.until_ready().unwrap();
+    let tags: String = msgs.iter().map(|m| m.tag as char).collect();
+    assert_eq!(tags, "12DDDsDDDsDCZ", "{msgs:?}");
+    let rows: Vec<String> = msgs.iter().filter(|m| m.tag == b'D').map(|m| m.columns()[0].clone().unwrap()).collect();
+    assert_eq!(rows, ["1", "2", "3", "4", "5", "6", "7"]);
+}
+
+#[test]
+fn shutdown_sends_fatal_57p01_to_connected_clients() {
+    let s = TestServer::start(100);
+    let mut idle = raw::Raw::startup(s.addr);
+    let mut in_block = raw::Raw::startup(s.addr);
+    in_block.rows("CREATE TABLE k (x integer)");
+    in_block.simple("BEGIN");
+    in_block.rows("INSERT INTO k VALUES (1)");
+    let engine = s.engine.clone();
+    drop(s); // stops the server (and closes the engine)
+    for c in [&mut idle, &mut in_block] {
+        let msgs = c.drain();
+        let e = msgs.iter().find(|m| m.tag == b'E').expect("a FATAL before the close");
+        assert_eq!(e.field(b'S').as_deref(), Some("FATAL"));
+        assert_eq!(e.field(b'C').as_deref(), Some("57P01"));
+        assert_eq!(e.field(b'M').as_deref(), Some("terminating connection due to administrator command"));
+    }
+    drop(engine);
+}
+
 mod raw;
 
 /// The long query the cancel tests stop: a three-way cross join whose

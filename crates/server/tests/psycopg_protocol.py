@@ -71,7 +71,134 @@ def cancel():
         fail("statement_timeout was not reset")
 
 
-MODES = {"cancel": cancel}
+def copy():
+    import datetime
+    import decimal
+
+    conn = connect(autocommit=True)
+    cur = conn.cursor()
+    cur.execute("CREATE TABLE c (id integer PRIMARY KEY, name text, price numeric(10,2), d date)")
+    rows = [
+        (1, "tab\there", decimal.Decimal("1.50"), datetime.date(2024, 1, 2)),
+        (2, None, None, None),
+        (3, "back\\slash\nnewline \\N", decimal.Decimal("-3.25"), datetime.date(1999, 12, 31)),
+        (4, "", decimal.Decimal("0.00"), None),
+    ]
+    # Text format: psycopg escapes tabs, newlines, backslashes; None is \N.
+    with cur.copy("COPY c (id, name, price, d) FROM STDIN") as cp:
+        for r in rows:
+            cp.write_row(r)
+    cur.execute("SELECT id, name, price, d FROM c ORDER BY id")
+    got = [tuple(r) for r in cur.fetchall()]
+    if got != rows:
+        fail(f"text COPY: wrote {rows}, read {got}")
+    # CSV with the options, raw data; pgbench's (freeze on) spelling.
+    with cur.copy("COPY c FROM STDIN WITH (FORMAT csv, HEADER, DELIMITER ';', NULL 'NA')") as cp:
+        cp.write('id;name;price;d\n10;"a;b ""q""";NA;2024-03-01\n11;"";2.00;NA\n')
+    cur.execute("SELECT name, price FROM c WHERE id IN (10, 11) ORDER BY id")
+    if cur.fetchall() != [('a;b "q"', None), ("", decimal.Decimal("2.00"))]:
+        fail("CSV COPY read other values")
+    with cur.copy("copy c from stdin with (freeze on)") as cp:
+        cp.write("20\tfrozen\t1\t2024-01-01\n")
+    # 30,000 rows in many CopyData messages.
+    with cur.copy("COPY c (id, name, price, d) FROM STDIN") as cp:
+        for i in range(1000, 31000):
+            cp.write_row((i, f"n{i}", i % 100, None))
+    cur.execute("SELECT count(*), sum(id) FROM c")
+    count, total = cur.fetchone()
+    if count != 4 + 2 + 1 + 30000:
+        fail(f"count after loads: {count}")
+    # A bad row in the middle of a big load loads nothing, with the line as CONTEXT.
+    try:
+        with cur.copy("COPY c (id, name, price, d) FROM STDIN") as cp:
+            for i in range(100000, 120000):
+                cp.write_row((i, "x", 1, None))
+            cp.write_row(("bad", "x", 1, None))
+            for i in range(120000, 130000):
+                cp.write_row((i, "x", 1, None))
+        fail("a bad row was accepted")
+    except psycopg.errors.InvalidTextRepresentation as e:
+        if "line 20001" not in (e.diag.context or ""):
+            fail(f"the error's context does not name the line: {e.diag.context!r}")
+    # A row with a missing column: 22P04.
+    try:
+        with cur.copy("COPY c (id, name, price, d) FROM STDIN") as cp:
+            cp.write("500\tshort\n")
+        fail("a short row was accepted")
+    except psycopg.errors.BadCopyFileFormat as e:
+        if "missing data for column" not in str(e):
+            fail(f"short row: {e}")
+    # CopyFail from the client rolls back too.
+    try:
+        with cur.copy("COPY c (id, name, price, d) FROM STDIN") as cp:
+            cp.write_row((600, "x", 1, None))
+            raise RuntimeError("client gave up")
+    except RuntimeError:
+        pass
+    cur.execute("SELECT count(*), sum(id) FROM c")
+    if cur.fetchone() != (count, total):
+        fail("a failed COPY left rows behind")
+    # Inside a transaction: rolled back with it.
+    conn.autocommit = False
+    with cur.copy("COPY c (id, name, price, d) FROM STDIN") as cp:
+        cp.write_row((700, "in txn", 1, None))
+    cur.execute("SELECT count(*) FROM c WHERE id = 700")
+    if cur.fetchone()[0] != 1:
+        fail("a COPY in a transaction is not visible in it")
+    conn.rollback()
+    cur.execute("SELECT count(*) FROM c WHERE id = 700")
+    if cur.fetchone()[0] != 0:
+        fail("a rolled-back COPY kept its row")
+    conn.rollback()
+
+
+def cursor():
+    conn = connect(autocommit=True)
+    cur = conn.cursor()
+    cur.execute("CREATE TABLE s (id integer PRIMARY KEY, v text)")
+    with cur.copy("COPY s FROM STDIN") as cp:
+        for i in range(10000):
+            cp.write_row((i, f"v{i}"))
+    conn.autocommit = False
+    # A server-side cursor: DECLARE, FETCH FORWARD in batches, CLOSE.
+    with conn.cursor(name="big_scan") as sc:
+        sc.itersize = 700
+        sc.execute("SELECT id, v FROM s WHERE id >= %s ORDER BY id", (0,))
+        seen = 0
+        for row in sc:
+            if row != (seen, f"v{seen}"):
+                fail(f"row {seen}: {row}")
+            seen += 1
+        if seen != 10000:
+            fail(f"the cursor gave {seen} rows")
+    with conn.cursor(name="batches") as sc:
+        sc.execute("SELECT id FROM s ORDER BY id")
+        first = sc.fetchmany(3)
+        rest = sc.fetchall()
+        if [r[0] for r in first] != [0, 1, 2] or len(rest) != 9997:
+            fail("fetchmany/fetchall over a cursor")
+    conn.commit()
+    # WITH HOLD survives the commit; without hold a cursor needs a transaction.
+    with conn.cursor(name="held", withhold=True) as sc:
+        sc.execute("SELECT id FROM s WHERE id < 10 ORDER BY id")
+        conn.commit()
+        if [r[0] for r in sc.fetchall()] != list(range(10)):
+            fail("a WITH HOLD cursor lost its rows at commit")
+    conn.commit()
+    conn.autocommit = True
+    try:
+        cur.execute("DECLARE nohold CURSOR FOR SELECT 1")
+        fail("DECLARE without hold outside a transaction was accepted")
+    except psycopg.errors.NoActiveSqlTransaction:
+        pass
+    try:
+        cur.execute("FETCH 1 FROM nosuch")
+        fail("FETCH from a missing cursor was accepted")
+    except psycopg.errors.InvalidCursorName:
+        pass
+
+
+MODES = {"cancel": cancel, "copy": copy, "cursor": cursor}
 if __name__ == "__main__":
     MODES[mode]()
     print(f"{mode} ok")
