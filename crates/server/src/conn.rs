@@ -62,6 +62,8 @@ pub struct Conn {
     pub(crate) copy: Mutex<Option<crate::copy::CopyTask>>,
     /// The connection's SQL cursors (`cursor.rs`).
     pub(crate) cursors: Arc<Mutex<Cursors>>,
+    /// Names of the statements Parse made (for `DEALLOCATE ALL`).
+    pub(crate) statement_names: Mutex<std::collections::BTreeSet<String>>,
     registry: Arc<Registry>,
     /// The connection's number (its backend pid for cancel requests).
     pub id: i32,
@@ -73,7 +75,8 @@ impl Conn {
         let session = Arc::new(Mutex::new(session));
         let cursors: Arc<Mutex<Cursors>> = Arc::default();
         let parser = Arc::new(Parser { session: session.clone(), cursors: cursors.clone() });
-        Conn { parser, session, copy: Mutex::new(None), cursors, registry, id }
+        let statement_names = Mutex::default();
+        Conn { parser, session, copy: Mutex::new(None), cursors, statement_names, registry, id }
     }
 
     /// The server's table of backend keys (cancel requests).
@@ -230,13 +233,16 @@ fn data_row(row: &[Value], schema: &[FieldInfo]) -> DataRow {
 
 #[async_trait]
 impl SimpleQueryHandler for Conn {
-    async fn do_query<C>(&self, _client: &mut C, query: &str) -> PgWireResult<Vec<Response>>
+    async fn do_query<C>(&self, client: &mut C, query: &str) -> PgWireResult<Vec<Response>>
     where
         C: ClientInfo + ClientPortalStore + Sink<PgWireBackendMessage> + Unpin + Send + Sync,
         C::PortalStore: PortalStore,
         C::Error: Debug,
         PgWireError: From<<C as Sink<PgWireBackendMessage>>::Error>,
     {
+        if let Some(target) = crate::utility::deallocate(query) {
+            return Ok(vec![self.deallocate(client.portal_store(), target)]);
+        }
         let sql = query.to_string();
         let (id, cursors) = (self.id, self.cursors.clone());
         let (mut out, copy) =
@@ -249,6 +255,28 @@ impl SimpleQueryHandler for Conn {
 }
 
 impl Conn {
+    /// `DEALLOCATE name | ALL` (psycopg sends it to drop statements it
+    /// prepared): the statements leave pgwire's store.
+    fn deallocate(&self, store: &impl PortalStore, target: Option<String>) -> Response {
+        let mut names = self.statement_names.lock();
+        match target {
+            None => {
+                for n in std::mem::take(&mut *names) {
+                    store.rm_statement(&n);
+                }
+                Response::Execution(Tag::new("DEALLOCATE ALL"))
+            }
+            Some(n) if names.remove(&n) => {
+                store.rm_statement(&n);
+                Response::Execution(Tag::new("DEALLOCATE"))
+            }
+            Some(n) => Response::Error(Box::new(to_error_info(&SqlError::new(
+                ndpdb_sql::error::SqlState("26000"),
+                format!("prepared statement \"{n}\" does not exist"),
+            )))),
+        }
+    }
+
     /// Starts a `COPY .. FROM STDIN`: its CopyInResponse.
     pub(crate) fn start_copy(&self, spec: CopyIn) -> Response {
         let columns = spec.column_count();

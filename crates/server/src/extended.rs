@@ -18,12 +18,13 @@ use std::fmt::Debug;
 use std::sync::Arc;
 
 use async_trait::async_trait;
-use futures::Sink;
+use futures::{Sink, SinkExt};
 use ndpdb_sql::SqlError;
 use ndpdb_sql::plan::Field;
 use ndpdb_sql::session::{Prepared, Session};
 use ndpdb_sql::types::{DataType, Value};
 use parking_lot::Mutex;
+use pgwire::api::DEFAULT_NAME;
 use pgwire::api::portal::{Format, Portal};
 use pgwire::api::query::{ExtendedQueryHandler, send_describe_response};
 use pgwire::api::results::{DescribePortalResponse, DescribeStatementResponse, FieldInfo, Response};
@@ -32,7 +33,7 @@ use pgwire::api::store::PortalStore;
 use pgwire::api::{ClientInfo, ClientPortalStore, Type};
 use pgwire::error::{PgWireError, PgWireResult};
 use pgwire::messages::PgWireBackendMessage;
-use pgwire::messages::extendedquery::{Describe, TARGET_TYPE_BYTE_PORTAL};
+use pgwire::messages::extendedquery::{Describe, Parse, ParseComplete, TARGET_TYPE_BYTE_PORTAL};
 
 use crate::conn::{Conn, classify, fields, with_session};
 use crate::cursor::{CursorCmd, Cursors};
@@ -123,6 +124,27 @@ impl ExtendedQueryHandler for Conn {
 
     fn query_parser(&self) -> Arc<Parser> {
         self.parser.clone()
+    }
+
+    /// pgwire's Parse, which also notes the statement's name for
+    /// `DEALLOCATE ALL` (pgwire's store cannot list its statements).
+    async fn on_parse<C>(&self, client: &mut C, message: Parse) -> PgWireResult<()>
+    where
+        C: ClientInfo + ClientPortalStore + Sink<PgWireBackendMessage> + Unpin + Send + Sync,
+        C::PortalStore: PortalStore<Statement = Self::Statement>,
+        C::Error: Debug,
+        PgWireError: From<<C as Sink<PgWireBackendMessage>>::Error>,
+    {
+        let name = message.name.clone().unwrap_or_else(|| DEFAULT_NAME.to_owned());
+        match StoredStatement::parse(client, &message, self.parser.clone()).await? {
+            Some(stmt) => client.portal_store().put_statement(Arc::new(stmt)),
+            None => client.portal_store().put_empty_statement(&name),
+        }
+        if name != DEFAULT_NAME {
+            self.statement_names.lock().insert(name);
+        }
+        client.send(PgWireBackendMessage::ParseComplete(ParseComplete::new())).await?;
+        Ok(())
     }
 
     async fn on_describe<C>(&self, client: &mut C, message: Describe) -> PgWireResult<()>

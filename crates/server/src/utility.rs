@@ -28,6 +28,24 @@ pub fn is_utility(sql: &str) -> bool {
     w.eq_ignore_ascii_case("vacuum") || w.eq_ignore_ascii_case("copy")
 }
 
+/// `DEALLOCATE [PREPARE] name | ALL` (one statement): Some(None) for ALL.
+pub fn deallocate(sql: &str) -> Option<Option<String>> {
+    let words: Vec<&str> = sql.trim().trim_end_matches(';').split_whitespace().collect();
+    let rest = match words.as_slice() {
+        [d, rest @ ..] if d.eq_ignore_ascii_case("deallocate") => rest,
+        _ => return None,
+    };
+    let rest = match rest {
+        [p, rest @ ..] if p.eq_ignore_ascii_case("prepare") => rest,
+        r => r,
+    };
+    match rest {
+        [all] if all.eq_ignore_ascii_case("all") => Some(None),
+        [name] => Some(Some(name.trim_matches('"').to_string())),
+        _ => None,
+    }
+}
+
 /// Whether `sql` is a cursor statement (DECLARE, FETCH, CLOSE, MOVE).
 pub fn is_cursor(sql: &str) -> bool {
     ["declare", "fetch", "close", "move"].iter().any(|w| first_word(sql).eq_ignore_ascii_case(w))
@@ -166,5 +184,13 @@ mod tests {
         assert_eq!(freeze_as_boolean("copy t from stdin (freeze)"), "copy t from stdin (freeze)");
         assert_eq!(freeze_as_boolean("copy online from stdin"), "copy online from stdin");
         assert!(matches!(parse("copy t from stdin with (freeze on)").unwrap()[..], [Item::Sql(_)]));
+    }
+
+    #[test]
+    fn deallocate_forms() {
+        assert_eq!(deallocate("DEALLOCATE _pg3_0"), Some(Some("_pg3_0".into())));
+        assert_eq!(deallocate("deallocate prepare \"s1\";"), Some(Some("s1".into())));
+        assert_eq!(deallocate("DEALLOCATE ALL"), Some(None));
+        assert_eq!(deallocate("SELECT 1"), None);
     }
 }

@@ -18,6 +18,7 @@ fn psycopg(s: &TestServer, mode: &str) {
     let (stdout, stderr) = (String::from_utf8_lossy(&out.stdout), String::from_utf8_lossy(&out.stderr));
     assert!(out.status.success(), "psycopg {mode} failed:\n{stdout}\n{stderr}");
     assert!(stdout.contains(&format!("{mode} ok")), "{stdout}");
+    eprint!("{stdout}");
 }
 
 #[test]
@@ -45,6 +46,24 @@ fn psycopg_server_side_cursor_iterates_10000_rows_in_batches() {
     }
     let s = TestServer::start(100);
     psycopg(&s, "cursor");
+}
+
+/// 100 connections, a mixed read/write workload; 5 s here, the issue's
+/// 60 s with `NDPDB_LOAD_SECONDS=60` (its figures are printed).
+///
+/// Ignored until the engine bug it found is fixed: concurrent READ
+/// COMMITTED transfers (`UPDATE acc SET bal = bal - $1 WHERE id = $2`,
+/// then `+` on another row, COMMIT) change the sum of balances, and reads
+/// of `sum(bal)` see sums other than the total (with every connection at
+/// READ COMMITTED too: `NDPDB_LOAD_RR=0`). Run it with `--ignored`.
+#[test]
+#[ignore = "engine bug: concurrent READ COMMITTED updates lose or tear transfers (see the doc comment)"]
+fn a_hundred_connections_mixed_workload_loses_no_commits() {
+    if !have("python3", &["-c", "import psycopg"]) {
+        return;
+    }
+    let s = TestServer::start(110);
+    psycopg(&s, "load");
 }
 
 #[test]

@@ -198,7 +198,102 @@ def cursor():
         pass
 
 
-MODES = {"cancel": cancel, "copy": copy, "cursor": cursor}
+def load():
+    """100 connections for NDPDB_LOAD_SECONDS (default 5): transfers between
+    accounts (half the connections REPEATABLE READ, where 40001 is retried),
+    inserts whose commits are recorded, and reads of the balance total."""
+    import os
+    import random
+    import time
+
+    seconds = float(os.environ.get("NDPDB_LOAD_SECONDS", "5"))
+    clients, accounts = 100, 200
+    setup = connect(autocommit=True)
+    cur = setup.cursor()
+    cur.execute("CREATE TABLE acc (id integer PRIMARY KEY, bal integer)")
+    cur.execute("CREATE TABLE ins (client integer, seq integer, PRIMARY KEY (client, seq))")
+    with cur.copy("COPY acc FROM STDIN") as cp:
+        for i in range(accounts):
+            cp.write_row((i, 1000))
+    total = accounts * 1000
+    conns = [connect() for _ in range(clients)]
+    results = [None] * clients
+    start = time.time()
+    deadline = start + seconds
+
+    def worker(k):
+        rng = random.Random(k)
+        conn = conns[k]
+        if k % 2 and os.environ.get("NDPDB_LOAD_RR", "1") == "1":
+            conn.isolation_level = psycopg.IsolationLevel.REPEATABLE_READ
+        cur = conn.cursor()
+        r = {"transfers": 0, "inserts": [], "reads": 0, "retries": 0, "errors": []}
+        seq = 0
+        while time.time() < deadline:
+            op = rng.random()
+            try:
+                if op < 0.6:
+                    a, b = sorted(rng.sample(range(accounts), 2))
+                    amount = rng.randint(-50, 50)
+                    cur.execute("UPDATE acc SET bal = bal - %s WHERE id = %s", (amount, a))
+                    cur.execute("UPDATE acc SET bal = bal + %s WHERE id = %s", (amount, b))
+                    conn.commit()
+                    r["transfers"] += 1
+                elif op < 0.8:
+                    seq += 1
+                    cur.execute("INSERT INTO ins VALUES (%s, %s)", (k, seq))
+                    conn.commit()
+                    r["inserts"].append(seq)
+                else:
+                    cur.execute("SELECT sum(bal), count(*) FROM acc")
+                    got = cur.fetchone()
+                    conn.commit()
+                    if got != (total, accounts):
+                        r["errors"].append(f"a read saw {got}, not ({total}, {accounts})")
+                    r["reads"] += 1
+            except psycopg.errors.SerializationFailure:
+                conn.rollback()
+                r["retries"] += 1
+            except Exception as e:  # noqa: BLE001 - every other error fails the run
+                conn.rollback()
+                r["errors"].append(f"{type(e).__name__}: {e}")
+        results[k] = r
+
+    threads = [threading.Thread(target=worker, args=(k,)) for k in range(clients)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    elapsed = time.time() - start
+    errors = [e for r in results for e in r["errors"]]
+    cur.execute("SELECT sum(bal) FROM acc")
+    final = cur.fetchone()[0]
+    if errors:
+        kinds = sorted({e.split(":")[0] if not e.startswith("a read saw") else "inconsistent read" for e in errors})
+        fail(f"{len(errors)} errors (final sum {final} of {total}), kinds {kinds}, first: {errors[:3]}")
+    if final != total:
+        fail(f"the sum of balances changed: {final}, not {total}")
+    lost = 0
+    for k, r in enumerate(results):
+        cur.execute("SELECT seq FROM ins WHERE client = %s", (k,))
+        present = {row[0] for row in cur.fetchall()}
+        lost += len(set(r["inserts"]) - present)
+    if lost:
+        fail(f"{lost} acknowledged inserts are missing")
+    transfers = sum(r["transfers"] for r in results)
+    inserts = sum(len(r["inserts"]) for r in results)
+    reads = sum(r["reads"] for r in results)
+    retries = sum(r["retries"] for r in results)
+    print(
+        f"load: {clients} connections, {elapsed:.1f} s: {transfers} transfers, {inserts} inserts, "
+        f"{reads} reads committed ({(transfers + inserts + reads) / elapsed:.0f} txn/s), "
+        f"{retries} serialization failures retried, 0 errors, 0 lost commits"
+    )
+    for c in conns:
+        c.close()
+
+
+MODES = {"cancel": cancel, "copy": copy, "cursor": cursor, "load": load}
 if __name__ == "__main__":
     MODES[mode]()
     print(f"{mode} ok")
