@@ -29,9 +29,12 @@
 //! closes the engine, which checkpoints. After SIGKILL the next start
 //! recovers from the log like any crash.
 //!
+//! Also here: `COPY .. FROM STDIN` on the wire ([`copy`]), SQL cursors
+//! ([`cursor`]), the extended protocol ([`extended`]), each connection's
+//! message loop with the shutdown's FATAL ([`socket`]).
+//!
 //! Not built yet (issue 18): SCRAM authentication (`--password-file`),
-//! `COPY ... FROM STDIN`, the `pg_catalog` views psql's `\d` reads,
-//! server-side cursors beyond the protocol's portals.
+//! the `pg_catalog` views psql's `\d` reads, COPY TO, scrollable cursors.
 
 pub mod conn;
 mod copy;
