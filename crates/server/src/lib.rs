@@ -202,7 +202,7 @@ async fn wait_for_sessions(sessions: &parking_lot::Mutex<Vec<Weak<()>>>) {
 fn random_seed() -> u64 {
     use std::hash::{BuildHasher, Hasher};
     let mut h = std::collections::hash_map::RandomState::new().build_hasher();
-    h.write_u64(0x6e64_7064_62);
+    h.write_u64(0x006e_6470_6462);
     h.finish()
 }
 

@@ -155,7 +155,7 @@ pub fn param_from_text(bytes: &[u8], ty: &DataType) -> Result<Value, SqlError> {
 /// A parameter sent in the binary format of `sent` (the type the client
 /// declared, or `ty` when it declared none), read as `ty`.
 pub fn param_from_binary(bytes: &[u8], sent: &Type, ty: &DataType) -> Result<Value, SqlError> {
-    let sent_ty = data_type_of(sent).unwrap_or_else(|| ty.clone());
+    let sent_ty = data_type_of(sent).unwrap_or(*ty);
     let v = decode_binary(bytes, &sent_ty, sent)?;
     if std::mem::discriminant(&sent_ty) == std::mem::discriminant(ty) || v.is_null() {
         return Ok(v);

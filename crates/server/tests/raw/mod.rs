@@ -1,6 +1,9 @@
 //! A minimal PostgreSQL protocol client on a raw TCP socket, for tests
 //! that send what no driver would (malformed, truncated, partial).
 
+// Each test binary uses part of this client.
+#![allow(dead_code)]
+
 use std::io::{Read, Write};
 use std::net::{SocketAddr, TcpStream};
 use std::time::Duration;
