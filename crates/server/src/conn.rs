@@ -31,47 +31,61 @@ use async_trait::async_trait;
 use futures::{Sink, stream};
 use ndpdb_sql::SqlError;
 use ndpdb_sql::plan::Field;
-use ndpdb_sql::session::{Prepared, Session, StatementResult, TxnStatus};
-use ndpdb_sql::types::{DataType, Value};
+use ndpdb_sql::session::{CopyIn, Session, StatementResult, TxnStatus};
+use ndpdb_sql::types::Value;
 use parking_lot::Mutex;
 use pgwire::api::auth::{
     ServerParameterProvider, StartupHandler, finish_authentication, protocol_negotiation,
     save_startup_parameters_to_metadata,
 };
-use pgwire::api::portal::{Format, Portal};
+use pgwire::api::portal::Format;
 use pgwire::api::query::{ExtendedQueryHandler, SimpleQueryHandler};
-use pgwire::api::results::{
-    DescribePortalResponse, DescribeStatementResponse, FieldFormat, FieldInfo, QueryResponse, Response, Tag,
-};
-use pgwire::api::stmt::{QueryParser, StoredStatement};
+use pgwire::api::results::{CopyResponse, FieldFormat, FieldInfo, QueryResponse, Response, Tag};
 use pgwire::api::store::PortalStore;
-use pgwire::api::{ClientInfo, ClientPortalStore, PgWireServerHandlers, Type};
+use pgwire::api::{ClientInfo, ClientPortalStore, PgWireServerHandlers};
 use pgwire::error::{PgWireError, PgWireResult};
 use pgwire::messages::data::DataRow;
+use pgwire::messages::response::TransactionStatus;
 use pgwire::messages::startup::SecretKey;
 use pgwire::messages::{PgWireBackendMessage, PgWireFrontendMessage};
 
-use crate::errors::{to_error_info, to_pgwire};
+use crate::cursor::Cursors;
+use crate::errors::to_error_info;
+use crate::extended::Parser;
 use crate::registry::Registry;
 use crate::wire;
 
 /// A connection's handlers (pgwire asks the factory for each).
 pub struct Conn {
-    session: Arc<Mutex<Session>>,
+    pub(crate) session: Arc<Mutex<Session>>,
+    /// A `COPY .. FROM STDIN` receiving data (`copy.rs`).
+    pub(crate) copy: Mutex<Option<crate::copy::CopyTask>>,
+    /// The connection's SQL cursors (`cursor.rs`).
+    pub(crate) cursors: Arc<Mutex<Cursors>>,
+    /// Names of the statements Parse made (for `DEALLOCATE ALL`).
+    pub(crate) statement_names: Mutex<std::collections::BTreeSet<String>>,
     registry: Arc<Registry>,
     /// The connection's number (its backend pid for cancel requests).
     pub id: i32,
-    parser: Arc<Parser>,
+    pub(crate) parser: Arc<Parser>,
 }
 
 impl Conn {
     pub fn new(session: Session, registry: Arc<Registry>, id: i32) -> Conn {
         let session = Arc::new(Mutex::new(session));
-        Conn { parser: Arc::new(Parser { session: session.clone() }), session, registry, id }
+        let cursors: Arc<Mutex<Cursors>> = Arc::default();
+        let parser = Arc::new(Parser { session: session.clone(), cursors: cursors.clone() });
+        let statement_names = Mutex::default();
+        Conn { parser, session, copy: Mutex::new(None), cursors, statement_names, registry, id }
+    }
+
+    /// The server's table of backend keys (cancel requests).
+    pub(crate) fn registry(&self) -> Arc<Registry> {
+        self.registry.clone()
     }
 
     /// Runs `f` on the session on the blocking pool.
-    async fn with_session<T: Send + 'static>(
+    pub(crate) async fn with_session<T: Send + 'static>(
         &self,
         f: impl FnOnce(&mut Session) -> T + Send + 'static,
     ) -> PgWireResult<T> {
@@ -79,7 +93,7 @@ impl Conn {
     }
 }
 
-async fn with_session<T: Send + 'static>(
+pub(crate) async fn with_session<T: Send + 'static>(
     session: &Arc<Mutex<Session>>,
     f: impl FnOnce(&mut Session) -> T + Send + 'static,
 ) -> PgWireResult<T> {
@@ -107,6 +121,10 @@ impl PgWireServerHandlers for Handlers {
 
     fn cancel_handler(&self) -> Arc<impl pgwire::api::cancel::CancelHandler> {
         self.0.registry.clone()
+    }
+
+    fn copy_handler(&self) -> Arc<impl pgwire::api::copy::CopyHandler> {
+        self.0.clone()
     }
 }
 
@@ -158,7 +176,12 @@ impl ServerParameterProvider for ServerParams {
 
 /// The response for one statement's outcome, from the session's status
 /// before and after it (see the module essay).
-fn classify(r: Result<StatementResult, SqlError>, before: TxnStatus, after: TxnStatus, binary: &Format) -> Response {
+pub(crate) fn classify(
+    r: Result<StatementResult, SqlError>,
+    before: TxnStatus,
+    after: TxnStatus,
+    binary: &Format,
+) -> Response {
     let result = match r {
         Ok(r) => r,
         Err(e) => return Response::Error(Box::new(to_error_info(&e))),
@@ -187,7 +210,8 @@ fn query_response(r: StatementResult, format: &Format) -> QueryResponse {
     let schema = Arc::new(fields(&r.columns, format));
     let rows: Vec<PgWireResult<DataRow>> = r.rows.iter().map(|row| Ok(data_row(row, &schema))).collect();
     let mut q = QueryResponse::new(schema, stream::iter(rows));
-    q.set_command_tag(&r.tag);
+    // pgwire appends the row count it sent ("SELECT 3", "FETCH 2").
+    q.set_command_tag(r.tag.split(' ').next().unwrap_or("SELECT"));
     q
 }
 
@@ -209,182 +233,108 @@ fn data_row(row: &[Value], schema: &[FieldInfo]) -> DataRow {
 
 #[async_trait]
 impl SimpleQueryHandler for Conn {
-    async fn do_query<C>(&self, _client: &mut C, query: &str) -> PgWireResult<Vec<Response>>
+    async fn do_query<C>(&self, client: &mut C, query: &str) -> PgWireResult<Vec<Response>>
     where
         C: ClientInfo + ClientPortalStore + Sink<PgWireBackendMessage> + Unpin + Send + Sync,
         C::PortalStore: PortalStore,
         C::Error: Debug,
         PgWireError: From<<C as Sink<PgWireBackendMessage>>::Error>,
     {
+        if let Some(target) = crate::utility::deallocate(query) {
+            return Ok(vec![self.deallocate(client.portal_store(), target)]);
+        }
         let sql = query.to_string();
-        let id = self.id;
-        self.with_session(move |s| run_simple(s, &sql, id)).await
+        let (id, cursors) = (self.id, self.cursors.clone());
+        let (mut out, copy) =
+            self.with_session(move |s| run_simple(s, &cursors, &sql, id, &Format::UnifiedText)).await?;
+        if let Some(spec) = copy {
+            out.push(self.start_copy(spec));
+        }
+        Ok(out)
     }
 }
 
-/// Runs the statements of one Query message up to the first error.
-fn run_simple(s: &mut Session, sql: &str, id: i32) -> Vec<Response> {
+impl Conn {
+    /// `DEALLOCATE name | ALL` (psycopg sends it to drop statements it
+    /// prepared): the statements leave pgwire's store.
+    fn deallocate(&self, store: &impl PortalStore, target: Option<String>) -> Response {
+        let mut names = self.statement_names.lock();
+        match target {
+            None => {
+                for n in std::mem::take(&mut *names) {
+                    store.rm_statement(&n);
+                }
+                Response::Execution(Tag::new("DEALLOCATE ALL"))
+            }
+            Some(n) if names.remove(&n) => {
+                store.rm_statement(&n);
+                Response::Execution(Tag::new("DEALLOCATE"))
+            }
+            Some(n) => Response::Error(Box::new(to_error_info(&SqlError::new(
+                ndpdb_sql::error::SqlState("26000"),
+                format!("prepared statement \"{n}\" does not exist"),
+            )))),
+        }
+    }
+
+    /// Starts a `COPY .. FROM STDIN`: its CopyInResponse.
+    pub(crate) fn start_copy(&self, spec: CopyIn) -> Response {
+        let columns = spec.column_count();
+        *self.copy.lock() = Some(crate::copy::start(self.session.clone(), spec));
+        Response::CopyIn(CopyResponse::new(0, columns, stream::empty()))
+    }
+}
+
+/// Runs the statements of one Query message up to the first error (rows
+/// in `format`); a `COPY .. FROM STDIN` (last) is returned to start.
+pub(crate) fn run_simple(
+    s: &mut Session,
+    cursors: &Mutex<Cursors>,
+    sql: &str,
+    id: i32,
+    format: &Format,
+) -> (Vec<Response>, Option<CopyIn>) {
     crate::log::statement(id, sql);
     let stmts = match crate::utility::parse(sql) {
         Ok(stmts) => stmts,
-        Err(e) => return vec![Response::Error(Box::new(to_error_info(&e)))],
+        Err(e) => {
+            s.statement_failed();
+            return (vec![Response::Error(Box::new(to_error_info(&e)))], None);
+        }
     };
     let mut out = Vec::with_capacity(stmts.len());
-    for stmt in &stmts {
+    for (i, stmt) in stmts.iter().enumerate() {
         let before = s.txn_status();
-        let r = crate::utility::run_one(s, stmt);
+        let r = match crate::utility::copy_in(s, stmt) {
+            Ok(Some(spec)) if i + 1 == stmts.len() => return (out, Some(spec)),
+            Ok(Some(_)) => Err(SqlError::new(
+                ndpdb_sql::error::SqlState::FEATURE_NOT_SUPPORTED,
+                "COPY FROM STDIN must be the last statement of a query string",
+            )
+            .with_hint("Send the statements after it in a query of their own.")),
+            Ok(None) => crate::utility::run_one(s, cursors, stmt),
+            Err(e) => Err(e),
+        };
+        cursors.lock().after_statement(s.txn_status());
         let failed = r.is_err();
         if let Err(e) = &r {
             crate::log::error(id, e);
         }
-        out.push(classify(r, before, s.txn_status(), &Format::UnifiedText));
+        out.push(classify(r, before, s.txn_status(), format));
         if failed {
             break;
         }
     }
-    out
+    (out, None)
 }
 
-/// A statement of the extended protocol: its text and, once prepared,
-/// the session's plan-caching [`Prepared`].
-#[derive(Clone)]
-pub struct Stmt {
-    pub sql: String,
-    prepared: Option<Arc<Mutex<Prepared>>>,
-    param_types: Vec<DataType>,
-    columns: Vec<Field>,
-}
-
-/// Parses and binds a Parse message's statement on the session.
-pub struct Parser {
-    session: Arc<Mutex<Session>>,
-}
-
-#[async_trait]
-impl QueryParser for Parser {
-    type Statement = Stmt;
-
-    async fn parse_sql<C>(&self, _client: &C, sql: &str, _types: &[Option<Type>]) -> PgWireResult<Option<Stmt>>
-    where
-        C: ClientInfo + Unpin + Send + Sync,
-    {
-        let text = sql.to_string();
-        let r = with_session(&self.session, move |s| prepare(s, text)).await?;
-        r.map(Some).map_err(|e| to_pgwire(&e))
+impl Conn {
+    /// The session's transaction status as the ReadyForQuery byte.
+    pub(crate) fn wire_status(&self) -> TransactionStatus {
+        match self.session.lock().txn_status() {
+            TxnStatus::Idle => TransactionStatus::Idle,
+            TxnStatus::InBlock => TransactionStatus::Transaction,
+            TxnStatus::Failed => TransactionStatus::Error,
+        }
     }
-
-    fn get_parameter_types(&self, stmt: &Stmt) -> PgWireResult<Vec<Type>> {
-        Ok(stmt.param_types.iter().map(wire::pg_type).collect())
-    }
-
-    fn get_result_schema(&self, stmt: &Stmt, format: Option<&Format>) -> PgWireResult<Vec<FieldInfo>> {
-        Ok(fields(&stmt.columns, format.unwrap_or(&Format::UnifiedText)))
-    }
-}
-
-/// Prepares `sql`; a utility statement the binder does not take (pgbench's
-/// VACUUM) is kept as text and runs through the simple path at Execute.
-fn prepare(s: &mut Session, sql: String) -> Result<Stmt, SqlError> {
-    if crate::utility::is_utility(&sql) {
-        return Ok(Stmt { sql, prepared: None, param_types: vec![], columns: vec![] });
-    }
-    let p = s.prepare(&sql)?;
-    let (param_types, columns) = (p.param_types.clone(), p.columns.clone());
-    Ok(Stmt { sql, prepared: Some(Arc::new(Mutex::new(p))), param_types, columns })
-}
-
-#[async_trait]
-impl ExtendedQueryHandler for Conn {
-    type Statement = Stmt;
-    type QueryParser = Parser;
-
-    fn query_parser(&self) -> Arc<Parser> {
-        self.parser.clone()
-    }
-
-    async fn do_query<C>(&self, _client: &mut C, portal: &Portal<Stmt>, _max_rows: usize) -> PgWireResult<Response>
-    where
-        C: ClientInfo + ClientPortalStore + Sink<PgWireBackendMessage> + Unpin + Send + Sync,
-        C::PortalStore: PortalStore<Statement = Self::Statement>,
-        C::Error: Debug,
-        PgWireError: From<<C as Sink<PgWireBackendMessage>>::Error>,
-    {
-        let stmt = portal.statement.statement.clone();
-        let declared = portal.statement.parameter_types.clone();
-        let params = decode_params(portal, &stmt, &declared).map_err(|e| to_pgwire(&e))?;
-        let format = portal.result_column_format.clone();
-        let id = self.id;
-        self.with_session(move |s| {
-            crate::log::statement(id, &stmt.sql);
-            let before = s.txn_status();
-            let r = match &stmt.prepared {
-                Some(p) => s.execute_prepared(&mut p.lock(), &params),
-                None => crate::utility::run_text(s, &stmt.sql),
-            };
-            if let Err(e) = &r {
-                crate::log::error(id, e);
-                return Err(to_pgwire(e));
-            }
-            Ok(classify(r, before, s.txn_status(), &format))
-        })
-        .await?
-    }
-
-    async fn do_describe_statement<C>(
-        &self,
-        _client: &mut C,
-        stmt: &StoredStatement<Stmt>,
-    ) -> PgWireResult<DescribeStatementResponse>
-    where
-        C: ClientInfo + ClientPortalStore + Sink<PgWireBackendMessage> + Unpin + Send + Sync,
-        C::PortalStore: PortalStore<Statement = Self::Statement>,
-        C::Error: Debug,
-        PgWireError: From<<C as Sink<PgWireBackendMessage>>::Error>,
-    {
-        let s = &stmt.statement;
-        let types = s.param_types.iter().map(wire::pg_type).collect();
-        Ok(DescribeStatementResponse::new(types, fields(&s.columns, &Format::UnifiedText)))
-    }
-
-    async fn do_describe_portal<C>(
-        &self,
-        _client: &mut C,
-        portal: &Portal<Stmt>,
-    ) -> PgWireResult<DescribePortalResponse>
-    where
-        C: ClientInfo + ClientPortalStore + Sink<PgWireBackendMessage> + Unpin + Send + Sync,
-        C::PortalStore: PortalStore<Statement = Self::Statement>,
-        C::Error: Debug,
-        PgWireError: From<<C as Sink<PgWireBackendMessage>>::Error>,
-    {
-        let columns = &portal.statement.statement.columns;
-        Ok(DescribePortalResponse::new(fields(columns, &portal.result_column_format)))
-    }
-}
-
-/// The Bind message's parameters as values of the statement's types.
-fn decode_params(portal: &Portal<Stmt>, stmt: &Stmt, declared: &[Option<Type>]) -> Result<Vec<Value>, SqlError> {
-    if portal.parameters.len() != stmt.param_types.len() {
-        return Err(SqlError::new(
-            ndpdb_sql::error::SqlState("08P01"),
-            format!(
-                "bind message supplies {} parameters, but prepared statement requires {}",
-                portal.parameters.len(),
-                stmt.param_types.len()
-            ),
-        ));
-    }
-    let mut out = Vec::with_capacity(stmt.param_types.len());
-    for (i, ty) in stmt.param_types.iter().enumerate() {
-        let v = match &portal.parameters[i] {
-            None => Value::Null,
-            Some(bytes) if portal.parameter_format.is_binary(i) => {
-                let sent = declared.get(i).cloned().flatten().unwrap_or_else(|| wire::pg_type(ty));
-                wire::param_from_binary(bytes, &sent, ty)?
-            }
-            Some(bytes) => wire::param_from_text(bytes, ty)?,
-        };
-        out.push(v);
-    }
-    Ok(out)
 }

@@ -4,10 +4,14 @@
 use ndpdb_sql::SqlError;
 use pgwire::error::{ErrorInfo, PgWireError};
 
-/// The ErrorResponse fields of `e`.
+/// The ErrorResponse fields of `e`. COPY's "COPY t, line 3, column b"
+/// (the engine's detail) goes out as CONTEXT, where PostgreSQL puts it.
 pub fn to_error_info(e: &SqlError) -> ErrorInfo {
     let mut info = ErrorInfo::new("ERROR".into(), e.code.0.into(), e.message.clone());
-    info.detail = e.detail.clone();
+    match &e.detail {
+        Some(d) if d.starts_with("COPY ") => info.where_context = Some(d.clone()),
+        d => info.detail = d.clone(),
+    }
     info.hint = e.hint.clone();
     info
 }

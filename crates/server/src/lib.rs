@@ -23,19 +23,28 @@
 //!
 //! Lifecycle: [`serve`] runs until its shutdown future completes (the CLI
 //! passes SIGINT/SIGTERM); it stops accepting, cancels running statements,
-//! drops every session (open transactions roll back), and returns; the
-//! caller then closes the engine, which checkpoints. After SIGKILL the next
-//! start recovers from the log like any crash.
+//! sends every client PostgreSQL's FATAL 57P01 "terminating connection due
+//! to administrator command" and closes it (`socket.rs`), drops every
+//! session (open transactions roll back), and returns; the caller then
+//! closes the engine, which checkpoints. After SIGKILL the next start
+//! recovers from the log like any crash.
+//!
+//! Also here: `COPY .. FROM STDIN` on the wire ([`copy`]), SQL cursors
+//! ([`cursor`]), the extended protocol ([`extended`]), each connection's
+//! message loop with the shutdown's FATAL ([`socket`]).
 //!
 //! Not built yet (issue 18): SCRAM authentication (`--password-file`),
-//! `COPY ... FROM STDIN`, the `pg_catalog` views psql's `\d` reads,
-//! server-side cursors beyond the protocol's portals.
+//! the `pg_catalog` views psql's `\d` reads, COPY TO, scrollable cursors.
 
 pub mod conn;
+mod copy;
+pub mod cursor;
 pub mod errors;
+pub mod extended;
 mod lock;
 pub mod log;
 pub mod registry;
+mod socket;
 pub mod utility;
 pub mod wire;
 
@@ -117,6 +126,7 @@ impl Server {
         let active = Arc::new(AtomicUsize::new(0));
         let next_id = AtomicI32::new(1);
         let sessions: Arc<parking_lot::Mutex<Vec<Weak<()>>>> = Arc::default();
+        let (stop, stopping) = tokio::sync::watch::channel(false);
         let mut tasks = tokio::task::JoinSet::new();
         tokio::pin!(shutdown);
         loop {
@@ -132,8 +142,9 @@ impl Server {
             let count = active.fetch_add(1, Ordering::AcqRel) + 1;
             let guard = ActiveGuard(active.clone());
             if count > self.opts.max_connections {
+                let refuse = Refuse(self.registry.clone());
                 tasks.spawn(async move {
-                    let _ = pgwire::tokio::process_socket(socket, None, Refuse).await;
+                    let _ = pgwire::tokio::process_socket(socket, None, refuse).await;
                     drop(guard);
                 });
                 continue;
@@ -144,8 +155,9 @@ impl Server {
             sessions.lock().push(Arc::downgrade(&alive));
             let conn = Arc::new(conn::Conn::new(session, self.registry.clone(), id));
             let registry = self.registry.clone();
+            let stopping = stopping.clone();
             tasks.spawn(async move {
-                let r = pgwire::tokio::process_socket(socket, None, conn::Handlers(conn)).await;
+                let r = socket::serve(socket, conn, stopping).await;
                 registry.unregister(id);
                 log::info(format_args!(
                     "connection {id} closed{}",
@@ -158,12 +170,24 @@ impl Server {
             "shutting down: cancelling running statements, ending {} sessions",
             self.registry.len()
         ));
-        self.registry.cancel_all();
-        tasks.abort_all();
-        while tasks.join_next().await.is_some() {}
+        let _ = stop.send(true);
+        end_connections(&mut tasks, &self.registry).await;
         wait_for_sessions(&sessions).await;
         Ok(())
     }
+}
+
+/// Lets every connection send its FATAL 57P01 and close: running
+/// statements are cancelled (again every 50 ms, for one that started
+/// after the first cancel); after 10 s the rest are dropped.
+async fn end_connections(tasks: &mut tokio::task::JoinSet<()>, registry: &registry::Registry) {
+    let deadline = Instant::now() + Duration::from_secs(10);
+    while !tasks.is_empty() && Instant::now() < deadline {
+        registry.cancel_all();
+        let _ = tokio::time::timeout(Duration::from_millis(50), tasks.join_next()).await;
+    }
+    tasks.abort_all();
+    while tasks.join_next().await.is_some() {}
 }
 
 /// Waits (up to 30 s) until every session is dropped: a statement still
@@ -191,12 +215,17 @@ impl Drop for ActiveGuard {
 }
 
 /// The handlers of a connection over `--max-connections`: its startup gets
-/// PostgreSQL's FATAL 53300 and the connection closes.
-struct Refuse;
+/// PostgreSQL's FATAL 53300 and the connection closes; a cancel request
+/// (which comes on a connection of its own) still reaches the registry.
+struct Refuse(Arc<registry::Registry>);
 
 impl PgWireServerHandlers for Refuse {
     fn startup_handler(&self) -> Arc<impl StartupHandler> {
-        Arc::new(Refuse)
+        Arc::new(Refuse(self.0.clone()))
+    }
+
+    fn cancel_handler(&self) -> Arc<impl pgwire::api::cancel::CancelHandler> {
+        self.0.clone()
     }
 }
 

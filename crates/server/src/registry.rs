@@ -10,7 +10,6 @@ use async_trait::async_trait;
 use parking_lot::Mutex;
 use pgwire::api::cancel::CancelHandler;
 use pgwire::messages::cancel::CancelRequest;
-use pgwire::messages::startup::SecretKey;
 
 #[derive(Default)]
 pub struct Registry {
@@ -60,12 +59,49 @@ impl Registry {
 #[async_trait]
 impl CancelHandler for Registry {
     async fn on_cancel_request(&self, req: CancelRequest) {
-        let SecretKey::I32(secret) = req.secret_key else { return };
+        // A cancel request comes on a connection of its own, before any
+        // protocol version is negotiated: pgwire then decodes the key as
+        // protocol 3.2's bytes, not 3.0's i32, so compare by value.
+        let Some(secret) = req.secret_key.as_i32() else { return };
         if let Some((s, flag)) = self.live.lock().get(&req.pid)
             && *s == secret
         {
             crate::log::info(format_args!("cancel request for connection {}", req.pid));
             flag.store(true, Ordering::Relaxed);
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use bytes::Bytes;
+    use pgwire::messages::startup::SecretKey;
+
+    fn block_on<F: std::future::Future>(f: F) -> F::Output {
+        tokio::runtime::Builder::new_current_thread().build().expect("a runtime").block_on(f)
+    }
+
+    fn request(pid: i32, key: SecretKey) -> CancelRequest {
+        CancelRequest::new(pid, key)
+    }
+
+    #[test]
+    fn a_cancel_request_sets_the_flag_whichever_way_its_key_was_decoded() {
+        let r = Registry::new(42);
+        let flag = Arc::new(AtomicBool::new(false));
+        let secret = r.secret_for(7);
+        r.register(7, secret, flag.clone());
+        // A wrong key or pid does nothing.
+        block_on(r.on_cancel_request(request(7, SecretKey::I32(secret ^ 1))));
+        block_on(r.on_cancel_request(request(8, SecretKey::I32(secret))));
+        assert!(!flag.load(Ordering::Relaxed));
+        // The key as a fresh connection decodes it (protocol 3.2: bytes).
+        let bytes = Bytes::copy_from_slice(&secret.to_be_bytes());
+        block_on(r.on_cancel_request(request(7, SecretKey::Bytes(bytes))));
+        assert!(flag.load(Ordering::Relaxed), "a 3.2-decoded key must match");
+        flag.store(false, Ordering::Relaxed);
+        block_on(r.on_cancel_request(request(7, SecretKey::I32(secret))));
+        assert!(flag.load(Ordering::Relaxed));
     }
 }

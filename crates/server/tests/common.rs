@@ -54,6 +54,7 @@ impl Drop for TestServer {
     }
 }
 
+#[allow(dead_code)]
 /// Whether `program` runs; without it the test fails under
 /// NDPDB_REQUIRE_POSTGRES (CI) and is skipped, saying so, elsewhere.
 pub fn have(program: &str, args: &[&str]) -> bool {

@@ -43,6 +43,7 @@ mod prepared;
 mod recheck;
 mod run;
 
+pub use copy::CopyIn;
 pub use engine::{Engine, EngineOptions};
 pub use prepared::Prepared;
 
@@ -243,6 +244,13 @@ impl Session {
             self.note_error();
         }
         r
+    }
+
+    /// Tells the session a statement run outside it (a server's cursor
+    /// statement) failed: as after any failed statement, an implicit
+    /// transaction rolls back and an explicit one is marked failed.
+    pub fn statement_failed(&mut self) {
+        self.note_error();
     }
 
     /// After an error: an implicit transaction is rolled back; an explicit

@@ -76,6 +76,8 @@ impl Session {
     /// Runs `p` with `params` as `$1..$n` (in an implicit transaction
     /// unless one is open, as [`Session::run`]).
     pub fn execute_prepared(&mut self, p: &mut Prepared, params: &[Value]) -> Result<StatementResult> {
+        // A cancel that came while no statement ran cancels nothing (as `run_one`).
+        self.cancel.store(false, std::sync::atomic::Ordering::Relaxed);
         if params.len() != p.param_types.len() {
             return Err(SqlError::new(
                 SqlState("08P01"),
