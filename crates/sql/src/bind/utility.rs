@@ -118,17 +118,29 @@ impl Binder<'_> {
     }
 }
 
-/// The COPY options (new and old syntax) and whether the format is CSV.
-fn copy_options(options: &[ast::CopyOption], legacy: &[ast::CopyLegacyOption]) -> Result<(bool, CopyOptions)> {
-    let mut o = CopyOptions::default();
+/// The COPY options (new and old syntax) with the defaults of the format
+/// (FROM a file or FROM STDIN), and whether the format is CSV
+/// (text: tab and `\N`; CSV: comma and the empty string). FREEZE is
+/// accepted and has no effect: a load is one transaction either way.
+pub(crate) fn copy_options(
+    options: &[ast::CopyOption],
+    legacy: &[ast::CopyLegacyOption],
+) -> Result<(bool, CopyOptions)> {
     let mut csv = false;
+    let (mut header, mut delimiter, mut null, mut quote) = (false, None, None, '"');
     for opt in options {
         match opt {
-            ast::CopyOption::Format(f) => csv = f.value.eq_ignore_ascii_case("csv"),
-            ast::CopyOption::Header(h) => o.header = *h,
-            ast::CopyOption::Delimiter(d) => o.delimiter = *d,
-            ast::CopyOption::Null(n) => o.null = n.clone(),
-            ast::CopyOption::Quote(q) => o.quote = *q,
+            ast::CopyOption::Format(f) if f.value.eq_ignore_ascii_case("csv") => csv = true,
+            ast::CopyOption::Format(f) if f.value.eq_ignore_ascii_case("text") => csv = false,
+            ast::CopyOption::Format(f) => {
+                return Err(SqlError::unsupported(format!("COPY format \"{}\" is not supported", f.value))
+                    .with_hint("use FORMAT text or FORMAT csv"));
+            }
+            ast::CopyOption::Freeze(_) => {}
+            ast::CopyOption::Header(h) => header = *h,
+            ast::CopyOption::Delimiter(d) => delimiter = Some(*d),
+            ast::CopyOption::Null(n) => null = Some(n.clone()),
+            ast::CopyOption::Quote(q) => quote = *q,
             other => return Err(SqlError::unsupported(format!("COPY option {other} is not supported"))),
         }
     }
@@ -138,19 +150,21 @@ fn copy_options(options: &[ast::CopyOption], legacy: &[ast::CopyLegacyOption]) -
                 csv = true;
                 for s in sub {
                     match s {
-                        ast::CopyLegacyCsvOption::Header => o.header = true,
-                        ast::CopyLegacyCsvOption::Quote(q) => o.quote = *q,
+                        ast::CopyLegacyCsvOption::Header => header = true,
+                        ast::CopyLegacyCsvOption::Quote(q) => quote = *q,
                         other => return Err(SqlError::unsupported(format!("COPY option {other} is not supported"))),
                     }
                 }
             }
-            ast::CopyLegacyOption::Header => o.header = true,
-            ast::CopyLegacyOption::Delimiter(d) => o.delimiter = *d,
-            ast::CopyLegacyOption::Null(n) => o.null = n.clone(),
+            ast::CopyLegacyOption::Header => header = true,
+            ast::CopyLegacyOption::Delimiter(d) => delimiter = Some(*d),
+            ast::CopyLegacyOption::Null(n) => null = Some(n.clone()),
             other => return Err(SqlError::unsupported(format!("COPY option {other} is not supported"))),
         }
     }
-    Ok((csv, o))
+    let delimiter = delimiter.unwrap_or(if csv { ',' } else { '\t' });
+    let null = null.unwrap_or_else(|| if csv { String::new() } else { "\\N".into() });
+    Ok((csv, CopyOptions { header, delimiter, null, quote }))
 }
 
 fn isolation(modes: &[ast::TransactionMode]) -> Result<Option<IsolationLevel>> {

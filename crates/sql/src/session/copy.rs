@@ -130,7 +130,7 @@ impl Session {
             cols = (0..table.columns.len()).collect();
         }
         check_omitted_defaults(&table, &cols)?;
-        let (csv, opts) = stdin_options(options, legacy_options)?;
+        let (csv, opts) = crate::bind::utility::copy_options(options, legacy_options)?;
         Ok(CopyIn { table, columns: cols, csv, opts })
     }
 
@@ -437,51 +437,6 @@ fn unescape(s: &[u8], out: &mut Vec<u8>) -> usize {
         other => out.push(other),
     }
     1
-}
-
-/// The options of `COPY .. FROM STDIN`, with the defaults of its format
-/// (text: tab and `\N`; CSV: comma and the empty string). FREEZE is
-/// accepted and has no effect: a load is one transaction either way.
-fn stdin_options(options: &[ast::CopyOption], legacy: &[ast::CopyLegacyOption]) -> Result<(bool, CopyOptions)> {
-    let mut csv = false;
-    let (mut header, mut delimiter, mut null, mut quote) = (false, None, None, '"');
-    for opt in options {
-        match opt {
-            ast::CopyOption::Format(f) if f.value.eq_ignore_ascii_case("csv") => csv = true,
-            ast::CopyOption::Format(f) if f.value.eq_ignore_ascii_case("text") => csv = false,
-            ast::CopyOption::Format(f) => {
-                return Err(SqlError::unsupported(format!("COPY format \"{}\" is not supported", f.value))
-                    .with_hint("use FORMAT text or FORMAT csv"));
-            }
-            ast::CopyOption::Freeze(_) => {}
-            ast::CopyOption::Header(h) => header = *h,
-            ast::CopyOption::Delimiter(d) => delimiter = Some(*d),
-            ast::CopyOption::Null(n) => null = Some(n.clone()),
-            ast::CopyOption::Quote(q) => quote = *q,
-            other => return Err(SqlError::unsupported(format!("COPY option {other} is not supported"))),
-        }
-    }
-    for opt in legacy {
-        match opt {
-            ast::CopyLegacyOption::Csv(sub) => {
-                csv = true;
-                for s in sub {
-                    match s {
-                        ast::CopyLegacyCsvOption::Header => header = true,
-                        ast::CopyLegacyCsvOption::Quote(q) => quote = *q,
-                        other => return Err(SqlError::unsupported(format!("COPY option {other} is not supported"))),
-                    }
-                }
-            }
-            ast::CopyLegacyOption::Header => header = true,
-            ast::CopyLegacyOption::Delimiter(d) => delimiter = Some(*d),
-            ast::CopyLegacyOption::Null(n) => null = Some(n.clone()),
-            other => return Err(SqlError::unsupported(format!("COPY option {other} is not supported"))),
-        }
-    }
-    let delimiter = delimiter.unwrap_or(if csv { ',' } else { '\t' });
-    let null = null.unwrap_or_else(|| if csv { String::new() } else { "\\N".into() });
-    Ok((csv, CopyOptions { header, delimiter, null, quote }))
 }
 
 #[cfg(test)]
