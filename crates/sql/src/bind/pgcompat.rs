@@ -457,3 +457,44 @@ impl Binder<'_> {
         if e.ty() == DataType::Unknown { self.coerce(e, DataType::Text) } else { Ok(e) }
     }
 }
+
+impl Binder<'_> {
+    /// `x = ANY(array)` and `x <> ALL(array)` over an array's text form
+    /// (the catalogs' array columns, `'{a,b}'` literals): elements are
+    /// compared to x's text form, as equal values print alike.
+    pub(crate) fn quantified_array(
+        &mut self,
+        left: &ast::Expr,
+        op: &ast::BinaryOperator,
+        right: &ast::Expr,
+        all: bool,
+        ctx: &mut ExprCtx,
+    ) -> Result<Expr> {
+        let negated = match (op, all) {
+            (ast::BinaryOperator::Eq, false) => false,
+            (ast::BinaryOperator::NotEq, true) => true,
+            _ => {
+                return Err(SqlError::unsupported(format!(
+                    "{op} {} over an array is not supported",
+                    if all { "ALL" } else { "ANY" }
+                )));
+            }
+        };
+        let x = self.expr(left, ctx)?;
+        let array = self.expr(right, ctx)?;
+        if !(array.ty().is_text() || array.ty() == DataType::Unknown) {
+            return Err(SqlError::new(
+                SqlState::DATATYPE_MISMATCH,
+                format!("op ANY/ALL (array) requires array on right side, not {}", array.ty().pg_name()),
+            ));
+        }
+        let x = if x.ty() == DataType::Unknown { self.coerce(x, DataType::Text)? } else { x };
+        let args = vec![self.coerce(x, DataType::Text)?, self.coerce(array, DataType::Text)?];
+        let m = func(Function::ArrayContains, args, DataType::Bool);
+        Ok(if negated {
+            Expr::Unary { op: crate::plan::UnaryOp::Not, expr: Box::new(m), ty: DataType::Bool }
+        } else {
+            m
+        })
+    }
+}

@@ -249,6 +249,9 @@ pub enum Function {
     ArrayToString,
     PgSizePretty,
     PgEncodingToChar,
+    /// `x = ANY(array)`: args `[x as text, array text form]`; NULL when
+    /// x or the array is NULL, or no element matches and one is NULL.
+    ArrayContains,
 }
 
 /// Aggregate functions.

@@ -7,6 +7,7 @@
 //!  regex_match(s, pattern, flags)      flags: "" (~) or "i" (~*)
 //!  array_to_string(array, sep [, null_string])
 //!  pg_size_pretty(bytes)  pg_encoding_to_char(code)
+//!  array_contains(x as text, array)     x = ANY(array)
 //! ```
 //!
 //! Arrays are text in PostgreSQL's output form (`{a,b,"c d",NULL}`, or
@@ -39,6 +40,20 @@ thread_local! {
 pub(super) fn call(func: Function, vals: &[Value]) -> Result<Value> {
     use Function as F;
     match func {
+        F::ArrayContains => {
+            if vals.iter().any(Value::is_null) {
+                return Ok(Value::Null);
+            }
+            let wanted = text(&vals[0]);
+            let items = array_items(&text(&vals[1]));
+            Ok(if items.iter().any(|i| i.as_deref() == Some(wanted.as_str())) {
+                Value::Bool(true)
+            } else if items.iter().any(Option::is_none) {
+                Value::Null
+            } else {
+                Value::Bool(false)
+            })
+        }
         F::FormatType => {
             let Some(oid) = int(&vals[0]) else { return Ok(Value::Null) };
             Ok(Value::Text(oids::format_type(oid, vals.get(1).and_then(int))))
