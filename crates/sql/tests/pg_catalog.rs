@@ -156,6 +156,17 @@ fn reg_casts_of_oids_give_names() {
     let r = s.execute_prepared(&mut p, &[Value::Text("character varying".into())]).unwrap();
     assert_eq!(text(&r), ["varchar|1043|1015"]);
     assert_eq!(err(&mut s, "select 'nosuch'::regclass").code.0, "42P01");
+    // psycopg 3's TypeInfo.fetch query, as it sends it.
+    let mut p = s
+        .prepare(
+            "SELECT typname AS name, oid, typarray AS array_oid, oid::regtype::text AS regtype, typdelim AS delimiter \
+             FROM pg_type t WHERE t.oid = to_regtype($1) ORDER BY t.oid",
+        )
+        .unwrap();
+    let r = s.execute_prepared(&mut p, &[Value::Text("numeric".into())]).unwrap();
+    assert_eq!(text(&r), ["numeric|1700|1231|numeric|,"]);
+    assert!(s.execute_prepared(&mut p, &[Value::Text("hstore".into())]).unwrap().rows.is_empty());
+    assert_eq!(text(&ok(&mut s, "select to_regclass('nosuch'), to_regclass('t') is not null")), ["NULL|t"]);
 }
 
 /// The other queries of `\d t`: those on row security policies and

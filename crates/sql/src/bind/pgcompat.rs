@@ -70,6 +70,9 @@ pub fn handles(name: &str) -> bool {
             | "pg_has_role"
             | "pg_relation_is_publishable"
             | "pg_get_statisticsobjdef_columns"
+            | "to_regclass"
+            | "to_regtype"
+            | "to_regnamespace"
     )
 }
 
@@ -198,6 +201,11 @@ impl Binder<'_> {
             | ("col_description", 2, _)
             | ("pg_get_statisticsobjdef_columns", 1, _) => Ok(null(DataType::Text)),
             ("pg_get_expr", 2 | 3, Some(a)) => self.coerce(a, DataType::Text),
+            // psycopg's TypeInfo.fetch: the OID, or NULL for an unknown name.
+            ("to_regclass" | "to_regtype" | "to_regnamespace", 1, Some(a)) => {
+                let arg = self.coerce(a, DataType::Text)?;
+                self.reg_cast(arg, &name[3..], false)
+            }
             ("format_type", 2, Some(a)) => {
                 let oid = self.coerce(a, DataType::Int64)?;
                 let typmod = self.coerce(args.remove(0), DataType::Int64)?;
@@ -333,12 +341,13 @@ impl Binder<'_> {
         if let Some(ty) = plain {
             return self.coerce(e, ty).map(Some);
         }
-        self.reg_cast(e, &base).map(Some)
+        self.reg_cast(e, &base, true).map(Some)
     }
 
     /// `x::regclass` and friends: a name literal becomes its OID; an OID
     /// becomes its name (PostgreSQL's output form), or the number if none.
-    fn reg_cast(&mut self, e: Expr, kind: &str) -> Result<Expr> {
+    /// Not `strict` (`to_regclass(name)`): an unknown name is NULL.
+    fn reg_cast(&mut self, e: Expr, kind: &str, strict: bool) -> Result<Expr> {
         let mut named: Vec<(i64, String)> = match kind {
             "regclass" => self.relations().all.iter().map(|r| (r.oid, r.name.clone())).collect(),
             "regtype" => oids::TYPES.iter().map(|t| (t.0, oids::format_type(t.0, None))).collect(),
@@ -346,7 +355,9 @@ impl Binder<'_> {
         };
         // OID 0 (InvalidOid) prints as "-".
         named.push((0, "-".into()));
-        if let Expr::Literal { value: Value::Text(s), ty: DataType::Unknown | DataType::Text } = &e {
+        if let Expr::Literal { value: Value::Text(s), ty: DataType::Unknown | DataType::Text } = &e
+            && strict
+        {
             let wanted = s.rsplit('.').next().unwrap_or(s).trim_matches('"');
             let wanted = if s.contains('"') { wanted.to_string() } else { wanted.to_lowercase() };
             if let Ok(n) = wanted.parse::<i64>() {
