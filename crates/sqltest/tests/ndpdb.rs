@@ -32,6 +32,7 @@ const PASSING: &[&str] = &[
     "nulls.slt",
     "numerics.slt",
     "orfactor.slt",
+    "pg_catalog.slt",
     "select.slt",
     "session.slt",
     "setops.slt",

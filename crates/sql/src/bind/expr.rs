@@ -101,6 +101,7 @@ impl Binder<'_> {
             | A::Position { .. }
             | A::Substring { .. }
             | A::Trim { .. } => self.special_function(e, ctx),
+            A::Collate { expr, collation } => self.collate(expr, collation, ctx),
             other => Err(SqlError::unsupported(format!("expression {other} is not supported"))),
         }
     }
@@ -311,6 +312,9 @@ impl Binder<'_> {
     }
 
     fn cast_expr(&mut self, x: &ast::Expr, to: &ast::DataType, ctx: &mut ExprCtx) -> Result<Expr> {
+        if let Some(e) = self.pg_cast(x, to, ctx)? {
+            return Ok(e);
+        }
         if let ast::Expr::Value(v) = x
             && let ast::Value::SingleQuotedString(_) = &v.value
         {
@@ -389,7 +393,7 @@ impl Binder<'_> {
             B::StringConcat => BinaryOp::Concat,
             // `^` is exponentiation in PostgreSQL: power(l, r).
             B::PGExp => return self.scalar("power", vec![l, r]),
-            other => return Err(SqlError::unsupported(format!("operator {other} is not supported"))),
+            other => return self.pg_operator(other, l, r),
         };
         match bop {
             BinaryOp::And | BinaryOp::Or => {

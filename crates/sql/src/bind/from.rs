@@ -58,9 +58,12 @@ impl Binder<'_> {
 
     fn table_factor(&mut self, tf: &ast::TableFactor) -> Result<Bound> {
         match tf {
-            ast::TableFactor::Table { name, alias, args: None, .. } => {
-                let name = object_name(name)?;
-                let b = self.relation(&name)?;
+            ast::TableFactor::Table { name: qualified, alias, args: None, .. } => {
+                let name = object_name(qualified)?;
+                let b = match self.system_relation(qualified)? {
+                    Some(b) => b,
+                    None => self.relation(&name)?,
+                };
                 let (qual, cols) = alias_parts(alias.as_ref(), &name);
                 Ok(Bound { plan: b.plan, scope: b.scope.requalify(&qual, &cols)? })
             }

@@ -142,6 +142,9 @@ impl Binder<'_> {
     pub fn scalar(&mut self, name: &str, args: Vec<Expr>) -> Result<Expr> {
         let types: Vec<DataType> = args.iter().map(Expr::ty).collect();
         let fail = || no_function(name, &types);
+        if super::pgcompat::handles(name) {
+            return self.pg_function(name, args);
+        }
         match (name, args.len()) {
             ("coalesce" | "greatest" | "least", n) if n >= 1 => self.variadic(name, args),
             ("nullif", 2) => self.nullif(args),

@@ -64,6 +64,7 @@ pub mod dml;
 pub mod expr;
 pub mod from;
 pub mod functions;
+pub mod pgcompat;
 pub mod scope;
 pub mod select;
 pub mod types;

@@ -469,9 +469,9 @@ impl Binder<'_> {
             ast::Expr::Subquery(q) => q,
             ast::Expr::Nested(inner) => match inner.as_ref() {
                 ast::Expr::Subquery(q) => q,
-                _ => return Err(SqlError::unsupported("ANY/ALL over an array is not supported")),
+                _ => return self.quantified_array(left, op, right, all, ctx),
             },
-            _ => return Err(SqlError::unsupported("ANY/ALL over an array is not supported")),
+            _ => return self.quantified_array(left, op, right, all, ctx),
         };
         let e = self.expr(left, ctx)?;
         let probe = self.binary(op, Expr::literal(Value::Null), Expr::literal(Value::Null))?;

@@ -10,6 +10,8 @@
 //! the binder and the optimizer are tested on an in-memory [`MemCatalog`]
 //! as well as on the persistent one.
 
+pub mod system;
+
 use std::collections::BTreeMap;
 use std::sync::Arc;
 

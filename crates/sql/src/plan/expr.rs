@@ -240,6 +240,18 @@ pub enum Function {
     Version,
     CurrentSchema,
     CurrentDatabase,
+    // catalog functions (exec/expr/pgfunc.rs)
+    /// `format_type(type oid, typmod)`.
+    FormatType,
+    /// `s ~ pattern`: args `[s, pattern, flags]`, flags `''` or `'i'` (`~*`).
+    RegexMatch,
+    /// `array_to_string(array text form, separator [, null string])`.
+    ArrayToString,
+    PgSizePretty,
+    PgEncodingToChar,
+    /// `x = ANY(array)`: args `[x as text, array text form]`; NULL when
+    /// x or the array is NULL, or no element matches and one is NULL.
+    ArrayContains,
 }
 
 /// Aggregate functions.

@@ -108,6 +108,9 @@ pub(super) fn scalar(
         F::Version => return Ok(Value::Text(format!("PostgreSQL 15.0 (ndpdb {})", env!("CARGO_PKG_VERSION")))),
         F::CurrentSchema => return Ok(Value::Text("public".into())),
         F::CurrentDatabase => return Ok(Value::Text("ndpdb".into())),
+        F::FormatType | F::RegexMatch | F::ArrayToString | F::PgSizePretty | F::PgEncodingToChar | F::ArrayContains => {
+            return super::pgfunc::call(func, vals);
+        }
         _ => {}
     }
     if vals.iter().any(Value::is_null) {

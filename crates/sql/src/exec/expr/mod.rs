@@ -42,6 +42,7 @@ mod datefunc;
 mod func;
 mod like;
 mod logic;
+mod pgfunc;
 mod subquery;
 
 use std::sync::Arc;
