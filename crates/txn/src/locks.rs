@@ -48,10 +48,11 @@ impl Txn<'_> {
     /// The key is (table, VID, version) with the version a new one would be
     /// based on: the newest committed one, i.e. the head's creator, or the
     /// one before the head while its creator is still in progress (that
-    /// creator holds this very key). Once granted, the head is looked at
-    /// again: if it moved on meanwhile (the writer ahead committed), the
-    /// lock is on a stale version, so it is given back and the newer one is
-    /// locked; the caller's isolation check then decides.
+    /// creator holds this very key). Once granted, the base version is
+    /// computed again: if it moved on meanwhile (the writer ahead committed,
+    /// whether or not the head changed since), the lock is on a stale
+    /// version, so it is given back and the newer one is locked; the
+    /// caller's isolation check then decides.
     pub(crate) fn lock(&mut self, table: &Arc<Table>, vid: u64) -> Result<Option<LockKey>> {
         debug_assert!(self.is_open(), "transaction {} locks after it ended", self.id);
         lock_order::assert_none_held("waiting for a tuple lock");
@@ -67,8 +68,11 @@ impl Txn<'_> {
             if acquired {
                 self.held.push(key);
             }
+            // Not `now == head`: the same head has a newer base once its
+            // creator committed (it left the active set before giving the
+            // key back), and a later writer locks that newer key.
             let now = table.head(vid).unwrap_or(Head::NONE);
-            if now == head || self.base_version(table, now)? == version {
+            if self.base_version(table, now)? == version {
                 return Ok(acquired.then_some(key));
             }
             if acquired {
@@ -122,7 +126,7 @@ impl Txn<'_> {
             match lt.try_acquire(key, self.id).map_err(lock_error)? {
                 Attempt::Acquired => return Ok(Grant::Acquired),
                 Attempt::AlreadyHeld => return Ok(Grant::AlreadyHeld),
-                Attempt::Full => lt.wait_for_slot(key, self.id, None).map_err(lock_error)?,
+                Attempt::Full => self.wait_for_slot(lt, key)?,
                 Attempt::Queued { position } => return self.wait_queued(lt, key, position),
             }
         }
@@ -139,6 +143,21 @@ impl Txn<'_> {
             };
         }
         let waited = lt.wait_for_head(key, self.id, None);
+        self.db.manager().waits_for.stop_waiting(self.id);
+        waited.map_err(lock_error)
+    }
+
+    /// Waits for a free slot in `key`'s full bucket. A slot frees when its
+    /// holder ends (its first waiter moves up), so the wait is on the
+    /// holder in the waits-for graph: a holder that waits, directly or not,
+    /// for this transaction would otherwise never end (an undetected
+    /// deadlock once more writers queue than a bucket has slots).
+    fn wait_for_slot(&mut self, lt: &LockTable, key: LockKey) -> Result<()> {
+        let ahead: Vec<u64> = lt.holder(key).filter(|&h| h != self.id).into_iter().collect();
+        if !self.db.manager().waits_for.wait(self.id, &ahead) {
+            return self.fail(TxnError::Deadlock);
+        }
+        let waited = lt.wait_for_slot(key, self.id, None);
         self.db.manager().waits_for.stop_waiting(self.id);
         waited.map_err(lock_error)
     }
