@@ -13,10 +13,19 @@ fn text(out: &Output) -> String {
     format!("stdout:\n{}\nstderr:\n{}", String::from_utf8_lossy(&out.stdout), String::from_utf8_lossy(&out.stderr))
 }
 
+/// Whether pgbench runs; without it the test is skipped, saying so (a
+/// failure under NDPDB_REQUIRE_POSTGRES, as in CI).
+fn have_pgbench() -> bool {
+    let ok = Command::new("pgbench").arg("--version").output().is_ok_and(|o| o.status.success());
+    if !ok {
+        ndpdb_baseline::require::skip_postgres("bench pgbench", &"pgbench is not installed");
+    }
+    ok
+}
+
 #[test]
 fn select_only_pgbench_runs_on_ndpdb_and_postgresql() {
-    if Command::new("pgbench").arg("--version").output().map(|o| !o.status.success()).unwrap_or(true) {
-        ndpdb_baseline::require::skip_postgres("bench pgbench", &"pgbench is not installed");
+    if !have_pgbench() {
         return;
     }
     let out_dir = tempfile::tempdir().unwrap();
@@ -61,8 +70,7 @@ fn select_only_pgbench_runs_on_ndpdb_and_postgresql() {
 /// a committed writer's tuple lock could be taken twice: `txn/src/locks.rs`).
 #[test]
 fn tpcb_on_ndpdb_keeps_its_invariants() {
-    if Command::new("pgbench").arg("--version").output().map(|o| !o.status.success()).unwrap_or(true) {
-        ndpdb_baseline::require::skip_postgres("bench pgbench", &"pgbench is not installed");
+    if !have_pgbench() {
         return;
     }
     let out_dir = tempfile::tempdir().unwrap();

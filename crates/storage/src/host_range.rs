@@ -11,7 +11,7 @@
 //!       └─ else prev ─► ... (an older page not read yet: read it then)
 //! ```
 //!
-//! [`Store::host_rows_range`] (`scan.rs`) is this walk followed by a
+//! [`Store::host_rows_range`] (below) is this walk followed by a
 //! [`Value`](ndpdb_format::schema::Value) per projected column (a heap
 //! allocation per text value, a vector per row), for callers that want
 //! values.
@@ -32,7 +32,7 @@ use ndpdb_format::page::{self, PageHeader, RecordId};
 use ndpdb_format::record::{HEADER_BYTES, VersionHeader};
 
 use crate::error::StoreError;
-use crate::scan::{HostScan, Order, READ_AHEAD, Rec, ScanStats, qualifies};
+use crate::scan::{HostView, Order, READ_AHEAD, Rec, RowsResult, ScanStats, qualifies};
 use crate::store::Store;
 use crate::table::{CHAIN_MAX, Table};
 
@@ -137,6 +137,62 @@ fn record<'p>(page: &'p [u8], h: &PageHeader, rid: RecordId, vid: u64) -> Result
     let rec = page::heap_record(page, h, rid.slot()).map_err(corrupt)?;
     let vh = VersionHeader::decode(rec, rec.len()).map_err(corrupt)?;
     Ok((vh, &rec[HEADER_BYTES..HEADER_BYTES + usize::from(vh.data_len)]))
+}
+
+/// A host-only scan taken apart into VID ranges (morsels): the table's
+/// [`HostView`] is taken once, at [`Store::host_scan`], and each
+/// [`Store::host_rows_range`] reads only the heap pages its VIDs' chains
+/// reach. So a scan holds one range's pages at a time, not the table's, and
+/// every range reads the table as it was when the scan began (a head
+/// changed later, by this transaction too, is not followed).
+pub struct HostScan {
+    pub(crate) view: HostView,
+}
+
+impl HostScan {
+    /// VIDs of the table when the scan began.
+    pub fn vids(&self) -> u64 {
+        self.view.heads.len() as u64
+    }
+}
+
+impl Store {
+    /// Begins a host-only scan of `table` in ranges ([`HostScan`]).
+    pub fn host_scan(&self, table: &Table) -> HostScan {
+        HostScan { view: HostView::of(table) }
+    }
+
+    /// The visible rows of VIDs `vids` (clipped to the scan's VIDs),
+    /// projected, walked on the calling thread:
+    /// [`Store::host_tuples_range`]'s raw tuples with a value per projected
+    /// column.
+    pub fn host_rows_range(
+        &self,
+        table: &Table,
+        scan: &HostScan,
+        snapshot: &Snapshot,
+        projection: &[u16],
+        predicate: Option<&Predicate>,
+        vids: std::ops::Range<u64>,
+    ) -> Result<RowsResult> {
+        self.check_columns(table, &Operation::Rows { projection: projection.to_vec() }, predicate)?;
+        let mut tuples = crate::Tuples::new();
+        let stats = self.host_tuples_range(table, scan, snapshot, predicate, vids, &mut tuples)?;
+        let rows = tuples
+            .vids()
+            .iter()
+            .zip(tuples.iter())
+            .map(|(&vid, data)| {
+                let vals = projection
+                    .iter()
+                    .map(|&c| table.layout.column(data, usize::from(c)))
+                    .collect::<std::result::Result<Vec<_>, _>>()
+                    .map_err(|e| StoreError::Corrupt(format!("VID {vid}: {e}")))?;
+                Ok((vid, vals))
+            })
+            .collect::<Result<Vec<_>>>()?;
+        Ok(RowsResult { rows, stats })
+    }
 }
 
 impl Store {

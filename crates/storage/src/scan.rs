@@ -713,62 +713,6 @@ impl Store {
     }
 }
 
-/// A host-only scan taken apart into VID ranges (morsels): the table's
-/// [`HostView`] is taken once, at [`Store::host_scan`], and each
-/// [`Store::host_rows_range`] reads only the heap pages its VIDs' chains
-/// reach. So a scan holds one range's pages at a time, not the table's, and
-/// every range reads the table as it was when the scan began (a head
-/// changed later, by this transaction too, is not followed).
-pub struct HostScan {
-    pub(crate) view: HostView,
-}
-
-impl HostScan {
-    /// VIDs of the table when the scan began.
-    pub fn vids(&self) -> u64 {
-        self.view.heads.len() as u64
-    }
-}
-
-impl Store {
-    /// Begins a host-only scan of `table` in ranges ([`HostScan`]).
-    pub fn host_scan(&self, table: &Table) -> HostScan {
-        HostScan { view: HostView::of(table) }
-    }
-
-    /// The visible rows of VIDs `vids` (clipped to the scan's VIDs),
-    /// projected, walked on the calling thread:
-    /// [`Store::host_tuples_range`]'s raw tuples with a value per projected
-    /// column.
-    pub fn host_rows_range(
-        &self,
-        table: &Table,
-        scan: &HostScan,
-        snapshot: &Snapshot,
-        projection: &[u16],
-        predicate: Option<&Predicate>,
-        vids: std::ops::Range<u64>,
-    ) -> Result<RowsResult> {
-        self.check_columns(table, &Operation::Rows { projection: projection.to_vec() }, predicate)?;
-        let mut tuples = crate::Tuples::new();
-        let stats = self.host_tuples_range(table, scan, snapshot, predicate, vids, &mut tuples)?;
-        let rows = tuples
-            .vids()
-            .iter()
-            .zip(tuples.iter())
-            .map(|(&vid, data)| {
-                let vals = projection
-                    .iter()
-                    .map(|&c| table.layout.column(data, usize::from(c)))
-                    .collect::<std::result::Result<Vec<_>, _>>()
-                    .map_err(|e| StoreError::Corrupt(format!("VID {vid}: {e}")))?;
-                Ok((vid, vals))
-            })
-            .collect::<Result<Vec<_>>>()?;
-        Ok(RowsResult { rows, stats })
-    }
-}
-
 /// What a host-only scan walks, taken at one moment under the table's lock:
 /// the heads, the delta buffer's pages and the written heap pages. Every
 /// version a head reaches is in one of those pages then: a delta page
@@ -781,7 +725,7 @@ pub(crate) struct HostView {
 }
 
 impl HostView {
-    fn of(table: &Table) -> HostView {
+    pub(crate) fn of(table: &Table) -> HostView {
         let s = table.state.lock();
         HostView {
             heads: s.heads.iter().map(|h| h.rid).collect(),
