@@ -17,7 +17,8 @@ use super::functions::is_aggregate;
 use super::scope::{Scope, ScopeEntry};
 use super::{Binder, object_name};
 use crate::error::{Result, SqlError, SqlState};
-use crate::plan::{AggregateExpr, Expr};
+use crate::optimizer::util::{self as plan_util, has_subquery, node_exprs_mut, plan_children_mut};
+use crate::plan::{AggregateExpr, Expr, Plan};
 use crate::types::DataType;
 
 /// The state of aggregate mode.
@@ -381,4 +382,57 @@ pub fn walk(e: &Expr, f: &mut dyn FnMut(&Expr)) {
 /// Is this type allowed as a group key / DISTINCT column?
 pub fn groupable(ty: DataType) -> bool {
     ty != DataType::Unknown
+}
+
+/// Refuses an aggregate bound as this query's whose arguments read no
+/// column of this query but read an enclosing query's inside a subquery
+/// (`count(NOT EXISTS (SELECT .. WHERE u.x = t.a))` in a subquery of the
+/// query over `t`). SQL makes it the enclosing query's aggregate;
+/// [`Binder::outer_aggregate`] finds the level only from columns outside
+/// subqueries, so binding it here would count the wrong rows: a clear
+/// 0A000 instead of a wrong answer.
+pub(crate) fn check_level_of_subquery_args<'a>(parts: impl IntoIterator<Item = Option<&'a Expr>>) -> Result<()> {
+    let parts: Vec<&Expr> = parts.into_iter().flatten().collect();
+    if !parts.iter().any(|e| has_subquery(e)) {
+        return Ok(());
+    }
+    let mut level = None;
+    for e in parts {
+        levels_read(e, 0, &mut level);
+    }
+    match level {
+        Some(d) if d > 0 => Err(SqlError::unsupported(
+            "an aggregate whose arguments read columns of an enclosing query only inside a subquery is not \
+             supported yet (it belongs to the enclosing query): move the aggregate into the enclosing query",
+        )),
+        _ => Ok(()),
+    }
+}
+
+/// The nearest query level `e` reads, relative to the query holding it
+/// (0: its own input), `nesting` subquery levels down; into `min`.
+fn levels_read(e: &Expr, nesting: usize, min: &mut Option<usize>) {
+    let level = match e {
+        Expr::Column { .. } if nesting == 0 => Some(0),
+        Expr::Outer { depth, .. } if *depth >= nesting => Some(depth - nesting),
+        _ => None,
+    };
+    if let Some(l) = level {
+        *min = Some(min.map_or(l, |m| m.min(l)));
+    }
+    for c in plan_util::children(e) {
+        levels_read(c, nesting, min);
+    }
+    if let Expr::Subquery { plan, .. } = e {
+        plan_levels_read(&mut plan.as_ref().clone(), nesting + 1, min);
+    }
+}
+
+fn plan_levels_read(plan: &mut Plan, nesting: usize, min: &mut Option<usize>) {
+    for e in node_exprs_mut(&mut plan.node) {
+        levels_read(e, nesting, min);
+    }
+    for c in plan_children_mut(plan) {
+        plan_levels_read(c, nesting, min);
+    }
 }

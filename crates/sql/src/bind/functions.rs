@@ -104,6 +104,9 @@ impl Binder<'_> {
             _ => return Err(no_function(&name, &[])),
         };
         let (func, arg, ty) = self.aggregate_type(&name, arg)?;
+        if !self.outer.is_empty() {
+            super::aggregate::check_level_of_subquery_args([Some(&arg), filter.as_ref()])?;
+        }
         Ok(AggregateExpr { func, arg: Some(arg), distinct, filter, ty })
     }
 

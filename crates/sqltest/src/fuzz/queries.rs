@@ -201,12 +201,13 @@ impl<'a> Gen<'a> {
     /// SQL's rule).
     pub fn aggregate(&mut self, kind: Kind, scope: &[ScopeCol]) -> Expr {
         let distinct = self.chance(1, 5);
-        // No subquery inside an argument: left out for an ndpdb difference
-        // not fixed yet. An aggregate whose argument reads outer columns
-        // only inside a subquery (`count(NOT EXISTS (.. outer.x ..))`)
-        // belongs to the enclosing query in PostgreSQL; ndpdb's binder
-        // (`bind/aggregate.rs`, `nearest_level`) does not look into the
-        // subquery and binds it as this query's.
+        // No subquery inside an argument: left out for an ndpdb limit. An
+        // aggregate whose argument reads outer columns only inside a
+        // subquery (`count(NOT EXISTS (.. outer.x ..))`) belongs to the
+        // enclosing query; ndpdb's binder (`bind/aggregate.rs`,
+        // `nearest_level`) does not look into the subquery for the level,
+        // and refuses such an aggregate with 0A000
+        // (`check_level_of_subquery_args`) rather than bind it here.
         let arg = |g: &mut Gen, k: Kind| {
             let nesting = std::mem::replace(&mut g.nesting, NESTING_MAX);
             let e = g.expr(k, scope, 1);
