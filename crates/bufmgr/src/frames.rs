@@ -52,15 +52,13 @@ impl HostFrames {
         let count = bytes.ok_or_else(|| PoolError::Config {
             what: format!("{frames} frames of {page_bytes} bytes do not fit in host memory"),
         })? / WORD;
-        let mut words = Vec::new();
-        words.try_reserve_exact(count).map_err(|_| PoolError::Config {
+        let words = zeroed_words(count).ok_or_else(|| PoolError::Config {
             what: format!(
                 "cannot allocate {frames} frames of {page_bytes} bytes ({} MiB) of host memory; configure fewer frames",
                 (count * WORD) >> 20
             ),
         })?;
-        words.extend((0..count).map(|_| AtomicU64::new(0)));
-        Ok(HostFrames { words: words.into_boxed_slice(), page_bytes, frames })
+        Ok(HostFrames { words, page_bytes, frames })
     }
 
     /// Bytes of host memory the frames take (the device's address range).
@@ -275,6 +273,29 @@ impl ndpdb_device::HostMemory for HostFrames {
 impl std::fmt::Debug for HostFrames {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.debug_struct("HostFrames").field("frames", &self.frames).field("page_bytes", &self.page_bytes).finish()
+    }
+}
+
+/// `count` zeroed words from the allocator's zeroed allocation (calloc: a
+/// large pool's pages are mapped on first touch, so a pool of 128 MiB that
+/// holds a small database costs what it holds, not 128 MiB); None when the
+/// allocation fails.
+fn zeroed_words(count: usize) -> Option<Box<[AtomicU64]>> {
+    if count == 0 {
+        return Some(Box::new([]));
+    }
+    let layout = std::alloc::Layout::array::<AtomicU64>(count).ok()?;
+    // SAFETY: `layout` has a non-zero size (count > 0). `alloc_zeroed`
+    // returns null or memory for `count` `AtomicU64`s, all bits zero, a
+    // valid `AtomicU64` (the bit validity of `u64`). The box owns it and
+    // frees it with `Layout::array::<AtomicU64>(count)`, the layout it was
+    // allocated with.
+    unsafe {
+        let first = std::alloc::alloc_zeroed(layout).cast::<AtomicU64>();
+        if first.is_null() {
+            return None;
+        }
+        Some(Box::from_raw(std::ptr::slice_from_raw_parts_mut(first, count)))
     }
 }
 

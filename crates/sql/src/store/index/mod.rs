@@ -84,6 +84,11 @@ pub const ABORT_UNDO_MAX: usize = 1 << 20;
 /// Stripes of the unique-check lock.
 const STRIPES: usize = 64;
 
+/// Frames of the index pool at most: 16,384 pages of 8 KiB, 128 MiB, as
+/// PostgreSQL's default `shared_buffers` (a 1,000,000-row bigint key's
+/// index outgrew the former 4,096 and its lookups went to the device).
+const POOL_FRAMES_MAX: u64 = 16_384;
+
 /// All indexes of one database.
 pub struct IndexStore {
     kv: KvStore,
@@ -127,7 +132,9 @@ impl IndexStore {
         let pages = info.capacity_bytes / u64::from(info.page_bytes);
         let kv_opts = KvOptions {
             sync: false,
-            frames: (pages / 2).clamp(64, 4096) as usize,
+            // Up to 128 MiB of frames (PostgreSQL's default shared_buffers),
+            // never more than the image has pages.
+            frames: pages.clamp(64, POOL_FRAMES_MAX) as usize,
             log_pages: (pages / 8).clamp(ndpdb_kv::LOG_PAGES_MIN, 2048),
             ..KvOptions::default()
         };
