@@ -33,6 +33,9 @@ pub struct Row {
     pub relations: Option<usize>,
     pub profile: String,
     pub clock: &'static str,
+    /// ndpdb's `work_mem` (`--work-mem`); None for the other engines.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub work_mem: Option<String>,
     #[serde(skip_serializing_if = "Option::is_none")]
     pub error: Option<String>,
 }
@@ -64,6 +67,7 @@ impl Row {
             relations,
             profile: profile.to_string(),
             clock,
+            work_mem: None,
             error: None,
         }
     }
@@ -112,9 +116,10 @@ fn opt<T: std::fmt::Display>(v: Option<T>) -> String {
 /// One line per query and engine.
 pub fn table(rows: &[Row]) -> String {
     let head = rows.first().map_or(String::new(), |r| {
+        let work_mem = rows.iter().find_map(|r| r.work_mem.as_deref()).unwrap_or("64MB");
         format!(
-            "{} scale {}: ndpdb on profile {}, {} clock (modelled s: the device model's time of the plan's scans); \
-             PostgreSQL and DuckDB: wall times on this machine\n",
+            "{} scale {}: ndpdb on profile {}, {} clock, work_mem {work_mem} (modelled s: the device model's time \
+             of the plan's scans); PostgreSQL and DuckDB: wall times on this machine\n",
             r.workload, r.scale, r.profile, r.clock
         )
     });

@@ -204,7 +204,10 @@ fn open_engines(w: &Workload, h: &HarnessArgs) -> Result<Opened> {
         }
         for (name, ndp) in [("ndpdb-host", "off"), ("ndpdb-ndp", "auto")] {
             if wants(name) {
-                engines.push(Box::new(Ndpdb::new(engine.session(), ndp)?));
+                let mut e = Ndpdb::new(engine.session(), ndp)?;
+                e.run(&format!("SET work_mem = '{}'", h.work_mem.replace('\'', "''")))
+                    .with_context(|| format!("--work-mem {}", h.work_mem))?;
+                engines.push(Box::new(e));
             }
         }
     }
@@ -277,6 +280,9 @@ fn run_workload(w: &Workload, h: &HarnessArgs, report: &Report) -> Result<()> {
             bar.set_message(format!("{} {}", q.name, e.name()));
             let outcome = run_query(e.as_mut(), q, h);
             let mut row = Row::new(w.name, &q.name, e.name(), h.scale, &profile, clock, q.relations);
+            if e.name().starts_with("ndpdb") {
+                row.work_mem = Some(h.work_mem.clone());
+            }
             match outcome {
                 Ok((answer, walls)) => {
                     row.set_answer(&answer, walls);
