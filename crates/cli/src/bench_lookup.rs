@@ -120,13 +120,13 @@ fn measure_in(args: &LookupArgs, dir: PathBuf) -> Result<LookupReport> {
     let t0 = Instant::now();
     let (chunk, per_txn) = (1000, 100_000);
     for start in (0..args.rows).step_by(chunk) {
-        if start % per_txn == 0 {
+        if start.is_multiple_of(per_txn) {
             sql(&mut s, "BEGIN")?;
         }
         let end = (start + chunk as u64).min(args.rows);
         let values: Vec<String> = (start..end).map(|i| format!("({i}, {}, 'r{i}')", i * 7 % 1000)).collect();
         sql(&mut s, &format!("INSERT INTO lookup VALUES {}", values.join(", ")))?;
-        if end % per_txn == 0 || end == args.rows {
+        if end.is_multiple_of(per_txn) || end == args.rows {
             sql(&mut s, "COMMIT")?;
         }
     }
