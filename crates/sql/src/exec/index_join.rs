@@ -3,7 +3,8 @@
 //!
 //! ```text
 //!  left batch ─► key values per row (NULL: no lookup)
-//!     ─► TableSource::index_lookup (one exact-key lookup per row) ─► right rows + owner row
+//!     ─► TableSource::index_lookup (one lookup of the key, or of a leading part
+//!        of it, per row) ─► right rows + owner row
 //!     ─► right scan's filter ─► pairs (left row, right row) ─► join condition (whole `on`)
 //!     ─► by kind: Inner pairs │ Left pairs + unmatched padded │ Semi / Anti left rows
 //! ```

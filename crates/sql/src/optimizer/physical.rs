@@ -193,15 +193,33 @@ fn node_cost(plan: &Plan, ctx: &OptimizerContext<'_>) -> Cost {
                 JoinAlgorithm::NestedLoop => {
                     l * r * p.host_expr_s * on.as_ref().map_or(1.0, terms) + p.output_row_s * out
                 }
-                JoinAlgorithm::IndexNestedLoop { .. } => {
-                    // The inner scan's own cost is replaced by the lookups.
-                    let lookups = index_lookup_cost(ctx, l, out);
+                JoinAlgorithm::IndexNestedLoop { index, keys } => {
+                    // The inner scan's own cost is replaced by the lookups,
+                    // which read every row of the key (prefix) before the
+                    // right filter and the rest of the condition.
+                    let fetched = match &right.node {
+                        Node::Scan { table, .. } => rows_per_key(table, &index.columns[..keys.len()]).map(|k| l * k),
+                        _ => None,
+                    };
+                    let lookups = index_lookup_cost(ctx, l, fetched.unwrap_or(out).max(out));
                     return left.est.cost + lookups;
                 }
             }
         }
     };
     below + Cost::host(own)
+}
+
+/// Rows of `table` per value of the key `columns` (ANALYZE's row count
+/// over the product of the columns' distinct counts, at least 1); None
+/// without statistics.
+fn rows_per_key(table: &TableDef, columns: &[usize]) -> Option<f64> {
+    let stats = table.stats.as_ref()?;
+    let mut distinct = 1.0f64;
+    for &c in columns {
+        distinct *= stats.columns.get(c)?.distinct.max(1.0);
+    }
+    Some((stats.rows / distinct.min(stats.rows.max(1.0))).max(1.0))
 }
 
 /// `outer_rows` index lookups yielding `matched` rows in all.
@@ -494,7 +512,10 @@ fn choose_algorithm(mut plan: Plan, ctx: &OptimizerContext<'_>) -> Plan {
 }
 
 /// Index nested loop when the right input is a plain scan of a table with
-/// an index whose leading key columns are all right keys.
+/// an index whose leading key columns (one or more) are right keys: each
+/// left row looks its key prefix up (the encoding is prefix-free,
+/// `docs/format/btree.md`, so a prefix's range holds exactly the entries
+/// that start with it); the join condition is checked on every pair.
 fn index_nested_loop(left: &Plan, right: &Plan, kind: JoinKind, lk: &[Expr], rk: &[Expr]) -> Option<JoinAlgorithm> {
     if !matches!(kind, JoinKind::Inner | JoinKind::Left | JoinKind::Semi | JoinKind::Anti) {
         return None;
@@ -511,7 +532,7 @@ fn index_nested_loop(left: &Plan, right: &Plan, kind: JoinKind, lk: &[Expr], rk:
                 None => break,
             }
         }
-        if keys.len() == index.columns.len() {
+        if !keys.is_empty() {
             return Some(JoinAlgorithm::IndexNestedLoop { index: index.clone(), keys });
         }
     }
