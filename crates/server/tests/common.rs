@@ -18,6 +18,7 @@ pub struct TestServer {
 }
 
 impl TestServer {
+    #[allow(dead_code)]
     pub fn start(max_connections: usize) -> TestServer {
         TestServer::start_with_passwords(max_connections, None)
     }
