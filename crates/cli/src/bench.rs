@@ -65,6 +65,9 @@ pub enum BenchCmd {
     /// pgbench (TPC-B or select-only) against `ndpdb serve` and a private PostgreSQL with the same
     /// durability: tps, latency, failed transactions, the TPC-B invariants; table, JSON, plot
     Pgbench(crate::pgbench::PgbenchArgs),
+    /// go-ycsb's PostgreSQL binding (workloads a-f, zipfian) against `ndpdb serve` and a private
+    /// PostgreSQL; go-ycsb is built with Go on first use; ops/s, avg and p99 latency; table, JSON, plot
+    Ycsb(crate::ycsb::YcsbArgs),
     /// The crash harness's worker (run by `ndpdb bench crash`)
     #[command(hide = true)]
     CrashWorker(CrashWorkerArgs),
@@ -372,6 +375,7 @@ pub fn run(cmd: BenchCmd) -> Result<()> {
         BenchCmd::Job(a) => crate::sqlbench::job(a),
         BenchCmd::SqlLookup(a) => crate::bench_lookup::run(a),
         BenchCmd::Pgbench(a) => crate::pgbench::run(a),
+        BenchCmd::Ycsb(a) => crate::ycsb::run(a),
         BenchCmd::CrashWorker(a) => {
             let faults =
                 ndpdb_device::Faults { fail_from: a.fail_from, torn_write: a.torn_at.map(|n| (n, a.torn_sectors)) };

@@ -19,6 +19,7 @@ mod profiles;
 mod serve;
 mod sql;
 mod sqlbench;
+mod ycsb;
 
 use std::path::PathBuf;
 

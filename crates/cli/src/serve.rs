@@ -2,14 +2,22 @@
 //! (the `ndpdb-server` crate). This module parses the flags, opens the
 //! engine, takes the directory's lock, runs the server on a tokio runtime
 //! until SIGINT or SIGTERM, and closes the engine (a checkpoint).
+//!
+//! Access is checked before anything is opened or bound: a non-loopback
+//! `--listen` without `--password-file` is an error that says to pass one.
+//! There is no opt-out flag: trust on a network address lets anyone who
+//! can reach the port read and change the database, and a password file
+//! of one line is cheap (see docs/server.md).
 
 use std::net::SocketAddr;
 use std::path::PathBuf;
+use std::sync::Arc;
 
 use anyhow::{Context, Result, anyhow};
 use clap::{Args, ValueEnum};
 use ndpdb_bench::errln;
 use ndpdb_device::ClockKind;
+use ndpdb_server::auth::Passwords;
 use ndpdb_server::{DirLock, LogLevel, ServerOptions};
 use ndpdb_sql::session::{Engine, EngineOptions};
 
@@ -18,9 +26,12 @@ pub struct ServeArgs {
     /// Database directory (created if missing)
     #[arg(long, default_value = "ndpdb-data")]
     pub db: PathBuf,
-    /// Address and port to listen on (loopback only: no authentication is built yet)
+    /// Address and port to listen on (a non-loopback address needs --password-file)
     #[arg(long, default_value = "127.0.0.1:5433")]
     pub listen: SocketAddr,
+    /// SCRAM-SHA-256 for every client: lines `user:password` or `user:SCRAM-SHA-256$...` (mode 600)
+    #[arg(long)]
+    pub password_file: Option<PathBuf>,
     /// Connections served at once; one more gets "too many clients" (53300)
     #[arg(long, default_value_t = 100)]
     pub max_connections: usize,
@@ -51,6 +62,11 @@ pub fn run(a: ServeArgs) -> Result<()> {
         Level::Info => LogLevel::Info,
         Level::Statement => LogLevel::Statement,
     });
+    let passwords = match &a.password_file {
+        Some(path) => Some(Arc::new(Passwords::load(path)?)),
+        None => None,
+    };
+    ndpdb_server::check_access(a.listen, passwords.is_some())?;
     std::fs::create_dir_all(&a.db).with_context(|| format!("creating {}", a.db.display()))?;
     let _lock = DirLock::acquire(&a.db)?;
     let opts = EngineOptions {
@@ -73,7 +89,7 @@ pub fn run(a: ServeArgs) -> Result<()> {
         .build()
         .context("starting the server's runtime")?;
     let server_opts = ServerOptions { listen: a.listen, max_connections: a.max_connections };
-    let served = runtime.block_on(ndpdb_server::serve(engine.clone(), server_opts, shutdown_signal()));
+    let served = runtime.block_on(ndpdb_server::serve(engine.clone(), server_opts, passwords, shutdown_signal()));
     runtime.shutdown_timeout(std::time::Duration::from_secs(5));
     let closed = engine.close().context("closing the database (checkpoint)");
     served.map_err(|e| anyhow!("{e}"))?;

@@ -68,6 +68,10 @@ pub struct Conn {
     /// The connection's number (its backend pid for cancel requests).
     pub id: i32,
     pub(crate) parser: Arc<Parser>,
+    /// `--password-file`'s users (None: trust).
+    pub(crate) passwords: Option<Arc<crate::auth::Passwords>>,
+    /// Where this connection's SCRAM exchange is (`startup.rs`).
+    pub(crate) scram: Mutex<crate::startup::ScramStep>,
 }
 
 impl Conn {
@@ -76,7 +80,14 @@ impl Conn {
         let cursors: Arc<Mutex<Cursors>> = Arc::default();
         let parser = Arc::new(Parser { session: session.clone(), cursors: cursors.clone() });
         let statement_names = Mutex::default();
-        Conn { parser, session, copy: Mutex::new(None), cursors, statement_names, registry, id }
+        let (passwords, scram) = (None, Mutex::default());
+        Conn { parser, session, copy: Mutex::new(None), cursors, statement_names, registry, id, passwords, scram }
+    }
+
+    /// Asks clients for a SCRAM-SHA-256 exchange against `passwords`.
+    pub fn with_passwords(mut self, passwords: Option<Arc<crate::auth::Passwords>>) -> Conn {
+        self.passwords = passwords;
+        self
     }
 
     /// The server's table of backend keys (cancel requests).
@@ -136,15 +147,65 @@ impl StartupHandler for Conn {
         C::Error: Debug,
         PgWireError: From<<C as Sink<PgWireBackendMessage>>::Error>,
     {
-        let PgWireFrontendMessage::Startup(startup) = message else { return Ok(()) };
-        protocol_negotiation(client, &startup).await?;
-        save_startup_parameters_to_metadata(client, &startup);
+        match message {
+            PgWireFrontendMessage::Startup(startup) => {
+                protocol_negotiation(client, &startup).await?;
+                save_startup_parameters_to_metadata(client, &startup);
+                match &self.passwords {
+                    None => self.finish_startup(client).await,
+                    Some(_) => crate::startup::ask_for_scram(self, client).await,
+                }
+            }
+            PgWireFrontendMessage::PasswordMessageFamily(m) => {
+                crate::startup::scram_message(self, client, m).await?;
+                if matches!(client.state(), pgwire::api::PgWireConnectionState::AuthenticationInProgress) {
+                    return Ok(());
+                }
+                self.finish_startup(client).await
+            }
+            _ if self.passwords.is_some() => Err(crate::errors::fatal(
+                "08P01",
+                "expected a SASL response during authentication, got another message",
+            )),
+            _ => Ok(()),
+        }
+    }
+}
+
+impl Conn {
+    /// Authenticated (or trusted): the backend key, ParameterStatus and
+    /// ReadyForQuery.
+    async fn finish_startup<C>(&self, client: &mut C) -> PgWireResult<()>
+    where
+        C: ClientInfo + Sink<PgWireBackendMessage> + Unpin + Send,
+        C::Error: Debug,
+        PgWireError: From<<C as Sink<PgWireBackendMessage>>::Error>,
+    {
         let secret = self.registry.secret_for(self.id);
         client.set_pid_and_secret_key(self.id, SecretKey::I32(secret));
         let flag = self.session.lock().cancel_flag();
         self.registry.register(self.id, secret, flag);
-        let params = ServerParams;
-        finish_authentication(client, &params).await
+        self.note_client(client);
+        finish_authentication(client, &ServerParams).await
+    }
+
+    /// The connection's row of `pg_stat_activity`: pid (backend key),
+    /// the startup packet's user, database and application name, the
+    /// client's address; listed once the startup is done.
+    fn note_client<C: ClientInfo>(&self, client: &C) {
+        let cell = self.session.lock().activity();
+        {
+            let meta = client.metadata();
+            let get = |k: &str| meta.get(k).cloned().unwrap_or_default();
+            let mut a = cell.lock();
+            a.pid = self.id;
+            a.usename = get("user");
+            a.datname = meta.get("database").cloned().unwrap_or_else(|| get("user"));
+            a.application_name = get("application_name");
+            a.client_addr = Some(client.socket_addr().ip().to_string());
+            a.client_port = Some(i32::from(client.socket_addr().port()));
+        }
+        self.registry.track(self.id, cell);
     }
 }
 
@@ -295,6 +356,22 @@ pub(crate) fn run_simple(
     format: &Format,
 ) -> (Vec<Response>, Option<CopyIn>) {
     crate::log::statement(id, sql);
+    s.statement_started(sql);
+    let (out, copy) = run_statements(s, cursors, sql, id, format);
+    if copy.is_none() {
+        s.statement_finished();
+    }
+    (out, copy)
+}
+
+/// [`run_simple`]'s statements; a COPY FROM STDIN ends the statement when its load does.
+fn run_statements(
+    s: &mut Session,
+    cursors: &Mutex<Cursors>,
+    sql: &str,
+    id: i32,
+    format: &Format,
+) -> (Vec<Response>, Option<CopyIn>) {
     let stmts = match crate::utility::parse(sql) {
         Ok(stmts) => stmts,
         Err(e) => {

@@ -57,7 +57,9 @@ pub(crate) fn start(session: Arc<Mutex<Session>>, spec: CopyIn) -> CopyTask {
     let result = tokio::task::spawn_blocking(move || {
         let mut s = session.lock();
         let mut reader = BufReader::with_capacity(256 << 10, ChannelReader { rx, cur: Bytes::new(), done: false });
-        s.copy_in(&spec, &mut reader)
+        let r = s.copy_in(&spec, &mut reader);
+        s.statement_finished();
+        r
     });
     CopyTask { tx, result }
 }

@@ -185,6 +185,7 @@ impl ExtendedQueryHandler for Conn {
         }
         self.with_session(move |s| {
             crate::log::statement(id, &stmt.sql);
+            s.statement_started(&stmt.sql);
             let before = s.txn_status();
             let r = match &stmt.kind {
                 Kind::Query(p) => s.execute_prepared(&mut p.lock(), &params),
@@ -194,6 +195,7 @@ impl ExtendedQueryHandler for Conn {
                 Kind::Text => Err(SqlError::internal("a text statement reached the prepared path")),
             };
             cursors.lock().after_statement(s.txn_status());
+            s.statement_finished();
             if let Err(e) = &r {
                 crate::log::error(id, e);
                 return Err(to_pgwire(e));

@@ -33,9 +33,13 @@
 //! ([`cursor`]), the extended protocol ([`extended`]), each connection's
 //! message loop with the shutdown's FATAL ([`socket`]).
 //!
-//! Not built yet (issue 18): SCRAM authentication (`--password-file`),
-//! the `pg_catalog` views psql's `\d` reads, COPY TO, scrollable cursors.
+//! Access: trust on loopback addresses; with `--password-file` every
+//! client passes SCRAM-SHA-256 ([`auth`], [`scram`], `startup.rs`), and
+//! only then may the server listen on other addresses ([`check_access`]).
+//!
+//! Not built yet (issue 18): COPY TO, scrollable cursors.
 
+pub mod auth;
 pub mod conn;
 mod copy;
 pub mod cursor;
@@ -44,7 +48,9 @@ pub mod extended;
 mod lock;
 pub mod log;
 pub mod registry;
+pub mod scram;
 mod socket;
+mod startup;
 pub mod utility;
 pub mod wire;
 
@@ -89,8 +95,9 @@ pub enum ServeError {
     #[error("cannot listen on {addr}: {source} (is another server on that port? choose one with --listen)")]
     Listen { addr: SocketAddr, source: std::io::Error },
     #[error(
-        "refusing to listen on {0} without authentication: ndpdb serve has no password authentication yet \
-         (--password-file is not built), so it only listens on loopback addresses such as 127.0.0.1"
+        "refusing to listen on {0} without authentication: a non-loopback address needs passwords; \
+         pass --password-file FILE (lines `user:password`, mode 600; see docs/server.md), \
+         or listen on a loopback address such as 127.0.0.1"
     )]
     Unauthenticated(SocketAddr),
     #[error("{0}")]
@@ -103,18 +110,27 @@ pub struct Server {
     engine: Arc<Engine>,
     opts: ServerOptions,
     registry: Arc<registry::Registry>,
+    passwords: Option<Arc<auth::Passwords>>,
 }
 
 impl Server {
-    /// Binds `opts.listen`; refuses a non-loopback address (no authentication).
+    /// Binds `opts.listen` with trust authentication: loopback addresses only.
     pub async fn bind(engine: Arc<Engine>, opts: ServerOptions) -> Result<Server, ServeError> {
-        if !opts.listen.ip().is_loopback() {
-            return Err(ServeError::Unauthenticated(opts.listen));
-        }
+        Server::bind_with(engine, opts, None).await
+    }
+
+    /// Binds `opts.listen`; with `passwords` every client must pass
+    /// SCRAM-SHA-256, without them a non-loopback address is refused.
+    pub async fn bind_with(
+        engine: Arc<Engine>,
+        opts: ServerOptions,
+        passwords: Option<Arc<auth::Passwords>>,
+    ) -> Result<Server, ServeError> {
+        check_access(opts.listen, passwords.is_some())?;
         let listener =
             TcpListener::bind(opts.listen).await.map_err(|source| ServeError::Listen { addr: opts.listen, source })?;
         let seed = std::process::id() as u64 ^ random_seed();
-        Ok(Server { listener, engine, opts, registry: Arc::new(registry::Registry::new(seed)) })
+        Ok(Server { listener, engine, opts, registry: Arc::new(registry::Registry::new(seed)), passwords })
     }
 
     pub fn local_addr(&self) -> std::io::Result<SocketAddr> {
@@ -150,10 +166,12 @@ impl Server {
                 continue;
             }
             log::info(format_args!("connection {id} from {peer}"));
-            let session = self.engine.session();
+            let mut session = self.engine.session();
+            session.set_activity_source(self.registry.clone());
             let alive = Arc::new(());
             sessions.lock().push(Arc::downgrade(&alive));
-            let conn = Arc::new(conn::Conn::new(session, self.registry.clone(), id));
+            let conn = conn::Conn::new(session, self.registry.clone(), id).with_passwords(self.passwords.clone());
+            let conn = Arc::new(conn);
             let registry = self.registry.clone();
             let stopping = stopping.clone();
             tasks.spawn(async move {
@@ -175,6 +193,12 @@ impl Server {
         wait_for_sessions(&sessions).await;
         Ok(())
     }
+}
+
+/// Trust is for loopback only: a non-loopback address (`0.0.0.0`, `::`,
+/// an interface's) needs passwords. Checked before binding.
+pub fn check_access(listen: SocketAddr, with_passwords: bool) -> Result<(), ServeError> {
+    if listen.ip().is_loopback() || with_passwords { Ok(()) } else { Err(ServeError::Unauthenticated(listen)) }
 }
 
 /// Lets every connection send its FATAL 57P01 and close: running
@@ -245,11 +269,16 @@ impl StartupHandler for Refuse {
 pub async fn serve(
     engine: Arc<Engine>,
     opts: ServerOptions,
+    passwords: Option<Arc<auth::Passwords>>,
     shutdown: impl Future<Output = ()>,
 ) -> Result<(), Box<dyn std::error::Error + Send + Sync>> {
-    let server = Server::bind(engine, opts).await?;
+    let access = match &passwords {
+        Some(p) => format!("SCRAM-SHA-256 for {} users", p.len()),
+        None => "trust (loopback)".to_string(),
+    };
+    let server = Server::bind_with(engine, opts, passwords).await?;
     log::info(format_args!(
-        "listening on {} (PostgreSQL protocol; server_version {SERVER_VERSION})",
+        "listening on {} (PostgreSQL protocol; server_version {SERVER_VERSION}; authentication: {access})",
         server.local_addr()?
     ));
     server.run(shutdown).await?;

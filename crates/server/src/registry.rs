@@ -1,12 +1,15 @@
 //! The server's table of live connections: each connection's backend key
 //! (pid, secret) and its session's cancel flag, for cancel requests that
-//! arrive on a new socket, as PostgreSQL's do.
+//! arrive on a new socket, as PostgreSQL's do; and each session's
+//! activity, which `pg_stat_activity` lists (the registry is every
+//! session's [`ActivitySource`]).
 
-use std::collections::HashMap;
+use std::collections::{BTreeMap, HashMap};
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
 
 use async_trait::async_trait;
+use ndpdb_sql::catalog::system::{ActivitySource, SessionActivity};
 use parking_lot::Mutex;
 use pgwire::api::cancel::CancelHandler;
 use pgwire::messages::cancel::CancelRequest;
@@ -14,12 +17,14 @@ use pgwire::messages::cancel::CancelRequest;
 #[derive(Default)]
 pub struct Registry {
     live: Mutex<HashMap<i32, (i32, Arc<AtomicBool>)>>,
+    /// The sessions' activity cells, by backend pid.
+    activity: Mutex<BTreeMap<i32, Arc<Mutex<SessionActivity>>>>,
     seed: u64,
 }
 
 impl Registry {
     pub fn new(seed: u64) -> Registry {
-        Registry { live: Mutex::default(), seed }
+        Registry { live: Mutex::default(), activity: Mutex::default(), seed }
     }
 
     /// The secret key of connection `id`: unguessable without the seed
@@ -35,8 +40,14 @@ impl Registry {
         self.live.lock().insert(id, (secret, cancel));
     }
 
+    /// Lists connection `id`'s session in `pg_stat_activity`.
+    pub fn track(&self, id: i32, activity: Arc<Mutex<SessionActivity>>) {
+        self.activity.lock().insert(id, activity);
+    }
+
     pub fn unregister(&self, id: i32) {
         self.live.lock().remove(&id);
+        self.activity.lock().remove(&id);
     }
 
     /// Connections registered now.
@@ -53,6 +64,15 @@ impl Registry {
         for (_, flag) in self.live.lock().values() {
             flag.store(true, Ordering::Relaxed);
         }
+    }
+}
+
+impl ActivitySource for Registry {
+    /// The live sessions by pid. Each cell is locked on its own (briefly):
+    /// never two at once, never while the registry's map is locked.
+    fn sessions(&self) -> Vec<SessionActivity> {
+        let cells: Vec<_> = self.activity.lock().values().cloned().collect();
+        cells.iter().map(|c| c.lock().clone()).collect()
     }
 }
 

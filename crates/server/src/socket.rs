@@ -85,11 +85,15 @@ pub(crate) async fn serve(tcp: TcpStream, conn: Arc<Conn>, mut shutdown: watch::
             process_message(msg, &mut socket, conn.clone(), conn.clone(), conn.clone(), conn.clone(), cancel.clone())
                 .await;
         if let Err(e) = r {
-            let fatal = e.is_fatal();
-            process_error(&mut socket, e, extended_query).await?;
-            if fatal {
+            if e.is_fatal() {
+                // PostgreSQL sends a FATAL and closes; pgwire's
+                // process_error would add a ReadyForQuery first.
+                let info: ErrorInfo = e.into();
+                let _ = socket.send(PgWireBackendMessage::ErrorResponse(info.into())).await;
+                let _ = socket.close().await;
                 return Ok(());
             }
+            process_error(&mut socket, e, extended_query).await?;
         }
         if is_cancel {
             return Ok(());

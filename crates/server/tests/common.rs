@@ -18,7 +18,16 @@ pub struct TestServer {
 }
 
 impl TestServer {
+    #[allow(dead_code)]
     pub fn start(max_connections: usize) -> TestServer {
+        TestServer::start_with_passwords(max_connections, None)
+    }
+
+    /// A server that asks every client for SCRAM-SHA-256 against `passwords`.
+    pub fn start_with_passwords(
+        max_connections: usize,
+        passwords: Option<Arc<ndpdb_server::auth::Passwords>>,
+    ) -> TestServer {
         let dir = tempfile::tempdir().unwrap();
         let opts = EngineOptions {
             dir: dir.path().to_path_buf(),
@@ -29,7 +38,7 @@ impl TestServer {
         let engine = Engine::open(&opts).unwrap();
         let rt = tokio::runtime::Builder::new_multi_thread().worker_threads(2).enable_all().build().unwrap();
         let server_opts = ServerOptions { listen: "127.0.0.1:0".parse().unwrap(), max_connections };
-        let server = rt.block_on(Server::bind(engine.clone(), server_opts)).unwrap();
+        let server = rt.block_on(Server::bind_with(engine.clone(), server_opts, passwords)).unwrap();
         let addr = server.local_addr().unwrap();
         let (tx, rx) = tokio::sync::oneshot::channel::<()>();
         let thread = std::thread::spawn(move || {

@@ -36,6 +36,7 @@ use crate::settings::Settings;
 use crate::store::txn::SqlTxn;
 use crate::types::Value;
 
+mod activity;
 mod copy;
 mod engine;
 mod explain;
@@ -102,6 +103,8 @@ pub struct Session {
     last_stats: Option<PlanStats>,
     /// `$n` values of the prepared statement running (`prepared.rs`).
     params: Arc<Vec<Value>>,
+    /// This session's `pg_stat_activity` row and the list of all (`activity.rs`).
+    activity: activity::Activity,
 }
 
 /// Tells, from another thread, whether a session's running statement waits
@@ -151,6 +154,7 @@ impl Session {
             txn_id: Arc::new(AtomicU64::new(0)),
             last_stats: None,
             params: Arc::default(),
+            activity: activity::Activity::new(),
         }
     }
 
@@ -206,6 +210,13 @@ impl Session {
     /// Runs every statement of `sql` in order, up to and including the
     /// first that fails (as PostgreSQL's simple query protocol does).
     pub fn run(&mut self, sql: &str) -> Vec<Result<StatementResult>> {
+        self.statement_started(sql);
+        let out = self.run_statements(sql);
+        self.statement_finished();
+        out
+    }
+
+    fn run_statements(&mut self, sql: &str) -> Vec<Result<StatementResult>> {
         let stmts = match crate::bind::parse(sql) {
             Ok(s) => s,
             Err(e) => {
@@ -238,7 +249,7 @@ impl Session {
             ));
         }
         let catalog = self.catalog();
-        let bound = crate::bind::bind(ast, &*catalog, &crate::bind::BindOptions::default());
+        let bound = crate::bind::bind(ast, &self.bind_catalog(&catalog), &crate::bind::BindOptions::default());
         let r = bound.and_then(|stmt| self.dispatch(stmt));
         if r.is_err() {
             self.note_error();

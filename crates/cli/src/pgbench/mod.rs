@@ -18,7 +18,7 @@
 //! pgbench fails, makes the command exit 1 after the report.
 
 mod run;
-mod targets;
+pub(crate) mod targets;
 
 use std::path::{Path, PathBuf};
 

@@ -17,7 +17,7 @@ use super::expr::ExprCtx;
 use super::scope::{Scope, ScopeEntry};
 use super::types::assignable;
 use super::{Binder, ident, object_name};
-use crate::catalog::{ColumnDef, TableDef};
+use crate::catalog::{ColumnDef, IndexDef, TableDef};
 use crate::error::{Result, SqlError, SqlState};
 use crate::plan::{Access, Expr, Node, Plan, Statement};
 use crate::types::{DataType, Value};
@@ -43,13 +43,20 @@ impl Binder<'_> {
     }
 
     fn insert(&mut self, i: &ast::Insert) -> Result<Statement> {
-        if i.on.is_some() || i.returning.is_some() || !i.assignments.is_empty() {
-            return Err(SqlError::unsupported("INSERT with ON CONFLICT, RETURNING or SET is not supported yet"));
+        if i.returning.is_some() || !i.assignments.is_empty() {
+            return Err(SqlError::unsupported("INSERT with RETURNING or SET is not supported yet"));
         }
         let ast::TableObject::TableName(name) = &i.table else {
             return Err(SqlError::unsupported("INSERT INTO a table function"));
         };
         let table = self.target_table(&object_name(name)?)?;
+        let skip_conflicts = match &i.on {
+            None => None,
+            Some(ast::OnInsert::OnConflict(c)) if c.action == ast::OnConflictAction::DoNothing => {
+                Some(conflict_arbiter(&table, c.conflict_target.as_ref())?)
+            }
+            Some(_) => return Err(SqlError::unsupported("INSERT .. ON CONFLICT DO UPDATE is not supported yet")),
+        };
         let targets = self.target_columns(&table, &i.columns)?;
         let source = i.source.as_ref().ok_or_else(|| SqlError::unsupported("INSERT ... DEFAULT VALUES"))?;
         let plan = match source.body.as_ref() {
@@ -58,7 +65,7 @@ impl Binder<'_> {
             }
             _ => self.insert_query(&table, &targets, source)?,
         };
-        Ok(Statement::Insert { table, source: plan })
+        Ok(Statement::Insert { table, source: plan, skip_conflicts })
     }
 
     /// Positions of the named columns (all, in order, when none named).
@@ -292,4 +299,46 @@ pub fn table_schema(table: &TableDef) -> crate::plan::Schema {
             })
             .collect(),
     )
+}
+
+/// The arbiter of `ON CONFLICT [target] DO NOTHING`: None (any unique
+/// index) without a target; else the columns of the unique index the
+/// target names, inferred as PostgreSQL does (the same set of columns),
+/// or 42P10 / 42704 as PostgreSQL answers when there is none.
+fn conflict_arbiter(table: &TableDef, target: Option<&ast::ConflictTarget>) -> Result<Option<Vec<usize>>> {
+    let unique = || table.indexes.iter().filter(|i| i.unique);
+    match target {
+        None => Ok(None),
+        Some(ast::ConflictTarget::Columns { columns, predicate: None }) => {
+            let mut want = Vec::with_capacity(columns.len());
+            for c in columns {
+                let name = ident(c);
+                want.push(table.column_index(&name).ok_or_else(|| no_column(&name, &table.name))?);
+            }
+            want.sort_unstable();
+            want.dedup();
+            let found = unique().find(|i| {
+                let mut have = i.columns.clone();
+                have.sort_unstable();
+                have == want
+            });
+            found.map(|i| Some(i.columns.clone())).ok_or_else(|| {
+                SqlError::new(
+                    SqlState("42P10"),
+                    "there is no unique or exclusion constraint matching the ON CONFLICT specification",
+                )
+            })
+        }
+        Some(ast::ConflictTarget::OnConstraint(name)) => {
+            let name = name.0.iter().filter_map(|p| p.as_ident()).map(ident).next_back().unwrap_or_default();
+            let constraint = |i: &&Arc<IndexDef>| crate::catalog::system::constraint_type(table, i).is_some();
+            unique().filter(constraint).find(|i| i.name == name).map(|i| Some(i.columns.clone())).ok_or_else(|| {
+                SqlError::new(
+                    SqlState("42704"),
+                    format!("constraint \"{name}\" for table \"{}\" does not exist", table.name),
+                )
+            })
+        }
+        Some(_) => Err(SqlError::unsupported("ON CONFLICT with an index predicate is not supported yet")),
+    }
 }

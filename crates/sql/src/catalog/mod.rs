@@ -100,6 +100,11 @@ pub trait Catalog {
     fn tables(&self) -> Vec<Arc<TableDef>>;
     /// The names of all views, sorted.
     fn view_names(&self) -> Vec<String>;
+    /// The sessions `pg_stat_activity` shows: a session's catalog lists
+    /// the live ones (`session/activity.rs`); a bare catalog none.
+    fn activity(&self) -> Vec<system::SessionActivity> {
+        Vec::new()
+    }
 }
 
 /// A catalog held in memory: the persistent catalog's snapshot, and the

@@ -21,6 +21,10 @@ pub enum Statement {
     Insert {
         table: Arc<TableDef>,
         source: Plan,
+        /// `ON CONFLICT [(cols)] DO NOTHING`: skip rows whose key a unique
+        /// index holds (`Some(None)`: any unique index; `Some(Some(cols))`:
+        /// the one on `cols`).
+        skip_conflicts: Option<Option<Vec<usize>>>,
     },
     /// `source` yields the VID, then every column's new value in table order.
     Update {

@@ -68,7 +68,7 @@ impl Session {
         let ast = stmts.remove(0);
         let catalog = self.catalog();
         let (bound, param_types) =
-            crate::bind::bind_with_params(&ast, &*catalog, &crate::bind::BindOptions::default())?;
+            crate::bind::bind_with_params(&ast, &self.bind_catalog(&catalog), &crate::bind::BindOptions::default())?;
         let columns = result_columns(&bound);
         Ok(Prepared { ast, param_types, columns, cached: None })
     }
@@ -102,7 +102,8 @@ impl Session {
 
     fn run_bound(&mut self, p: &Prepared, params: Arc<Vec<Value>>) -> Result<StatementResult> {
         let catalog = self.catalog();
-        let (stmt, _) = crate::bind::bind_with_params(&p.ast, &*catalog, &crate::bind::BindOptions::default())?;
+        let bound = crate::bind::bind_with_params(&p.ast, &self.bind_catalog(&catalog), &Default::default());
+        let (stmt, _) = bound?;
         self.params = params;
         let r = self.dispatch(stmt);
         self.params = Arc::default();
@@ -137,7 +138,7 @@ impl Session {
     /// Binds and optimizes `p` for `catalog`, and recognises a point plan.
     fn plan_cached(&self, p: &Prepared, catalog: Arc<MemCatalog>) -> Result<Cached> {
         let opts = crate::bind::BindOptions::default();
-        let (stmt, _) = crate::bind::bind_with_params(&p.ast, &*catalog, &opts)?;
+        let (stmt, _) = crate::bind::bind_with_params(&p.ast, &self.bind_catalog(&catalog), &opts)?;
         let Statement::Query(plan) = stmt else {
             return Err(SqlError::internal("a query bound to another statement"));
         };

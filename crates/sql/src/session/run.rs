@@ -19,9 +19,13 @@ impl Session {
     pub(super) fn execute_in_txn(&mut self, stmt: Statement) -> Result<StatementResult> {
         match stmt {
             Statement::Query(plan) => self.query(plan),
-            Statement::Insert { table, source } => {
+            Statement::Insert { table, source, skip_conflicts } => {
                 let rows = self.rows_of(source)?;
-                let n = self.engine.writer().insert_many(&self.sql_txn()?, &table, rows)?;
+                let (w, txn) = (self.engine.writer(), self.sql_txn()?);
+                let n = match &skip_conflicts {
+                    None => w.insert_many(&txn, &table, rows)?,
+                    Some(arbiter) => w.insert_many_skipping_conflicts(&txn, &table, rows, arbiter.as_deref())?,
+                };
                 Ok(StatementResult::command(format!("INSERT 0 {n}")))
             }
             Statement::Update { table, source } => {

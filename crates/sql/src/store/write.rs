@@ -127,6 +127,57 @@ impl Writer {
         Ok(n)
     }
 
+    /// INSERT .. ON CONFLICT DO NOTHING: a row whose key is already in a
+    /// unique index (`arbiter`: the one on those columns; None: any) is
+    /// skipped; returns how many were inserted. The check reads a fresh
+    /// snapshot (this transaction's rows and committed ones) before the
+    /// row is written; a concurrent transaction inserting the same key
+    /// between the check and the write still gets 23505 (PostgreSQL's
+    /// speculative insertion would wait and skip).
+    pub fn insert_many_skipping_conflicts(
+        &self,
+        txn: &SqlTxn,
+        def: &TableDef,
+        rows: impl IntoIterator<Item = Vec<Value>>,
+        arbiter: Option<&[usize]>,
+    ) -> Result<u64> {
+        let t = self.target(txn, def)?;
+        let mut n = 0;
+        for row in rows {
+            let stored = encode(def, &t, &row)?;
+            if self.has_conflict(txn, def, &t, &stored, arbiter)? {
+                continue;
+            }
+            self.insert_row(txn, def, &t, &row)?;
+            n += 1;
+        }
+        Ok(n)
+    }
+
+    fn has_conflict(
+        &self,
+        txn: &SqlTxn,
+        def: &TableDef,
+        t: &Target,
+        stored: &[fs::Value],
+        arbiter: Option<&[usize]>,
+    ) -> Result<bool> {
+        for m in t.indexes.iter().filter(|m| m.unique.is_some()) {
+            if arbiter.is_some_and(|a| a != m.keys.columns.as_slice()) {
+                continue;
+            }
+            let (key, has_null) = m.keys.stored_key(def, stored)?;
+            if has_null {
+                continue;
+            }
+            let fresh = txn.fresh_snapshot()?;
+            if conflict(&self.indexes, txn.database(), &t.table, def, &m.keys, (&key, u64::MAX), &fresh)?.is_some() {
+                return Ok(true);
+            }
+        }
+        Ok(false)
+    }
+
     /// UPDATE of the tuple `vid` to `row` (every column, table order).
     pub fn update(&self, txn: &SqlTxn, def: &TableDef, vid: u64, row: &[Value]) -> Result<()> {
         let t = self.target(txn, def)?;

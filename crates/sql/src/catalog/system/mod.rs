@@ -44,12 +44,14 @@
 //! PostgreSQL's text form of the array (`{a,b}`, or `1 2` for int2vector);
 //! `array_to_string` reads that form.
 
+mod activity;
 pub mod oids;
 mod rows;
 mod schema;
 
 use std::sync::Arc;
 
+pub use activity::{ActivitySource, SessionActivity};
 pub use rows::constraint_type;
 pub use schema::{SystemTable, lookup, tables};
 
@@ -110,6 +112,8 @@ impl Relation {
 #[derive(Debug, Clone)]
 pub struct Relations {
     pub all: Vec<Relation>,
+    /// The sessions `pg_stat_activity` lists ([`Catalog::activity`]).
+    pub activity: Vec<SessionActivity>,
 }
 
 impl Relations {
@@ -177,7 +181,7 @@ impl Relations {
             });
         }
         all.sort_by_key(|r| r.oid);
-        Relations { all }
+        Relations { all, activity: catalog.activity() }
     }
 
     /// The relation named `name` in the public schema or pg_catalog.

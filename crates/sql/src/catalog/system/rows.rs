@@ -263,12 +263,9 @@ pub fn settings(_: &Relations) -> Vec<Vec<Value>> {
         .collect()
 }
 
-/// The current session only (its connection details are the server's:
-/// not known to the engine).
-pub fn activity(_: &Relations) -> Vec<Vec<Value>> {
-    let mut row = vec![o(DATABASE_OID), t(DATABASE), N, N, o(OWNER_OID), t(OWNER), t("")];
-    row.extend([N, N, N, N, N, N, N, N, N, t("active"), N, N, N, N, t("client backend")]);
-    vec![row]
+/// The live sessions (`activity.rs`).
+pub fn activity(rels: &Relations) -> Vec<Vec<Value>> {
+    super::activity::rows(&rels.activity)
 }
 
 pub fn access_methods(_: &Relations) -> Vec<Vec<Value>> {
