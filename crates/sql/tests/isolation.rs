@@ -12,69 +12,16 @@
 //! transaction layer's.
 //!
 //! Where the SQL engine's outcome knowingly differs from the golden file,
-//! the script is listed in [`KNOWN_DIFFERENCES`] with the reason, and the
-//! test checks that it still differs (so the list cannot go stale).
+//! the script is listed in `isolation_runner::KNOWN_DIFFERENCES` with the
+//! reason, and the test checks that it still differs (so the list cannot
+//! go stale). `crates/server/tests/isolation_psql.rs` runs the same
+//! scripts, list and comparison with each session a psql process.
 
 mod isolation_runner;
-#[path = "../../txn/tests/transcript/mod.rs"]
-mod transcript;
-
-use std::path::{Path, PathBuf};
-
-use transcript::{parse_transcript, side_by_side};
-
-/// Scripts whose outcome through SQL differs from their golden file, and
-/// why. Each is checked to still differ.
-const KNOWN_DIFFERENCES: &[(&str, &str)] = &[(
-    "read_only_anomaly_serializable",
-    "SSI read granularity: SQL has no index scans yet, so `WHERE vid = X` is a table scan and marks the \
-     whole table read; t3's first read then conflicts with t1's later write to another tuple, t1 becomes \
-     the pivot and fails (at commit) instead of t3. PostgreSQL does the same with sequential scans \
-     (checked with enable_indexscan and enable_bitmapscan off: t1 fails, at its UPDATE). The golden \
-     outcome needs tuple-level reads from a primary-key index scan (Txn::get): remove this entry then",
-)];
-
-fn scripts() -> Vec<PathBuf> {
-    let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("../txn/tests/scripts");
-    let mut names: Vec<_> = std::fs::read_dir(&dir)
-        .unwrap_or_else(|e| panic!("reading {}: {e}", dir.display()))
-        .map(|e| e.unwrap().path())
-        .filter(|p| p.extension().is_some_and(|e| e == "txt"))
-        .collect();
-    names.sort();
-    names
-}
 
 #[test]
 fn isolation_scripts_in_sql() {
-    let scripts = scripts();
-    assert!(scripts.len() >= 55, "scripts missing: {} found", scripts.len());
-    let only = std::env::var("ISOLATION_SCRIPT").ok();
-    let (mut failures, mut passed) = (Vec::new(), 0);
-    for path in &scripts {
-        let name = path.file_stem().unwrap().to_string_lossy().into_owned();
-        if only.as_ref().is_some_and(|o| !name.contains(o.as_str())) {
-            continue;
-        }
-        let text = std::fs::read_to_string(path).unwrap();
-        let golden = std::fs::read_to_string(path.with_extension("golden")).unwrap_or_default();
-        let got = parse_transcript(&isolation_runner::run_script(&text));
-        let want = parse_transcript(&golden);
-        let known = KNOWN_DIFFERENCES.iter().find(|(n, _)| *n == name);
-        match (got == want, known) {
-            (true, None) => passed += 1,
-            (true, Some(_)) => {
-                failures.push(format!("{name} now matches its golden file: remove it from KNOWN_DIFFERENCES"))
-            }
-            (false, None) => failures
-                .push(format!("{name} differs from its golden file:\n{}", side_by_side(&got, &want, "SQL", "golden"))),
-            (false, Some((_, why))) => {
-                eprintln!("known difference ({why}) {name}:\n{}", side_by_side(&got, &want, "SQL", "golden"))
-            }
-        }
-    }
-    eprintln!("{passed} of {} isolation scripts pass whole through SQL", scripts.len());
-    assert!(failures.is_empty(), "{}\n{} failed", failures.join("\n\n"), failures.len());
+    isolation_runner::check_all_scripts("SQL", &mut isolation_runner::run_script);
 }
 
 /// Read committed's re-check of UPDATE and DELETE (PostgreSQL's

@@ -169,10 +169,11 @@ fn reg_casts_of_oids_give_names() {
     assert_eq!(text(&ok(&mut s, "select to_regclass('nosuch'), to_regclass('t') is not null")), ["NULL|t"]);
 }
 
-/// The other queries of `\d t`: those on row security policies and
-/// publications need arrays (`ARRAY(subquery)`, `generate_series`,
-/// subscripts) and fail with 0A000, so psql's `\d TABLE` does not work
-/// yet; the others answer (with no rows: ndpdb has none of those objects).
+/// The other queries of `\d t`: the one on publications needs
+/// `generate_series` in FROM, `array_upper`, `::int2[]`, subscripts and
+/// `string_agg` and fails with 0A000, so psql's `\d TABLE` does not work
+/// yet; the others answer (with no rows: ndpdb has none of those objects;
+/// the policies' query through `ARRAY(subquery)`).
 #[test]
 fn psql_describe_table_gaps() {
     let (_dir, mut s) = session();
@@ -181,7 +182,7 @@ fn psql_describe_table_gaps() {
     for (i, sql) in q.iter().enumerate().skip(4) {
         let r = s.run(&sql.replace("{oid}", &oid)).pop().unwrap();
         match i {
-            4 | 6 => assert_eq!(r.unwrap_err().code.0, "0A000", "query {i}"),
+            6 => assert_eq!(r.unwrap_err().code.0, "0A000", "query {i}"),
             _ => assert_eq!(r.unwrap().rows.len(), 0, "query {i}"),
         }
     }

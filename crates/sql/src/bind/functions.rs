@@ -55,6 +55,9 @@ impl Binder<'_> {
     /// A function call outside aggregate handling.
     pub fn function(&mut self, f: &ast::Function, ctx: &mut ExprCtx) -> Result<Expr> {
         let name = object_name(&f.name)?;
+        if let (ast::FunctionArguments::Subquery(q), "array") = (&f.args, name.as_str()) {
+            return self.subquery(q, crate::plan::SubqueryKind::Array, ctx);
+        }
         if f.over.is_some() {
             return Err(SqlError::unsupported("window functions are not supported yet"));
         }

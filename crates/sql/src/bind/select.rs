@@ -445,6 +445,10 @@ impl Binder<'_> {
         let b = b?;
         let ty = match kind {
             SubqueryKind::Scalar => single_column(&b)?,
+            SubqueryKind::Array => {
+                single_column(&b)?;
+                DataType::Text
+            }
             _ => DataType::Bool,
         };
         Ok(Expr::Subquery { kind, plan: Box::new(b.plan), ty })

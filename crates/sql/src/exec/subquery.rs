@@ -225,7 +225,7 @@ fn bind_expr(expr: &mut Expr, outer: &[Vec<Value>], level: usize) -> Result<()> 
         Expr::Subquery { kind, plan, .. } => {
             match kind {
                 SubqueryKind::In { expr, .. } | SubqueryKind::Quantified { expr, .. } => bind_expr(expr, outer, level)?,
-                SubqueryKind::Scalar | SubqueryKind::Exists { .. } => {}
+                SubqueryKind::Scalar | SubqueryKind::Array | SubqueryKind::Exists { .. } => {}
             }
             bind_plan(plan, outer, level + 1)?;
         }

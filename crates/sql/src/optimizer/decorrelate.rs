@@ -247,7 +247,7 @@ fn conjunct_to_join(left: Plan, conj: Expr) -> Result<Plan, Box<(Plan, Expr)>> {
                 _ => return Err(Box::new((left, conj))),
             }
         }
-        SubqueryKind::Scalar => return Err(Box::new((left, conj))),
+        SubqueryKind::Scalar | SubqueryKind::Array => return Err(Box::new((left, conj))),
     };
     if join_kind == JoinKind::Mark {
         // Only the comparison may make the mark NULL: a row the correlation

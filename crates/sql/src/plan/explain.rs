@@ -248,6 +248,7 @@ pub fn fmt_expr(e: &Expr, names: &[String]) -> String {
         }
         Expr::Subquery { kind, .. } => match kind {
             SubqueryKind::Scalar => "(SubPlan)".into(),
+            SubqueryKind::Array => "ARRAY(SubPlan)".into(),
             SubqueryKind::Exists { negated } => format!("({}EXISTS SubPlan)", if *negated { "NOT " } else { "" }),
             SubqueryKind::In { expr, negated } => {
                 format!("({} {}IN SubPlan)", f(expr), if *negated { "NOT " } else { "" })

@@ -92,6 +92,10 @@ pub enum SubqueryKind {
     Scalar,
     /// `[NOT] EXISTS (...)`.
     Exists { negated: bool },
+    /// `ARRAY(SELECT x ...)`: one column, its values in the subquery's row
+    /// order as a PostgreSQL array in text form (`{a,"b c",NULL}`; `{}`
+    /// when empty), as the system catalogs' array columns are held.
+    Array,
     /// `expr [NOT] IN (SELECT ...)`.
     In { expr: Box<Expr>, negated: bool },
     /// `expr op ANY/ALL (SELECT ...)`.

