@@ -45,6 +45,7 @@ mod run;
 
 pub use copy::CopyIn;
 pub use engine::{Engine, EngineOptions};
+pub use explain::ExplainTree;
 pub use prepared::Prepared;
 
 /// What one statement returned: the command tag (`SELECT 3`, `INSERT 0
@@ -102,6 +103,8 @@ pub struct Session {
     last_stats: Option<PlanStats>,
     /// `$n` values of the prepared statement running (`prepared.rs`).
     params: Arc<Vec<Value>>,
+    /// The last EXPLAIN's plan as a tree (`explain.rs`).
+    last_explain: Option<ExplainTree>,
 }
 
 /// Tells, from another thread, whether a session's running statement waits
@@ -151,6 +154,7 @@ impl Session {
             txn_id: Arc::new(AtomicU64::new(0)),
             last_stats: None,
             params: Arc::default(),
+            last_explain: None,
         }
     }
 
@@ -180,6 +184,12 @@ impl Session {
     /// cancel request); cleared at the start of each statement.
     pub fn cancel_flag(&self) -> Arc<AtomicBool> {
         self.cancel.clone()
+    }
+
+    /// The plan of the last EXPLAIN [ANALYZE] this session ran, as a tree
+    /// (the text form's content, for a caller that draws it: `ndpdb web`).
+    pub fn last_explain(&self) -> Option<&ExplainTree> {
+        self.last_explain.as_ref()
     }
 
     /// The last plan's [`PlanStats`] (None before the first query or DML).

@@ -118,3 +118,30 @@ fn tables_and_rows_survive_reopen() {
     let mut s = e.session();
     assert_eq!(text(&ok(&mut s, "select a, b from t")), vec!["7|seven"]);
 }
+
+/// EXPLAIN keeps its plan as a tree (`Session::last_explain`) with the text
+/// form's content: marks, estimates, and under ANALYZE the actuals and the
+/// device counters of the NDP scan.
+#[test]
+fn explain_keeps_its_plan_as_a_tree() {
+    let dir = tempfile::tempdir().unwrap();
+    let e = engine(dir.path());
+    let mut s = e.session();
+    ok(&mut s, "create table t (a integer, b bigint)");
+    ok(&mut s, "insert into t select 1, 2");
+    assert!(s.last_explain().is_none());
+    ok(&mut s, "set ndp = on");
+    let lines = text(&ok(&mut s, "explain analyze select sum(b) from t where a = 1"));
+    let tree = s.last_explain().expect("a tree").clone();
+    assert!(tree.analyzed && tree.execution_ms.is_some() && tree.device.is_some(), "{tree:?}");
+    assert_eq!(tree.root.title, "Aggregate");
+    assert!(!tree.root.device && tree.root.actual.is_some_and(|a| a.rows == 1), "{tree:?}");
+    let scan = &tree.root.children[0];
+    assert!(scan.device && scan.title == "NDP Scan on t", "{scan:?}");
+    assert!(scan.link_bytes_saved_est.is_some() && scan.actual.and_then(|a| a.scan).is_some(), "{scan:?}");
+    assert!(lines.iter().any(|l| l.contains(&scan.details[0])), "details are the text form's: {lines:?}");
+    ok(&mut s, "set ndp = off");
+    ok(&mut s, "explain select sum(b) from t");
+    let tree = s.last_explain().unwrap();
+    assert!(!tree.analyzed && !tree.root.children[0].device && tree.root.children[0].actual.is_none());
+}
