@@ -32,6 +32,12 @@ pub fn run(a: WebArgs) -> Result<()> {
     Report::new(false, a.results.clone())?;
     let (engine, _lock) = match &a.db {
         Some(dir) => {
+            if !dir.join(ndpdb_device::IMAGE_FILE).exists() {
+                anyhow::bail!(
+                    "--db {}: no database there; create one with `ndpdb sql --db DIR` or `ndpdb load tpch --db DIR`",
+                    dir.display()
+                );
+            }
             let lock = DirLock::acquire(dir)?;
             let opts = EngineOptions { dir: dir.clone(), create_if_missing: false, ..EngineOptions::default() };
             let engine = Engine::open(&opts).with_context(|| format!("opening database {}", dir.display()))?;

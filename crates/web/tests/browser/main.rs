@@ -162,6 +162,7 @@ fn a_job_query_shows_device_and_host_operators() {
         assert!(first.contains("NDP Scan") && first.contains("actual rows"), "{first}");
         let tag = css(&c, "#sql-tag").await.text().await.unwrap();
         assert!(tag.starts_with("SELECT"), "{tag}");
+        js(&c, "document.getElementById('plan').scrollIntoView(); return 0").await;
         std::fs::write(out_dir(NAME).join("plan.png"), c.screenshot().await.unwrap()).unwrap();
         c.close().await.unwrap();
     });
@@ -242,7 +243,8 @@ async fn type_keys(c: &Client, keys: &str) {
 }
 
 /// A 400 px window: nothing wider than the window, and a workload composed
-/// (a scenario, one more step) and run with the keyboard alone.
+/// (a scenario, one more step) and run with the keyboard alone; run twice,
+/// the two runs compared on the Runs page.
 #[test]
 fn a_narrow_window_composes_and_runs_from_the_keyboard() {
     const NAME: &str = "a_narrow_window_composes_and_runs_from_the_keyboard";
@@ -283,6 +285,23 @@ fn a_narrow_window_composes_and_runs_from_the_keyboard() {
         assert_eq!(rows[0]["rows"], 200);
         assert_eq!(too_wide(&c).await, Vec::<String>::new(), "results wider than the 400 px window");
         std::fs::write(out_dir(NAME).join("narrow.png"), c.screenshot().await.unwrap()).unwrap();
+        // A second run, then the two compared on the Runs page.
+        js(&c, "document.getElementById('result').replaceChildren(); return 0").await;
+        type_keys(&c, ENTER).await; // the focus is still on Run
+        let second = finished_run(&c).await;
+        assert_ne!(second, id);
+        css(&c, ".tab[data-tab=runs]").await.click().await.unwrap();
+        for run in [&id, &second] {
+            wait_for(&c, &format!("#run-list input[value='{run}']")).await.click().await.unwrap();
+        }
+        css(&c, "#compare").await.click().await.unwrap();
+        wait_for(&c, "#run-view > div:nth-child(2) .run").await;
+        let shown =
+            js(&c, "return [...document.querySelectorAll('#run-view .run')].map(r => r.dataset.run).sort()").await;
+        let mut both = vec![id.clone(), second.clone()];
+        both.sort();
+        assert_eq!(shown, serde_json::json!(both));
+        assert_eq!(too_wide(&c).await, Vec::<String>::new(), "the comparison is wider than the 400 px window");
         c.close().await.unwrap();
     });
 }
