@@ -86,6 +86,9 @@ fn the_page_and_its_assets_are_served() {
     });
 }
 
+/// A change to the good form.
+type Change = Box<dyn Fn(&mut Value)>;
+
 /// Each bad input comes back addressed to its field, with the composer's
 /// (the CLI's) message.
 #[test]
@@ -96,7 +99,7 @@ fn invalid_input_is_addressed_to_its_field() {
         let (s, ok) = json_call(&st, "POST", "/api/composer/check", Some(json!({"composer": form()}))).await;
         assert_eq!(s, StatusCode::OK, "{ok}");
         assert!(ok["toml"].as_str().unwrap().contains("update = \"all\""), "{ok}");
-        let cases: Vec<(Box<dyn Fn(&mut Value)>, &str, &str)> = vec![
+        let cases: Vec<(Change, &str, &str)> = vec![
             (Box::new(|f| f["steps"][0]["count"] = json!(-5)), "steps.0.count", "-5"),
             (Box::new(|f| f["steps"][1]["level"] = json!("")), "steps.1.level", "repeatable read"),
             (Box::new(|f| f["query"]["column"] = json!("ol_amout")), "query.column", "ol_amout"),
