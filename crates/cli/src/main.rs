@@ -20,6 +20,7 @@ mod serve;
 mod sql;
 mod sqlbench;
 mod ycsb;
+mod web;
 
 use std::path::PathBuf;
 
@@ -52,6 +53,8 @@ enum Cmd {
     Sql(sql::SqlArgs),
     /// Serve a database over PostgreSQL's wire protocol (psql, pgbench, psycopg, drivers)
     Serve(serve::ServeArgs),
+    /// The workload composer, its runs and an SQL page with the plan view, as a web page
+    Web(web::WebArgs),
     /// Run an experiment
     Bench {
         #[command(subcommand)]
@@ -160,5 +163,6 @@ fn run(cli: Cli) -> Result<()> {
         Cmd::Load { command } => sqlbench::run_load(command),
         Cmd::Sql(a) => sql::run(a),
         Cmd::Serve(a) => serve::run(a),
+        Cmd::Web(a) => web::run(a),
     }
 }

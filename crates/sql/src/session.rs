@@ -46,6 +46,7 @@ mod run;
 
 pub use copy::CopyIn;
 pub use engine::{Engine, EngineOptions};
+pub use explain::ExplainTree;
 pub use prepared::Prepared;
 
 /// What one statement returned: the command tag (`SELECT 3`, `INSERT 0
@@ -105,6 +106,8 @@ pub struct Session {
     params: Arc<Vec<Value>>,
     /// This session's `pg_stat_activity` row and the list of all (`activity.rs`).
     activity: activity::Activity,
+    /// The last EXPLAIN's plan as a tree (`explain.rs`).
+    last_explain: Option<ExplainTree>,
 }
 
 /// Tells, from another thread, whether a session's running statement waits
@@ -155,6 +158,7 @@ impl Session {
             last_stats: None,
             params: Arc::default(),
             activity: activity::Activity::new(),
+            last_explain: None,
         }
     }
 
@@ -184,6 +188,12 @@ impl Session {
     /// cancel request); cleared at the start of each statement.
     pub fn cancel_flag(&self) -> Arc<AtomicBool> {
         self.cancel.clone()
+    }
+
+    /// The plan of the last EXPLAIN [ANALYZE] this session ran, as a tree
+    /// (the text form's content, for a caller that draws it: `ndpdb web`).
+    pub fn last_explain(&self) -> Option<&ExplainTree> {
+        self.last_explain.as_ref()
     }
 
     /// The last plan's [`PlanStats`] (None before the first query or DML).

@@ -118,3 +118,48 @@ fn tables_and_rows_survive_reopen() {
     let mut s = e.session();
     assert_eq!(text(&ok(&mut s, "select a, b from t")), vec!["7|seven"]);
 }
+
+/// EXPLAIN keeps its plan as a tree (`Session::last_explain`) with the text
+/// form's content: marks, estimates, and under ANALYZE the actuals and the
+/// device counters of the NDP scan.
+#[test]
+fn explain_keeps_its_plan_as_a_tree() {
+    use ndpdb_sql::plan::explain::ExplainNode;
+    fn preorder<'a>(n: &'a ExplainNode, out: &mut Vec<&'a ExplainNode>) {
+        out.push(n);
+        for c in &n.children {
+            preorder(c, out);
+        }
+    }
+    let dir = tempfile::tempdir().unwrap();
+    let e = engine(dir.path());
+    let mut s = e.session();
+    ok(&mut s, "create table t (a integer, b bigint)");
+    ok(&mut s, "insert into t select 1, 2");
+    assert!(s.last_explain().is_none());
+    ok(&mut s, "set ndp = on");
+    let lines = text(&ok(&mut s, "explain analyze select sum(b) from t where a = 1"));
+    let tree = s.last_explain().expect("a tree").clone();
+    assert!(tree.analyzed && tree.execution_ms.is_some() && tree.device.is_some(), "{tree:?}");
+    let mut nodes = Vec::new();
+    preorder(&tree.root, &mut nodes);
+    // A head line of the text form per node, in the same order.
+    let heads: Vec<&String> = lines.iter().filter(|l| l.contains("(rows=")).collect();
+    assert_eq!(heads.len(), nodes.len(), "{lines:?}");
+    for (n, head) in nodes.iter().zip(&heads) {
+        let mark = if n.device { "[device]" } else { "[host]" };
+        assert!(head.contains(&format!("{} {mark}", n.title)), "{head} vs {n:?}");
+        assert!(n.actual.is_some(), "{n:?}");
+    }
+    assert!(!tree.root.device && tree.root.actual.is_some_and(|a| a.rows == 1), "{tree:?}");
+    let scan = nodes.iter().find(|n| n.device).expect("an NDP scan");
+    assert_eq!(scan.title, "NDP Scan on t");
+    assert!(scan.link_bytes_saved_est.is_some() && scan.actual.and_then(|a| a.scan).is_some(), "{scan:?}");
+    assert!(lines.iter().any(|l| l.ends_with(&scan.details[0])), "details are the text form's: {lines:?}");
+    ok(&mut s, "set ndp = off");
+    ok(&mut s, "explain select sum(b) from t");
+    let tree = s.last_explain().unwrap();
+    let mut nodes = Vec::new();
+    preorder(&tree.root, &mut nodes);
+    assert!(!tree.analyzed && nodes.iter().all(|n| !n.device && n.actual.is_none()), "{tree:?}");
+}

@@ -64,6 +64,19 @@ impl Points {
     }
 }
 
+/// One step of a run's progress: the workload running, its phase and how
+/// far the phase is (what the progress bar shows).
+#[derive(Debug, Clone, Copy)]
+pub struct Progress<'a> {
+    pub workload: &'a str,
+    pub phase: &'a str,
+    pub done: u64,
+    pub total: u64,
+}
+
+/// Who is told of a run's progress besides the progress bar.
+pub type Watch<'a> = dyn Fn(&Progress<'_>) + 'a;
+
 /// Every point's rows, with their x values, and what the run says and drew.
 struct Measured {
     rows: Vec<(f64, Row)>,
@@ -74,10 +87,16 @@ struct Measured {
 impl Config {
     /// Runs every point and reports them; returns the results directory.
     pub fn run_and_report(&self, points: &Points, report: &Report) -> Result<PathBuf> {
+        self.run_and_report_watched(points, report, &|_: &Progress<'_>| {})
+    }
+
+    /// [`Config::run_and_report`], telling `watch` each step of the
+    /// progress bar as well (`ndpdb web` streams it to the page).
+    pub fn run_and_report_watched(&self, points: &Points, report: &Report, watch: &Watch<'_>) -> Result<PathBuf> {
         self.validate()?;
         let runs = points.load()?;
         let results = report.results("snapshot")?;
-        let m = self.run_points(runs, &results)?;
+        let m = self.run_points(runs, &results, watch)?;
         let mut table = table(&m.rows);
         if let Some(s) = speedups(&m.rows) {
             table = format!("{table}\n{s}");
@@ -94,7 +113,7 @@ impl Config {
     }
 
     /// Runs the points, plotting each scenario into `results` as it ends.
-    fn run_points(&self, runs: Runs, results: &Results) -> Result<Measured> {
+    fn run_points(&self, runs: Runs, results: &Results, watch: &Watch<'_>) -> Result<Measured> {
         let bar = progress_bar(1, "{prefix} {msg:>20} [{bar:30}] {pos}/{len}");
         let mut m = Measured { rows: Vec::new(), notes: Vec::new(), plots: Vec::new() };
         let mut postgres = Postgres::default();
@@ -109,6 +128,7 @@ impl Config {
                     bar.set_message(phase.to_string());
                     bar.set_length(total.max(1));
                     bar.set_position(done);
+                    watch(&Progress { workload: &w.name, phase, done, total });
                 })?;
                 if let Some(p) = note.postgres
                     && !m.notes.contains(&p)

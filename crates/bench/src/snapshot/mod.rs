@@ -25,7 +25,7 @@ use serde::Serialize;
 use crate::compose::{Action, Workload};
 use crate::limits::{check_pes, check_workers};
 
-pub use command::{Points, Scenarios};
+pub use command::{Points, Progress, Scenarios, Watch};
 pub use postgres::Postgres;
 pub use report::{plot, speedups, table};
 pub use scenario::{Figure, scenario, x_of};

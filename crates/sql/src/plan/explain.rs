@@ -46,6 +46,56 @@ pub struct ExplainOptions<'a> {
     pub ctx: Option<&'a OptimizerContext<'a>>,
 }
 
+/// One operator as EXPLAIN shows it, for callers that draw the tree
+/// themselves (`ndpdb web`): the text form's head line taken apart, its
+/// detail lines, and the node's actuals under ANALYZE.
+#[derive(Debug, Clone, PartialEq)]
+pub struct ExplainNode {
+    /// The operator without its mark (`Hash Inner Join`, `NDP Scan on t`).
+    pub title: String,
+    /// Marked `[device]`: the operator runs on the device's PEs.
+    pub device: bool,
+    pub est_rows: f64,
+    pub cost_host_s: f64,
+    pub cost_device_s: f64,
+    /// The text form's lines under the head (`Filter: ...`, `Columns: ...`).
+    pub details: Vec<String>,
+    /// An NDP scan's estimate of the link bytes the device saves.
+    pub link_bytes_saved_est: Option<f64>,
+    pub actual: Option<NodeActuals>,
+    pub children: Vec<ExplainNode>,
+}
+
+/// The plan as a tree of [`ExplainNode`]s, numbered as [`explain`] numbers
+/// them (pre-order) for the actuals.
+pub fn explain_tree(plan: &Plan, opts: &ExplainOptions<'_>) -> ExplainNode {
+    fn node(plan: &Plan, opts: &ExplainOptions<'_>, n: &mut usize) -> ExplainNode {
+        let id = *n;
+        *n += 1;
+        let full = title(plan);
+        let device = full.ends_with(" [device]");
+        let title = full.trim_end_matches(" [device]").trim_end_matches(" [host]").to_string();
+        let details = details(plan, opts);
+        let link_bytes_saved_est = details
+            .iter()
+            .find_map(|l| l.strip_prefix("Link bytes saved (est.): "))
+            .and_then(|v| v.parse::<f64>().ok());
+        let children = plan.children().iter().map(|c| node(c, opts, n)).collect();
+        ExplainNode {
+            title,
+            device,
+            est_rows: plan.est.rows.max(0.0),
+            cost_host_s: plan.est.cost.host,
+            cost_device_s: plan.est.cost.device,
+            details,
+            link_bytes_saved_est,
+            actual: opts.analyze.and_then(|all| all.get(id)).copied(),
+            children,
+        }
+    }
+    node(plan, opts, &mut 0)
+}
+
 /// The plan as lines of text.
 pub fn explain(plan: &Plan, opts: &ExplainOptions<'_>) -> Vec<String> {
     let mut out = Vec::new();

@@ -3,6 +3,8 @@
 //! lines carry actual rows, time and the device's counters, followed by the
 //! profile, the clock and the modelled time. Both end with PostgreSQL's
 //! "Planning Time" (the optimizer's wall time, `Session::last_planning_time`).
+//! The same content as a tree ([`ExplainTree`], `Session::last_explain`)
+//! is kept for callers that draw the plan themselves (`ndpdb web`).
 
 use std::time::{Duration, Instant};
 
@@ -10,9 +12,24 @@ use super::{Session, StatementResult};
 use crate::error::{Result, SqlError};
 use crate::exec::OperatorMetrics;
 use crate::exec::ScanCounters;
-use crate::plan::explain::{ExplainOptions, NodeActuals, explain};
+use crate::plan::explain::{ExplainNode, ExplainOptions, NodeActuals, explain, explain_tree};
 use crate::plan::{Field, Plan, Statement};
 use crate::types::{DataType, Value};
+
+/// The last EXPLAIN's plan as a tree, with its summary lines' numbers.
+#[derive(Debug, Clone, PartialEq)]
+pub struct ExplainTree {
+    pub root: ExplainNode,
+    /// EXPLAIN ANALYZE: the statement ran, nodes carry actuals.
+    pub analyzed: bool,
+    pub profile: String,
+    pub clock: &'static str,
+    /// The device counters of every scan, summed (ANALYZE).
+    pub device: Option<ScanCounters>,
+    pub planning_ms: f64,
+    /// ANALYZE: the statement's wall time.
+    pub execution_ms: Option<f64>,
+}
 
 impl Session {
     pub(super) fn explain(&mut self, analyze: bool, stmt: Statement) -> Result<StatementResult> {
@@ -31,6 +48,7 @@ impl Session {
                 )));
             }
         };
+        self.last_explain = None;
         let lines = if analyze { self.explain_analyze(plan)? } else { self.explain_plan(plan)? };
         let rows = lines.into_iter().map(|l| vec![Value::Text(l)]).collect();
         let column = Field { name: "QUERY PLAN".into(), qualifier: None, ty: DataType::Text, nullable: false };
@@ -46,7 +64,10 @@ impl Session {
         let plan = crate::optimizer::optimize(plan, &ctx)?;
         let planning = t0.elapsed();
         self.planning_time = Some(planning);
-        let mut lines = explain(&plan, &ExplainOptions { costs: true, analyze: None, ctx: Some(&ctx) });
+        let opts = ExplainOptions { costs: true, analyze: None, ctx: Some(&ctx) };
+        let mut lines = explain(&plan, &opts);
+        let tree = self.explain_tree(explain_tree(&plan, &opts), None, planning, None);
+        self.last_explain = Some(tree);
         lines.push(planning_line(planning));
         Ok(lines)
     }
@@ -61,7 +82,8 @@ impl Session {
         let rows = self.table_rows()?;
         let mut ctx = self.optimizer_context(&*catalog);
         ctx.table_rows = Some(&rows);
-        let mut lines = explain(&plan, &ExplainOptions { costs: true, analyze: Some(&actuals), ctx: Some(&ctx) });
+        let opts = ExplainOptions { costs: true, analyze: Some(&actuals), ctx: Some(&ctx) };
+        let mut lines = explain(&plan, &opts);
         let device = actuals.iter().filter_map(|a| a.scan).fold(ScanCounters::default(), |t, c| ScanCounters {
             link_bytes_to_host: t.link_bytes_to_host + c.link_bytes_to_host,
             link_bytes_to_device: t.link_bytes_to_device + c.link_bytes_to_device,
@@ -84,7 +106,28 @@ impl Session {
             lines.push(planning_line(planning));
         }
         lines.push(format!("Execution Time: {:.3} ms", wall.as_secs_f64() * 1e3));
+        let planning = self.planning_time.unwrap_or_default();
+        let tree = self.explain_tree(explain_tree(&plan, &opts), Some(device), planning, Some(wall));
+        self.last_explain = Some(tree);
         Ok(lines)
+    }
+
+    fn explain_tree(
+        &self,
+        root: ExplainNode,
+        device: Option<ScanCounters>,
+        planning: Duration,
+        wall: Option<Duration>,
+    ) -> ExplainTree {
+        ExplainTree {
+            root,
+            analyzed: wall.is_some(),
+            profile: self.engine().profile_name().to_string(),
+            clock: self.engine().clock_name(),
+            device,
+            planning_ms: planning.as_secs_f64() * 1e3,
+            execution_ms: wall.map(|w| w.as_secs_f64() * 1e3),
+        }
     }
 }
 
