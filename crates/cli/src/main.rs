@@ -19,8 +19,8 @@ mod profiles;
 mod serve;
 mod sql;
 mod sqlbench;
-mod ycsb;
 mod web;
+mod ycsb;
 
 use std::path::PathBuf;
 
