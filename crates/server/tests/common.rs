@@ -24,15 +24,25 @@ impl TestServer {
     }
 
     /// A server that asks every client for SCRAM-SHA-256 against `passwords`.
+    #[allow(dead_code)]
     pub fn start_with_passwords(
         max_connections: usize,
+        passwords: Option<Arc<ndpdb_server::auth::Passwords>>,
+    ) -> TestServer {
+        TestServer::start_sized(max_connections, 256, passwords)
+    }
+
+    /// A server over a database image of `capacity_mib`.
+    pub fn start_sized(
+        max_connections: usize,
+        capacity_mib: u64,
         passwords: Option<Arc<ndpdb_server::auth::Passwords>>,
     ) -> TestServer {
         let dir = tempfile::tempdir().unwrap();
         let opts = EngineOptions {
             dir: dir.path().to_path_buf(),
             create_if_missing: true,
-            capacity_mib: Some(256),
+            capacity_mib: Some(capacity_mib),
             ..EngineOptions::default()
         };
         let engine = Engine::open(&opts).unwrap();

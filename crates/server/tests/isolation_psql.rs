@@ -19,65 +19,41 @@
 //! process, and a psql session's transaction id is the one transaction its
 //! `BEGIN` added to `Database::active`. No timing decides an outcome.
 
+mod common;
 #[path = "../../sql/tests/isolation_runner/mod.rs"]
 mod isolation_runner;
 #[path = "isolation_psql/session.rs"]
 mod psql_session;
 
-use std::sync::Arc;
-
+use common::TestServer;
 use isolation_runner::{ScriptBackend, ScriptConn};
-use ndpdb_server::{Server, ServerOptions};
-use ndpdb_sql::session::{Engine, EngineOptions, StatementResult};
+use ndpdb_sql::session::StatementResult;
 use psql_session::PsqlSession;
 
 /// `ndpdb serve` over a new database, in this process (its engine is the
-/// tests' view of the waits-for graph); stopped when dropped.
+/// tests' view of the waits-for graph); stopped when dropped, after the
+/// admin session (fields drop in order).
 struct PsqlBackend {
-    engine: Arc<Engine>,
-    addr: std::net::SocketAddr,
-    stop: Option<tokio::sync::oneshot::Sender<()>>,
-    thread: Option<std::thread::JoinHandle<()>>,
-    admin: Option<PsqlSession>,
-    _dir: tempfile::TempDir,
+    admin: PsqlSession,
+    server: TestServer,
 }
 
 impl PsqlBackend {
     fn start() -> PsqlBackend {
-        let dir = tempfile::tempdir().unwrap();
-        let opts = EngineOptions {
-            dir: dir.path().to_path_buf(),
-            create_if_missing: true,
-            capacity_mib: Some(32),
-            ..EngineOptions::default()
-        };
-        let engine = Engine::open(&opts).unwrap();
-        let rt = tokio::runtime::Builder::new_multi_thread().worker_threads(2).enable_all().build().unwrap();
-        let server_opts = ServerOptions { listen: "127.0.0.1:0".parse().unwrap(), max_connections: 20 };
-        let server = rt.block_on(Server::bind(engine.clone(), server_opts)).unwrap();
-        let addr = server.local_addr().unwrap();
-        let (tx, rx) = tokio::sync::oneshot::channel::<()>();
-        let thread = std::thread::spawn(move || {
-            rt.block_on(server.run(async {
-                let _ = rx.await;
-            }))
-            .unwrap();
-        });
-        let mut backend = PsqlBackend { engine, addr, stop: Some(tx), thread: Some(thread), admin: None, _dir: dir };
-        backend.admin = Some(PsqlSession::connect(addr, backend.engine.clone()));
-        backend
+        let server = TestServer::start_sized(20, 32, None);
+        let admin = PsqlSession::connect(server.addr, server.engine.clone());
+        PsqlBackend { admin, server }
     }
 }
 
 impl ScriptBackend for PsqlBackend {
     fn open(&mut self) -> Box<dyn ScriptConn> {
-        Box::new(PsqlSession::connect(self.addr, self.engine.clone()))
+        Box::new(PsqlSession::connect(self.server.addr, self.server.engine.clone()))
     }
 
     fn admin(&mut self, sql: &str) -> Result<StatementResult, String> {
-        let admin = self.admin.as_mut().expect("the admin session");
-        admin.send(vec![sql.to_string()])?;
-        match admin.finish_or_block() {
+        self.admin.send(vec![sql.to_string()])?;
+        match self.admin.finish_or_block() {
             Some(Ok(mut r)) => r.pop().ok_or_else(|| "no result".into()),
             Some(Err(e)) => Err(format!("error: {}", e.message)),
             None => Err("an autocommitted statement waits for a lock".into()),
@@ -85,28 +61,9 @@ impl ScriptBackend for PsqlBackend {
     }
 }
 
-impl Drop for PsqlBackend {
-    fn drop(&mut self) {
-        drop(self.admin.take());
-        if let Some(tx) = self.stop.take() {
-            let _ = tx.send(());
-        }
-        if let Some(t) = self.thread.take() {
-            let _ = t.join();
-        }
-        let _ = self.engine.close();
-    }
-}
-
 #[test]
 fn isolation_scripts_through_psql_sessions() {
-    let have = std::process::Command::new("psql").arg("--version").output().is_ok_and(|o| o.status.success());
-    if !have {
-        assert!(
-            std::env::var_os("NDPDB_REQUIRE_POSTGRES").is_none(),
-            "psql is needed (NDPDB_REQUIRE_POSTGRES is set): install it (.ci/run does)"
-        );
-        eprintln!("skipped: psql is not installed");
+    if !common::have("psql", &["--version"]) {
         return;
     }
     isolation_runner::check_all_scripts("psql", &mut |text| {

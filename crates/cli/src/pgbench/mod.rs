@@ -26,12 +26,10 @@ use anyhow::{Result, bail};
 use clap::Args;
 use ndpdb_bench::errln;
 use ndpdb_bench::output::{Plot, Series, table};
-use ndpdb_bench::report::Report;
-use ndpdb_device::profile::DEFAULT_PROFILE;
 use serde::Serialize;
 
 use run::{Invariants, RunFlags};
-use targets::Target;
+use targets::ServerBenchArgs;
 
 #[derive(Args, Debug, Clone)]
 #[command(after_help = "Needs pgbench and psql (Debian: postgresql-client) and PostgreSQL's server for the \
@@ -56,21 +54,8 @@ pub struct PgbenchArgs {
     /// Tries of a transaction that fails with a serialization or deadlock error (pgbench's --max-tries)
     #[arg(long, default_value_t = 1)]
     pub max_tries: u32,
-    /// Engines, comma separated: ndpdb, postgresql
-    #[arg(long, value_delimiter = ',', default_value = "ndpdb,postgresql")]
-    pub engines: Vec<String>,
-    /// Profile of ndpdb's device (name or .toml path)
-    #[arg(long, default_value = DEFAULT_PROFILE)]
-    pub profile: String,
-    /// ndpdb's clock: `virtual` or `real`
-    #[arg(long, default_value = "virtual")]
-    pub clock: String,
-    /// Print JSON lines on stdout (the table goes to stderr)
-    #[arg(long)]
-    pub json: bool,
-    /// Directory under which the run's results directory is made
-    #[arg(long, default_value = "results")]
-    pub out: PathBuf,
+    #[command(flatten)]
+    pub common: ServerBenchArgs,
 }
 
 /// One engine's run: pgbench's figures and the invariants' check.
@@ -100,26 +85,16 @@ pub struct Row {
 }
 
 pub fn run(a: PgbenchArgs) -> Result<()> {
-    for e in &a.engines {
-        if e != "ndpdb" && e != "postgresql" {
-            bail!("unknown engine {e:?}: use ndpdb, postgresql or both (--engines ndpdb,postgresql)");
-        }
-    }
+    a.common.check_engines()?;
     if a.scale == 0 || a.clients == 0 || a.jobs == 0 || a.time == 0 || a.max_tries == 0 {
         bail!("--scale, --clients, --jobs, --time and --max-tries must be at least 1");
     }
-    let report = Report::new(a.json, a.out.clone())?;
     let mut rows = Vec::new();
-    for engine in &a.engines {
+    for engine in &a.common.engines {
         errln!("pgbench on {engine}: scale {}, {} clients, {} s ...", a.scale, a.clients, a.time);
         rows.push(engine_row(&a, engine));
     }
-    report.print(&rows, &render(&rows))?;
-    let results = report.results("pgbench")?;
-    results.jsonl("pgbench.jsonl", &rows)?;
-    results.text("pgbench.txt", &render(&rows))?;
-    let plots = results.plot(|dir| draw(&rows, dir));
-    results.announce(&plots);
+    a.common.publish("pgbench", &rows, &render(&rows), |dir| draw(&rows, dir))?;
     let bad: Vec<String> = rows
         .iter()
         .filter(|r| r.error.is_some() || r.invariants_hold == Some(false))
@@ -133,7 +108,7 @@ pub fn run(a: PgbenchArgs) -> Result<()> {
 
 /// Runs one engine; a failure becomes the row's `error`.
 fn engine_row(a: &PgbenchArgs, engine: &str) -> Row {
-    let ndpdb = engine == "ndpdb";
+    let (profile, clock) = a.common.profile_clock(engine);
     let mut row = Row {
         engine: engine.to_string(),
         script: if a.select_only { "select-only" } else { "tpcb" },
@@ -151,19 +126,19 @@ fn engine_row(a: &PgbenchArgs, engine: &str) -> Row {
         invariants: None,
         invariants_hold: None,
         progress: vec![],
-        profile: if ndpdb { a.profile.clone() } else { "-".into() },
-        clock: if ndpdb { a.clock.clone() } else { "-".into() },
+        profile,
+        clock,
         error: None,
     };
-    if let Err(e) = fill(a, ndpdb, &mut row) {
+    if let Err(e) = fill(a, engine, &mut row) {
         errln!("pgbench on {engine}: {e:#}");
         row.error = Some(format!("{e:#}"));
     }
     row
 }
 
-fn fill(a: &PgbenchArgs, ndpdb: bool, row: &mut Row) -> Result<()> {
-    let target = if ndpdb { Target::ndpdb(&a.profile, &a.clock)? } else { Target::postgres()? };
+fn fill(a: &PgbenchArgs, engine: &str, row: &mut Row) -> Result<()> {
+    let target = a.common.start(engine)?;
     let endpoint = target.endpoint().clone();
     row.init_s = run::init(&endpoint, a.scale)?;
     let flags = RunFlags {

@@ -5,12 +5,76 @@
 //! commits are: each waits for its log flush to the device image).
 
 use std::net::{SocketAddr, TcpListener, TcpStream};
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Stdio};
 use std::time::{Duration, Instant};
 
 use anyhow::{Context, Result, anyhow, bail};
+use clap::Args;
 use ndpdb_baseline::postgres::{PgOptions, PgServer};
+use ndpdb_bench::report::Report;
+use ndpdb_device::profile::DEFAULT_PROFILE;
+use serde::Serialize;
+
+/// The options `bench pgbench` and `bench ycsb` share: which servers run,
+/// how ndpdb's device runs, where the results go.
+#[derive(Args, Debug, Clone)]
+pub struct ServerBenchArgs {
+    /// Engines, comma separated: ndpdb, postgresql
+    #[arg(long, value_delimiter = ',', default_value = "ndpdb,postgresql")]
+    pub engines: Vec<String>,
+    /// Profile of ndpdb's device (name or .toml path)
+    #[arg(long, default_value = DEFAULT_PROFILE)]
+    pub profile: String,
+    /// ndpdb's clock: `virtual` or `real`
+    #[arg(long, default_value = "virtual")]
+    pub clock: String,
+    /// Print JSON lines on stdout (the table goes to stderr)
+    #[arg(long)]
+    pub json: bool,
+    /// Directory under which the run's results directory is made (bench ycsb: and go-ycsb's cache)
+    #[arg(long, default_value = "results")]
+    pub out: PathBuf,
+}
+
+impl ServerBenchArgs {
+    /// Refuses an engine that is neither ndpdb nor postgresql.
+    pub fn check_engines(&self) -> Result<()> {
+        match self.engines.iter().find(|e| *e != "ndpdb" && *e != "postgresql") {
+            Some(e) => bail!("unknown engine {e:?}: use ndpdb, postgresql or both (--engines ndpdb,postgresql)"),
+            None => Ok(()),
+        }
+    }
+
+    /// A fresh private server of `engine` (checked by [`Self::check_engines`]).
+    pub fn start(&self, engine: &str) -> Result<Target> {
+        if engine == "ndpdb" { Target::ndpdb(&self.profile, &self.clock) } else { Target::postgres() }
+    }
+
+    /// The profile and clock a row of `engine` names: ndpdb's, "-" for PostgreSQL.
+    pub fn profile_clock(&self, engine: &str) -> (String, String) {
+        if engine == "ndpdb" { (self.profile.clone(), self.clock.clone()) } else { ("-".into(), "-".into()) }
+    }
+
+    /// Prints `rows` (table or JSON lines), writes `<name>.jsonl`,
+    /// `<name>.txt` and the plots `draw` makes into a new results directory.
+    pub fn publish<R: Serialize>(
+        &self,
+        name: &str,
+        rows: &[R],
+        text: &str,
+        draw: impl FnOnce(&Path) -> Result<Vec<PathBuf>>,
+    ) -> Result<()> {
+        let report = Report::new(self.json, self.out.clone())?;
+        report.print(rows, text)?;
+        let results = report.results(name)?;
+        results.jsonl(&format!("{name}.jsonl"), rows)?;
+        results.text(&format!("{name}.txt"), text)?;
+        let plots = results.plot(draw);
+        results.announce(&plots);
+        Ok(())
+    }
+}
 
 /// How a client reaches a server: pgbench's and psql's `-h -p -U -d`.
 #[derive(Debug, Clone)]

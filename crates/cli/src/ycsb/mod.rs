@@ -32,11 +32,9 @@ use anyhow::{Result, bail};
 use clap::Args;
 use ndpdb_bench::errln;
 use ndpdb_bench::output::{Plot, Series, table};
-use ndpdb_bench::report::Report;
-use ndpdb_device::profile::DEFAULT_PROFILE;
 use serde::Serialize;
 
-use crate::pgbench::targets::Target;
+use crate::pgbench::targets::ServerBenchArgs;
 pub use run::OpStats;
 
 #[derive(Args, Debug, Clone)]
@@ -56,21 +54,8 @@ pub struct YcsbArgs {
     /// Client threads, one connection each (threadcount)
     #[arg(long, default_value_t = 8)]
     pub threads: u32,
-    /// Engines, comma separated: ndpdb, postgresql
-    #[arg(long, value_delimiter = ',', default_value = "ndpdb,postgresql")]
-    pub engines: Vec<String>,
-    /// Profile of ndpdb's device (name or .toml path)
-    #[arg(long, default_value = DEFAULT_PROFILE)]
-    pub profile: String,
-    /// ndpdb's clock: `virtual` or `real`
-    #[arg(long, default_value = "virtual")]
-    pub clock: String,
-    /// Print JSON lines on stdout (the table goes to stderr)
-    #[arg(long)]
-    pub json: bool,
-    /// Directory under which the run's results directory (and the go-ycsb cache) is made
-    #[arg(long, default_value = "results")]
-    pub out: PathBuf,
+    #[command(flatten)]
+    pub common: ServerBenchArgs,
 }
 
 /// One engine's load and run.
@@ -100,18 +85,13 @@ pub struct Row {
 }
 
 pub fn run(a: YcsbArgs) -> Result<()> {
-    for e in &a.engines {
-        if e != "ndpdb" && e != "postgresql" {
-            bail!("unknown engine {e:?}: use ndpdb, postgresql or both (--engines ndpdb,postgresql)");
-        }
-    }
+    a.common.check_engines()?;
     if a.records == 0 || a.operations == 0 || a.threads == 0 {
         bail!("--records, --operations and --threads must be at least 1");
     }
-    let ycsb = gobuild::go_ycsb(&a.out.join("cache"))?;
-    let report = Report::new(a.json, a.out.clone())?;
+    let ycsb = gobuild::go_ycsb(&a.common.out.join("cache"))?;
     let mut rows = Vec::new();
-    for engine in &a.engines {
+    for engine in &a.common.engines {
         errln!(
             "ycsb workload {} on {engine}: {} records, {} operations, {} threads ...",
             a.workload,
@@ -121,12 +101,7 @@ pub fn run(a: YcsbArgs) -> Result<()> {
         );
         rows.push(engine_row(&a, &ycsb, engine));
     }
-    report.print(&rows, &render(&rows))?;
-    let results = report.results("ycsb")?;
-    results.jsonl("ycsb.jsonl", &rows)?;
-    results.text("ycsb.txt", &render(&rows))?;
-    let plots = results.plot(|dir| draw(&rows, dir));
-    results.announce(&plots);
+    a.common.publish("ycsb", &rows, &render(&rows), |dir| draw(&rows, dir))?;
     let bad: Vec<String> =
         rows.iter().filter(|r| r.error.is_some() || r.errors > 0).map(|r| r.engine.clone()).collect();
     if !bad.is_empty() {
@@ -141,7 +116,7 @@ fn distribution(workload: &str) -> &'static str {
 
 /// Runs one engine; a failure becomes the row's `error`.
 fn engine_row(a: &YcsbArgs, ycsb: &gobuild::GoYcsb, engine: &str) -> Row {
-    let ndpdb = engine == "ndpdb";
+    let (profile, clock) = a.common.profile_clock(engine);
     let mut row = Row {
         engine: engine.to_string(),
         workload: a.workload.clone(),
@@ -157,20 +132,20 @@ fn engine_row(a: &YcsbArgs, ycsb: &gobuild::GoYcsb, engine: &str) -> Row {
         ops: vec![],
         errors: 0,
         progress: vec![],
-        profile: if ndpdb { a.profile.clone() } else { "-".into() },
-        clock: if ndpdb { a.clock.clone() } else { "-".into() },
+        profile,
+        clock,
         go_ycsb: gobuild::VERSION,
         error: None,
     };
-    if let Err(e) = fill(a, ycsb, ndpdb, &mut row) {
+    if let Err(e) = fill(a, ycsb, engine, &mut row) {
         errln!("ycsb on {engine}: {e:#}");
         row.error = Some(format!("{e:#}"));
     }
     row
 }
 
-fn fill(a: &YcsbArgs, ycsb: &gobuild::GoYcsb, ndpdb: bool, row: &mut Row) -> Result<()> {
-    let target = if ndpdb { Target::ndpdb(&a.profile, &a.clock)? } else { Target::postgres()? };
+fn fill(a: &YcsbArgs, ycsb: &gobuild::GoYcsb, engine: &str, row: &mut Row) -> Result<()> {
+    let target = a.common.start(engine)?;
     let e = target.endpoint().clone();
     let conn = run::Conn { host: &e.host, port: e.port, user: &e.user, database: &e.database };
     let props: Vec<(String, String)> = [
