@@ -107,9 +107,11 @@ pub struct CbmArgs {
     /// OLTP operations per cell before the lookups start (the pool reaches its steady state of dirty pages)
     #[arg(long, default_value_t = 2_000)]
     warmup_ops: u64,
-    /// Frames of the host buffer pool (16 KiB each); keep it below the store's pages
-    #[arg(long, default_value_t = 512)]
-    frames: usize,
+    /// Frames of the host buffer pool (16 KiB each). Default: as many as the store's file may reach,
+    /// so no dirty page is ever evicted (the paper's setup); fewer (e.g. 512) make the pool write dirty
+    /// pages back under the lookups
+    #[arg(long)]
+    frames: Option<usize>,
     /// A small grid for CI: all four methods, read-only and update-only, zipfian, 1024 B, 3,000 keys,
     /// 300 lookups after 2,000 warm-up operations, 32 frames (other grid and size flags are ignored)
     #[arg(long)]

@@ -101,9 +101,12 @@ pub struct Config {
     /// OLTP operations per cell before the lookups start and measuring
     /// begins.
     pub warmup_ops: u64,
-    /// Frames of the host pool (keep it below the data's pages so the host
-    /// keeps dirty pages the medium lacks).
-    pub frames: usize,
+    /// Frames of the host pool; `None`: `file_pages()`, so the pool never
+    /// evicts a page, the paper's setup ("the capacity of the host buffer
+    /// manager is set to be large enough so that no dirty pages will be
+    /// written back to the device"). Frames are zeroed memory the kernel
+    /// maps on first touch, so frames the store never fills cost nothing.
+    pub frames: Option<usize>,
     pub seed: u64,
 }
 
@@ -136,8 +139,8 @@ impl Config {
         if self.lookups == 0 {
             bail!("--lookups 0: each cell runs until that many lookups completed; use at least 1");
         }
-        if self.frames < 16 {
-            bail!("--frames {}: the pool needs at least 16 frames (a descent and a split pin several)", self.frames);
+        if let Some(frames) = self.frames.filter(|&f| f < 16) {
+            bail!("--frames {frames}: the pool needs at least 16 frames (a descent and a split pin several)");
         }
         if let Some(v) = self.value_bytes.iter().find(|&&v| !(8..=VALUE_BYTES_MAX).contains(&v)) {
             bail!(
@@ -149,6 +152,11 @@ impl Config {
             .validate(&self.profile.name)
             .map_err(|e| anyhow::anyhow!("the profile with 16 KiB pages: {e}"))?;
         Ok(())
+    }
+
+    /// The host pool's frames: `--frames`, or the whole file.
+    pub fn pool_frames(&self) -> usize {
+        self.frames.unwrap_or_else(|| usize::try_from(self.file_pages()).unwrap_or(usize::MAX))
     }
 
     /// Pages the store's file may grow to: every pair at the largest value
@@ -191,7 +199,7 @@ impl Config {
             keys: 3000,
             lookups: 300,
             warmup_ops: 2000,
-            frames: 32,
+            frames: Some(32),
             seed: 1,
         }
     }

@@ -78,6 +78,8 @@ pub struct Row {
     pub shadow_flushes: u64,
     /// Checkpoints the store took during the cell (its log half full).
     pub checkpoints: u64,
+    /// Dirty pages the pool evicted and wrote back during the cell.
+    pub eviction_write_backs: u64,
     pub lookup_path: &'static str,
     pub profile: String,
     pub clock: &'static str,
@@ -116,7 +118,7 @@ fn row(cfg: &Config, m: &Measured, profile: &str, lookup_path: &'static str) -> 
         distribution: m.cell.distribution.name(),
         value_bytes: m.cell.value_bytes,
         keys: cfg.keys,
-        frames: cfg.frames,
+        frames: cfg.pool_frames(),
         host_ops: h.ops,
         host_ops_per_s: if virtual_clock { model } else { wall },
         host_ops_per_s_model: model,
@@ -154,6 +156,7 @@ fn row(cfg: &Config, m: &Measured, profile: &str, lookup_path: &'static str) -> 
         shadow_bytes_shipped: m.olap.shadow_bytes_shipped,
         shadow_flushes: m.shadow_flushes,
         checkpoints: m.checkpoints,
+        eviction_write_backs: m.eviction_write_backs,
         lookup_path,
         profile: profile.to_string(),
         clock: cfg.clock.name(),
@@ -198,15 +201,15 @@ fn load(off: &dyn Offload, cfg: &Config) -> Result<Vec<u64>> {
 pub fn run(cfg: &Config, dir: &Path) -> Result<(Vec<Row>, Vec<CdfRow>, Vec<String>)> {
     cfg.validate()?;
     let (profile, profile_name) = cfg.profile_16k();
-    let spec = StoreSpec { profile, clock: cfg.clock, frames: cfg.frames, file_pages: cfg.file_pages() };
+    let spec = StoreSpec { profile, clock: cfg.clock, frames: cfg.pool_frames(), file_pages: cfg.file_pages() };
     let off = spec.create(dir)?;
     let mut notes = Vec::new();
     let mut state = RunState { base: load(&off, cfg)?, seq: 0 };
     let pages = off.store().pool().pages();
-    if pages <= cfg.frames as u64 {
+    if cfg.frames.is_some_and(|f| f as u64 >= pages) {
         notes.push(format!(
-            "the pool ({} frames) holds all {pages} pages of the store: nothing is evicted; use more --keys or fewer --frames",
-            cfg.frames
+            "the pool ({} frames) holds all {pages} pages of the store: nothing is evicted",
+            cfg.pool_frames()
         ));
     }
     let cells = cfg.cells();
@@ -257,10 +260,11 @@ pub fn run(cfg: &Config, dir: &Path) -> Result<(Vec<Row>, Vec<CdfRow>, Vec<Strin
     }
     bar.finish_and_clear();
     notes.push(format!(
-        "{} pairs, {} pages, {} frames; {} cells in {:.1} s; lookups: {}",
+        "{} pairs, {} pages, {} frames{}; {} cells in {:.1} s; lookups: {}",
         cfg.keys,
         pages,
-        cfg.frames,
+        cfg.pool_frames(),
+        if cfg.frames.is_none() { " (the whole file: no page is evicted, as in the paper)" } else { "" },
         cells.len(),
         t0.elapsed().as_secs_f64(),
         off.lookup_path()

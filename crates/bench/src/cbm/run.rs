@@ -147,6 +147,9 @@ pub struct Measured {
     pub shadow_flushes: u64,
     /// Checkpoints the store took (its log half full).
     pub checkpoints: u64,
+    /// Dirty pages the pool's clock wrote back to make room (0 when the
+    /// pool holds the whole file, the paper's setup).
+    pub eviction_write_backs: u64,
 }
 
 /// What a cell needs besides the store.
@@ -171,6 +174,7 @@ pub fn run_cell(off: &dyn Offload, spec: &CellSpec<'_>, state: &mut RunState) ->
     let warm = AtomicBool::new(false);
     let before = std::sync::Mutex::new(None);
     let checkpoints_before = off.store().stats().checkpoints;
+    let evicted_before = off.store().pool().stats().eviction_write_backs;
     let (host, olap) = std::thread::scope(|s| {
         let oltp = s.spawn(|| {
             let flags = Flags { stop: &stop, warm: &warm };
@@ -198,7 +202,8 @@ pub fn run_cell(off: &dyn Offload, spec: &CellSpec<'_>, state: &mut RunState) ->
     state.base = checker.into_base();
     let shadow_flushes = memtable.map_or(0, |m| m.into_inner().flushes);
     let checkpoints = off.store().stats().checkpoints - checkpoints_before;
-    Ok(Measured { cell, host, olap, violations, counters, shadow_flushes, checkpoints })
+    let eviction_write_backs = off.store().pool().stats().eviction_write_backs - evicted_before;
+    Ok(Measured { cell, host, olap, violations, counters, shadow_flushes, checkpoints, eviction_write_backs })
 }
 
 struct StopOnDrop<'a>(&'a AtomicBool);
