@@ -8,7 +8,9 @@
 //!  col < c      Σ mcv frequencies satisfying it + histogram fraction below c
 //!               (linear inside a bucket) × (1 - Σmcv - null_frac); no stats: 1/3
 //!  col IS NULL  null_frac; no stats: 0.005
-//!  LIKE         no wildcard: as `=`; else 0.005 (PostgreSQL's DEFAULT_MATCH_SEL)
+//!  LIKE         no wildcard: as `=`; else the pattern matched against the MCVs and
+//!               histogram bounds (`pattern.rs`, PostgreSQL's histogram_selectivity);
+//!               no stats: 0.005 (PostgreSQL's DEFAULT_MATCH_SEL)
 //!  a = b        1 / max(ndv(a), ndv(b)) × (1 - nf(a)) × (1 - nf(b)); ndv clamped
 //!               to the input's rows; no stats: ndv = rows for unique columns, else 200
 //!  AND, OR, NOT independence: s1·s2, s1 + s2 - s1·s2, 1 - s
@@ -153,10 +155,19 @@ fn sel(e: &Expr, cols: Columns<'_>) -> f64 {
             let i = cols(c);
             if i.stats.is_some() { 1.0 - i.null_frac } else { 1.0 - DEFAULT_NULL_SEL }
         }),
-        Expr::Like { expr, pattern, negated, .. } => {
+        Expr::Like { expr, pattern, negated, case_insensitive, escape } => {
             let s = match (column_of(expr), pattern.as_ref()) {
-                (Some(c), Expr::Literal { value: Value::Text(p), .. }) if !p.contains(['%', '_']) => {
+                (Some(c), Expr::Literal { value: Value::Text(p), .. })
+                    if !p.contains(['%', '_', '\\']) && !*case_insensitive && escape.is_none() =>
+                {
                     eq_sel(&cols(c), Some(&Value::Text(p.clone())))
+                }
+                (Some(c), Expr::Literal { value: Value::Text(p), .. }) if matches!(escape, None | Some('\\')) => {
+                    let kind = super::pattern::PatternKind {
+                        case_insensitive: *case_insensitive,
+                        padded: matches!(strip_cast(expr).ty(), crate::types::DataType::Char(_)),
+                    };
+                    super::pattern::like_selectivity(&cols(c), p, kind).unwrap_or(DEFAULT_MATCH_SEL)
                 }
                 _ => DEFAULT_MATCH_SEL,
             };

@@ -81,6 +81,23 @@ pub struct CostParams {
     pub sort_compare_s: f64,
     /// Host: one B+-tree descent (CPU; the pages are counted apart), s.
     pub index_descent_s: f64,
+    /// Host: the wall time of one synchronous page read the host's page
+    /// cache missed (an index lookup's fetch): the command's submission,
+    /// the emulated device's thread serving it, the completion and the
+    /// wake-up. The link and medium time of the read are counted apart;
+    /// this is the per-command cost a scan's batched reads amortise and a
+    /// random fetch pays whole. Measured on TPC-H SF 1 (docs/optimizer.md,
+    /// "Index lookups"): 16-19 µs per fetched row of lineitem, which misses
+    /// the cache 84 % of the time, s.
+    pub host_page_read_s: f64,
+    /// Host: fetch one row by VID from the heap cache (a page-table probe
+    /// and latch, the VID map and the version's slot), s. Paid by every
+    /// fetch, hit or miss.
+    pub host_fetch_s: f64,
+    /// Pages of the host's cache of heap pages (the engine's
+    /// `HEAP_CACHE_PAGES`): a fetch from a table larger than it misses with
+    /// probability `1 - cache / table pages` (`fetch_miss`).
+    pub host_cache_pages: f64,
     /// Bytes of a stored version's header (VID, timestamps, chain).
     pub tuple_header_bytes: f64,
 }
@@ -116,6 +133,9 @@ impl Default for CostParams {
             agg_row_s: 25e-9,
             sort_compare_s: 8e-9,
             index_descent_s: 1e-6,
+            host_page_read_s: 18e-6,
+            host_fetch_s: 1e-6,
+            host_cache_pages: 16_384.0,
             tuple_header_bytes: 24.0,
         }
     }
@@ -166,6 +186,23 @@ impl CostParams {
     pub fn link_s(&self, bytes: f64, commands: f64) -> f64 {
         bytes / self.link_bandwidth_bytes_s.max(1.0)
             + (commands / self.link_queue_depth.max(1.0)).ceil() * self.link_latency_s
+    }
+
+    /// The chance that fetching one row by VID from a table of
+    /// `table_bytes` misses the host's page cache: uniform random fetches
+    /// over the table's pages, of which the cache holds `host_cache_pages`
+    /// (pessimistic: the cache also holds other tables' pages).
+    pub fn fetch_miss(&self, table_bytes: f64) -> f64 {
+        let pages = (table_bytes / self.page_bytes).max(1.0);
+        (1.0 - self.host_cache_pages / pages).clamp(0.0, 1.0)
+    }
+
+    /// Host time of fetching `rows` rows by VID from a table of
+    /// `table_bytes`: each probes the cache, and misses it with
+    /// `fetch_miss` and then waits for one page read.
+    pub fn fetch_host_s(&self, rows: f64, table_bytes: f64) -> f64 {
+        let miss = self.fetch_miss(table_bytes) * (self.host_page_read_s + self.link_s(self.page_bytes, 1.0));
+        rows * (self.host_fetch_s + miss)
     }
 
     /// True when the device can run NDP scans at all.
@@ -254,13 +291,15 @@ pub fn ndp_scan(p: &CostParams, s: &ScanShape) -> Cost {
     }
 }
 
-/// Index scan: a descent, then one page read per matching row (pessimistic:
-/// no two matches share a page).
+/// Index scan: a descent, then one page read per matching row that misses
+/// the host's cache (pessimistic: no two matches share a page).
 pub fn index_scan(p: &CostParams, s: &ScanShape, matched_rows: f64) -> Cost {
     let page_read = p.medium_page_latency_s + p.page_bytes / p.medium_bandwidth_bytes_s.max(1.0);
+    let miss = p.fetch_miss(s.table_bytes());
     Cost {
-        device: matched_rows * page_read,
+        device: matched_rows * miss * page_read,
         host: p.index_descent_s
-            + matched_rows * (p.link_s(p.page_bytes, 1.0) + p.host_row_s + s.predicate_terms * p.host_expr_s),
+            + p.fetch_host_s(matched_rows, s.table_bytes())
+            + matched_rows * (p.host_row_s + s.predicate_terms * p.host_expr_s),
     }
 }

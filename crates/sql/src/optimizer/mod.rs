@@ -29,6 +29,7 @@ mod decorrelate;
 mod fold;
 pub mod join_order;
 mod orfactor;
+mod pattern;
 mod physical;
 mod prune;
 mod pushdown;

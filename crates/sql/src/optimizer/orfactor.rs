@@ -78,29 +78,35 @@ fn join_leaves(plan: &Plan, start: usize, out: &mut Vec<Range<usize>>) {
 fn implied_restrictions(predicate: &Expr, leaves: &[Range<usize>]) -> Vec<Expr> {
     let mut out = Vec::new();
     for c in conjuncts(predicate.clone()) {
-        if !matches!(c, Expr::Binary { op: BinaryOp::Or, .. }) || has_subquery(&c) {
-            continue;
-        }
-        let mut flat = Vec::new();
-        disjuncts(c.clone(), &mut flat);
-        let arms: Vec<Vec<Expr>> = flat.into_iter().map(conjuncts).collect();
         for leaf in leaves {
-            let within = |e: &Expr| {
-                let cols = columns_used(e);
-                !cols.is_empty() && cols.iter().all(|i| leaf.contains(i))
-            };
-            let parts: Vec<Option<Expr>> =
-                arms.iter().map(|arm| conjoin(arm.iter().filter(|e| within(e)).cloned().collect())).collect();
-            if parts.iter().all(Option::is_some) {
-                let implied =
-                    factor_or(disjoin(parts.into_iter().flatten().collect()).unwrap_or_else(|| bool_lit(None)));
-                if implied != c && !out.contains(&implied) {
-                    out.push(implied);
-                }
+            if let Some(implied) = implied_restriction(&c, leaf).filter(|i| !out.contains(i)) {
+                out.push(implied);
             }
         }
     }
     out
+}
+
+/// The restriction the OR `c` implies on the input whose columns are
+/// `leaf`, when every arm restricts it (and it is not `c` itself); None
+/// for anything but an OR without subqueries. The join orderer divides the
+/// OR's selectivity by the restriction's (`reorder.rs`), as PostgreSQL's
+/// `orclause_selectivity` adjustment does: the restriction already
+/// filtered the input.
+pub fn implied_restriction(c: &Expr, leaf: &Range<usize>) -> Option<Expr> {
+    if !matches!(c, Expr::Binary { op: BinaryOp::Or, .. }) || has_subquery(c) {
+        return None;
+    }
+    let mut flat = Vec::new();
+    disjuncts(c.clone(), &mut flat);
+    let within = |e: &Expr| {
+        let cols = columns_used(e);
+        !cols.is_empty() && cols.iter().all(|i| leaf.contains(i))
+    };
+    let parts: Option<Vec<Expr>> =
+        flat.into_iter().map(|arm| conjoin(conjuncts(arm).into_iter().filter(|e| within(e)).collect())).collect();
+    let implied = factor_or(disjoin(parts?).unwrap_or_else(|| bool_lit(None)));
+    (implied != *c).then_some(implied)
 }
 
 /// Bottom-up: inner ORs first, so an outer OR sees its arms factored.

@@ -201,7 +201,13 @@ fn node_cost(plan: &Plan, ctx: &OptimizerContext<'_>) -> Cost {
                         Node::Scan { table, .. } => rows_per_key(table, &index.columns[..keys.len()]).map(|k| l * k),
                         _ => None,
                     };
-                    let lookups = index_lookup_cost(ctx, l, fetched.unwrap_or(out).max(out));
+                    let table_bytes = scan_shape(right, ctx).map_or(0.0, |s| s.table_bytes());
+                    let index_bytes = match &right.node {
+                        Node::Scan { table, .. } => index_bytes(table, index, ctx),
+                        _ => 0.0,
+                    };
+                    let sizes = LookupSizes { table_bytes, index_bytes };
+                    let lookups = index_lookup_cost(ctx, l, fetched.unwrap_or(out).max(out), sizes);
                     return left.est.cost + lookups;
                 }
             }
@@ -222,13 +228,32 @@ fn rows_per_key(table: &TableDef, columns: &[usize]) -> Option<f64> {
     Some((stats.rows / distinct.min(stats.rows.max(1.0))).max(1.0))
 }
 
-/// `outer_rows` index lookups yielding `matched` rows in all.
-fn index_lookup_cost(ctx: &OptimizerContext<'_>, outer_rows: f64, matched: f64) -> Cost {
+/// The sizes an index lookup's cache misses depend on.
+struct LookupSizes {
+    table_bytes: f64,
+    index_bytes: f64,
+}
+
+/// Bytes of `index` on `table`: per row its key columns, the VID and an
+/// entry's slot and length fields (`docs/format/btree.md`), in leaves left
+/// about 70 % full.
+fn index_bytes(table: &TableDef, index: &IndexDef, ctx: &OptimizerContext<'_>) -> f64 {
+    let key: f64 = index.columns.iter().map(|&c| column_width(table, c)).sum();
+    super::cardinality::table_rows(table, ctx) * (key + 16.0) / 0.7
+}
+
+/// `outer_rows` index lookups yielding `matched` rows in all: a descent per
+/// lookup whose leaf misses the index pool as a fetch misses the heap
+/// cache, and a page read per fetched row that misses the heap cache.
+fn index_lookup_cost(ctx: &OptimizerContext<'_>, outer_rows: f64, matched: f64, sizes: LookupSizes) -> Cost {
     let p = &ctx.cost;
     let page_read = p.medium_page_latency_s + p.page_bytes / p.medium_bandwidth_bytes_s.max(1.0);
+    let (table, index) = (sizes.table_bytes, sizes.index_bytes);
     Cost {
-        device: (outer_rows + matched) * page_read,
-        host: outer_rows * (p.index_descent_s + p.link_s(p.page_bytes, 1.0))
+        device: (outer_rows * p.fetch_miss(index) + matched * p.fetch_miss(table)) * page_read,
+        host: outer_rows * p.index_descent_s
+            + p.fetch_host_s(outer_rows, index)
+            + p.fetch_host_s(matched, table)
             + matched * (p.host_row_s + p.output_row_s),
     }
 }

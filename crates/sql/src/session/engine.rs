@@ -95,7 +95,7 @@ impl Engine {
         let catalog_store = CatalogStore::open(db.clone())?;
         let catalog = load_committed(&catalog_store, &db)?;
         let writer = open_indexes(opts, &profile, &db, &catalog)?;
-        let cost = CostParams::from_profile(&profile);
+        let cost = CostParams { host_cache_pages: HEAP_CACHE_PAGES as f64, ..CostParams::from_profile(&profile) };
         Ok(Arc::new(Engine {
             db,
             catalog_store,
