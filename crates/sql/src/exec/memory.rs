@@ -11,6 +11,7 @@ use std::sync::Arc;
 use arrow_array::{ArrayRef, Int64Array, RecordBatch};
 use parking_lot::{Mutex, RwLock};
 
+use super::pipeline::Morsel;
 use super::util::rechunk;
 use super::{Access, BATCH_ROWS, ScanCounters, ScanOutput, ScanSpec, TableSource};
 use crate::error::{Result, SqlError, SqlState};
@@ -75,6 +76,7 @@ impl TableSource for MemorySource {
                 &options,
             )
             .map_err(super::util::arrow_err)
+            .map(Morsel::Ready)
         });
         Ok(ScanOutput { batches: Box::new(iter), filter_applied: false, counters })
     }

@@ -53,8 +53,10 @@ pub struct ScanCounters {
     pub rows_examined: u64,
 }
 
+/// A scan's batches, each made already or deferred to whichever pipeline
+/// worker takes it ([`pipeline::Morsel`]).
 pub struct ScanOutput {
-    pub batches: Box<dyn Iterator<Item = Result<RecordBatch>> + Send>,
+    pub batches: Box<dyn Iterator<Item = Result<pipeline::Morsel>> + Send>,
     pub filter_applied: bool,
     /// Filled when the iterator is exhausted (shared with it).
     pub counters: Arc<parking_lot::Mutex<ScanCounters>>,
@@ -142,7 +144,7 @@ mod join;
 mod join_keys;
 pub mod memory;
 mod metrics;
-mod pipeline;
+pub mod pipeline;
 mod setop;
 mod sort;
 mod subquery;
