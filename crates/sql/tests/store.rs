@@ -94,8 +94,9 @@ fn scan(
     let source = TxnSource::new(txn.clone(), 1, Freshness::Ship);
     let spec = ScanSpec { table: def, columns, filter, emit_vid: true, access: &access };
     let out = source.scan(&spec).unwrap();
-    let batches = out.batches.collect::<Result<Vec<_>, _>>().unwrap();
-    (batches, out.filter_applied)
+    // A host scan's morsels are deferred work, some without rows.
+    let batches = out.batches.map(|m| m.and_then(|m| m.run())).collect::<Result<Vec<_>, _>>().unwrap();
+    (batches.into_iter().filter(|b| b.num_rows() > 0).collect(), out.filter_applied)
 }
 
 fn rows_of(batches: &[RecordBatch]) -> usize {
