@@ -138,6 +138,7 @@ pub trait SubqueryRunner: Send + Sync {
 mod accumulate;
 mod aggregate;
 mod build;
+mod group_keys;
 mod hashing;
 mod index_join;
 mod join;
