@@ -40,7 +40,7 @@ use parking_lot::Mutex;
 use super::index::read as index_read;
 use super::index::{IndexKeys, IndexStore, KeyRange};
 use super::mapping::{BatchBuilder, rescale, storage_type};
-use super::txn::{SqlTxn, txn_error};
+use super::txn::{SqlTxn, store_error, txn_error};
 use crate::catalog::{IndexDef, TableDef};
 use crate::error::{Result, SqlError};
 use crate::exec::pipeline::Morsel;
@@ -127,7 +127,9 @@ impl TableSource for TxnSource {
                 let result = self.txn.with(|t| t.rows_at(&table, &snapshot, &projection, predicate.as_ref(), mode))?;
                 add_stats(&mut counters.lock(), &result.stats, table.vids());
                 let builder = BatchBuilder::new(&names, spec.emit_vid, BATCH_ROWS)?;
-                Box::new(RowBatches { rows: result.rows.into_iter(), builder, done: false }.map(|b| b.map(Morsel::Ready)))
+                Box::new(
+                    RowBatches { rows: result.rows.into_iter(), builder, done: false }.map(|b| b.map(Morsel::Ready)),
+                )
             }
             Access::Index { index, lower, upper, lower_inclusive, upper_inclusive } => {
                 // NDP: index scans run on the host; the device's in-storage
@@ -170,18 +172,25 @@ impl TableSource for TxnSource {
         let names: Vec<(String, DataType)> =
             spec.columns.iter().map(|&c| (spec.table.columns[c].name.clone(), spec.table.columns[c].ty)).collect();
         let mut builder = BatchBuilder::new(&names, false, BATCH_ROWS)?;
-        let (mut owners, mut row) = (Vec::new(), Vec::with_capacity(spec.columns.len()));
         let db = self.txn.database();
+        // Every key's entries first, then their heap pages read together
+        // (`prefetch_versions`), then the versions: one device round trip
+        // per batch of pages instead of one per row.
+        let mut found: Vec<(u32, u64)> = Vec::new();
         for (i, key) in keys.iter().enumerate() {
             let refs: Vec<&Value> = key.iter().collect();
             let Some(k) = layout.key_of(&refs)? else { continue };
-            for vid in ix.vids(&KeyRange::exact(&k))? {
-                let Some(values) = index_read::visible(db, &table, &snapshot, vid)? else { continue };
-                row.clear();
-                row.extend(spec.columns.iter().map(|&c| values.get(c).cloned().unwrap_or(fs::Value::Null)));
-                builder.push(vid, &row)?;
-                owners.push(i as u32);
-            }
+            found.extend(ix.vids(&KeyRange::exact(&k))?.into_iter().map(|vid| (i as u32, vid)));
+        }
+        let heads = found.iter().filter_map(|&(_, vid)| table.head(vid)).map(|h| h.rid);
+        db.store().prefetch_versions(&table, heads).map_err(store_error)?;
+        let (mut owners, mut row) = (Vec::with_capacity(found.len()), Vec::with_capacity(spec.columns.len()));
+        for (i, vid) in found {
+            let Some(values) = index_read::visible(db, &table, &snapshot, vid)? else { continue };
+            row.clear();
+            row.extend(spec.columns.iter().map(|&c| values.get(c).cloned().unwrap_or(fs::Value::Null)));
+            builder.push(vid, &row)?;
+            owners.push(i);
         }
         Ok(IndexLookup { rows: builder.finish()?, owners })
     }
