@@ -390,7 +390,7 @@ mod tests {
 
     impl Transform for Uneven {
         fn apply(&self, batch: RecordBatch, _ctx: &ExecContext) -> Result<RecordBatch> {
-            if batch.column(0).as_primitive::<Int64Type>().value(0) % 2 == 0 {
+            if batch.column(0).as_primitive::<Int64Type>().values().first().is_some_and(|v| v % 2 == 0) {
                 std::thread::sleep(std::time::Duration::from_millis(3));
             }
             Ok(batch)
@@ -431,6 +431,51 @@ mod tests {
             }
         };
         assert_eq!(err.message, "a pipeline worker panicked");
+    }
+
+    /// Hands out morsel `i` as deferred work: every third makes no rows,
+    /// the even ones take longer (so workers finish out of order).
+    struct DeferredSource(i64);
+
+    impl Operator for DeferredSource {
+        fn next(&mut self) -> Result<Option<RecordBatch>> {
+            self.next_morsel()?.map(Morsel::run).transpose()
+        }
+
+        fn next_morsel(&mut self) -> Result<Option<Morsel>> {
+            let i = self.0;
+            if i == 30 {
+                return Ok(None);
+            }
+            self.0 += 1;
+            Ok(Some(Morsel::Deferred(Box::new(move || {
+                if i % 2 == 0 {
+                    std::thread::sleep(std::time::Duration::from_millis(2));
+                }
+                let values: Vec<i64> = if i % 3 == 0 { vec![] } else { vec![i, i] };
+                Ok(RecordBatch::try_from_iter([("v", Arc::new(Int64Array::from(values)) as _)]).unwrap())
+            }))))
+        }
+    }
+
+    /// Deferred morsels run on the workers, outside the source's lock, and
+    /// the output is still the serial one: the same batches in order.
+    #[test]
+    fn deferred_morsels_keep_the_serial_output() {
+        let run = |workers| {
+            let ctx = ExecContext { workers, ..ctx() };
+            let stage = Stage { transform: Arc::new(Uneven), metrics: MetricsNode::new("uneven", vec![]) };
+            let mut op = Pipeline { source: Box::new(DeferredSource(0)), stages: vec![stage] }.start(&ctx);
+            let mut got = Vec::new();
+            while let Some(b) = op.next().unwrap() {
+                got.push(b.column(0).as_primitive::<Int64Type>().values().to_vec());
+            }
+            got
+        };
+        let serial = run(1);
+        assert_eq!(serial.len(), 20, "morsels without rows are dropped");
+        assert_eq!(serial[0], vec![1, 1]);
+        assert_eq!(run(3), serial);
     }
 
     #[test]
