@@ -96,12 +96,14 @@ fn build_scan(plan: &Plan, ctx: &ExecContext) -> Result<(Pipeline, Arc<MetricsNo
     let node = MetricsNode::new(format!("Scan {}", table.name), vec![]);
     *node.scan.lock() = Some(output.counters.clone());
     let source = Box::new(ScanOp { batches: output.batches, schema: plan.schema.clone() });
-    match filter {
-        Some(predicate) if !output.filter_applied => {
-            let transform = Arc::new(FilterT { predicate: predicate.clone() });
+    // Only what the source did not apply (conjuncts it pushed down are
+    // not evaluated twice).
+    match output.remaining {
+        Some(predicate) => {
+            let transform = Arc::new(FilterT { predicate });
             Ok((Pipeline { source, stages: vec![Stage { transform, metrics: node.clone() }] }, node))
         }
-        _ => Ok((Pipeline { source: metered(source, &node), stages: vec![] }, node)),
+        None => Ok((Pipeline { source: metered(source, &node), stages: vec![] }, node)),
     }
 }
 

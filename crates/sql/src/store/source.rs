@@ -95,12 +95,12 @@ impl TableSource for TxnSource {
             projection.push(c as u16);
             names.push((col.name.clone(), col.ty));
         }
-        let (predicate, filter_applied) = match spec.filter {
+        let (predicate, remaining) = match spec.filter {
             Some(f) => match pushdown(f, spec)? {
-                Some((p, whole)) => (Some(p), whole),
-                None => (None, false),
+                Some((p, rest)) => (Some(p), rest),
+                None => (None, Some(f.clone())),
             },
-            None => (None, true),
+            None => (None, None),
         };
         let snapshot = self.txn.statement_snapshot()?;
         let counters = Arc::new(Mutex::new(ScanCounters::default()));
@@ -155,12 +155,12 @@ impl TableSource for TxnSource {
                         }
                         .map(|b| b.map(Morsel::Ready)),
                     ),
-                    filter_applied: spec.filter.is_none(),
+                    remaining: spec.filter.cloned(),
                     counters,
                 });
             }
         };
-        Ok(ScanOutput { batches, filter_applied, counters })
+        Ok(ScanOutput { batches, remaining, counters })
     }
 
     fn index_lookup(&self, spec: &ScanSpec<'_>, index: &IndexDef, keys: &[Vec<Value>]) -> Result<IndexLookup> {
@@ -311,29 +311,34 @@ impl Iterator for RowBatches {
 
 /// The conjuncts of `filter` (over the scan's output columns) the store
 /// can evaluate, as one predicate (at most [`MAX_TERMS`] terms, in the
-/// filter's order), and whether they are the whole filter.
-pub fn pushdown(filter: &Expr, spec: &ScanSpec<'_>) -> Result<Option<(Predicate, bool)>> {
+/// filter's order), and the conjuncts left for the executor (in order;
+/// None when the predicate is the whole filter).
+pub fn pushdown(filter: &Expr, spec: &ScanSpec<'_>) -> Result<Option<(Predicate, Option<Expr>)>> {
     let mut conjuncts = Vec::new();
     flatten_and(filter, &mut conjuncts);
-    let mut terms = Vec::new();
-    for c in &conjuncts {
-        if terms.len() == MAX_TERMS {
-            break;
-        }
-        if let Some((index, op, value)) = device_term(c) {
-            let Some(&column) = spec.columns.get(index) else { continue };
-            let Some(def) = spec.table.columns.get(column) else { continue };
-            // The store's type must agree with the term's kind.
-            let st = storage_type(def)?;
-            let text = matches!(st, ColumnType::Text(_) | ColumnType::Varchar(_));
-            if text != matches!(value, Operand::Bytes(_)) || st == ColumnType::Float64 {
-                continue;
-            }
-            terms.push(Term { column: column as u16, op, value });
+    let (mut terms, mut rest) = (Vec::new(), Vec::new());
+    for c in conjuncts {
+        match store_term(c, spec)? {
+            Some(term) if terms.len() < MAX_TERMS => terms.push(term),
+            _ => rest.push(c.clone()),
         }
     }
-    let whole = terms.len() == conjuncts.len();
-    Ok((!terms.is_empty()).then_some((Predicate { terms }, whole)))
+    let rest = rest.into_iter().reduce(Expr::and);
+    Ok((!terms.is_empty()).then_some((Predicate { terms }, rest)))
+}
+
+/// A conjunct as a store term, when the store's type of its column agrees
+/// with the term's kind.
+fn store_term(c: &Expr, spec: &ScanSpec<'_>) -> Result<Option<Term>> {
+    let Some((index, op, value)) = device_term(c) else { return Ok(None) };
+    let Some(&column) = spec.columns.get(index) else { return Ok(None) };
+    let Some(def) = spec.table.columns.get(column) else { return Ok(None) };
+    let st = storage_type(def)?;
+    let text = matches!(st, ColumnType::Text(_) | ColumnType::Varchar(_));
+    if text != matches!(value, Operand::Bytes(_)) || st == ColumnType::Float64 {
+        return Ok(None);
+    }
+    Ok(Some(Term { column: column as u16, op, value }))
 }
 
 fn flatten_and<'e>(e: &'e Expr, out: &mut Vec<&'e Expr>) {
