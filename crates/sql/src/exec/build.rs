@@ -144,7 +144,7 @@ fn scan_batch(batch: RecordBatch, schema: &Schema) -> Result<RecordBatch> {
 impl Operator for ScanOp {
     /// Makes deferred morsels here, skipping those without rows.
     fn next(&mut self) -> Result<Option<RecordBatch>> {
-        while let Some(morsel) = self.batches.next() {
+        for morsel in self.batches.by_ref() {
             let batch = morsel?.run()?;
             if batch.num_rows() > 0 {
                 return scan_batch(batch, &self.schema).map(Some);
