@@ -2,7 +2,7 @@
 //! host's cache of written heap pages ([`PageCache`]), or the device. Scans
 //! never use the cache: the block stack reads every page (`scan.rs`).
 
-use std::collections::HashMap;
+use std::collections::{HashMap, HashSet};
 use std::sync::Arc;
 
 use ndpdb_device::{Command, QueuePair};
@@ -11,6 +11,7 @@ use ndpdb_format::record::{HEADER_BYTES, VersionHeader};
 
 use crate::error::{Result, StoreError};
 use crate::lock_order::{Level, OrderedMutex};
+use crate::scan::{Order, READ_AHEAD};
 use crate::store::Store;
 use crate::table::Table;
 
@@ -64,6 +65,34 @@ impl Store {
         let rec =
             page::heap_record(&page, &h, rid.slot()).map_err(|e| StoreError::corrupt(format!("record {rid:?}"), e))?;
         decode_record(rec, rid)
+    }
+
+    /// Reads into the page cache, many at a time, the heap pages of `rids`
+    /// that are neither cached nor in `table`'s delta buffer, so that the
+    /// [`Store::read_version`]s of a batch of point reads (an index join's
+    /// probe) find them there instead of waiting for one device round trip
+    /// each. At most half the cache is filled per call, so a call does not
+    /// evict its own pages. Only an optimisation: a page it skips or that
+    /// is evicted is read by `read_version` as before.
+    pub fn prefetch_versions(&self, table: &Table, rids: impl Iterator<Item = RecordId>) -> Result<()> {
+        let delta: HashSet<u64> = table.state.lock().delta.iter().map(|p| p.lpn()).collect();
+        let mut lpns: Vec<u64> = rids.filter(|r| !r.is_none()).map(|r| r.lpn()).collect();
+        lpns.sort_unstable();
+        lpns.dedup();
+        lpns.retain(|lpn| !delta.contains(lpn) && self.cache.get(*lpn).is_none());
+        lpns.truncate(self.cache.capacity / 2);
+        if lpns.len() < 2 {
+            return Ok(());
+        }
+        let mut qp = self.device().queue_pair();
+        for (lpn, page) in self.read_pages_ahead(&lpns, &mut qp, READ_AHEAD, Order::Submission)? {
+            // `read_page`'s check that the page is the one asked for; a
+            // page that fails it is left to `read_version` to report.
+            if page::PageHeader::decode(&page).is_ok_and(|h| h.lpn == lpn) {
+                self.cache.insert(lpn, Arc::new(page));
+            }
+        }
+        Ok(())
     }
 
     fn cached_page(&self, lpn: u64) -> Result<Arc<Vec<u8>>> {

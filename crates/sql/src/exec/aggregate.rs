@@ -1,5 +1,6 @@
 //! Hash aggregation: GROUP BY keys encoded with arrow-row map to group
-//! numbers; each aggregate keeps one state per group
+//! numbers ([`GroupKeys`]: keys back to back, no allocation per group);
+//! each aggregate keeps one state per group
 //! ([`super::accumulate`]). No GROUP BY = one group, which exists even for
 //! an empty input (`count(*)` of nothing is 0). Groups are emitted in the
 //! order of their encoded keys, so the output does not depend on the hash
@@ -23,7 +24,7 @@
 //! is not TRUE. Everything held (keys, states, distinct sets) is counted
 //! against `work_mem`, per partial table.
 
-use std::collections::{HashMap, HashSet};
+use std::collections::HashSet;
 use std::sync::Arc;
 
 use arrow_array::{Array, ArrayRef, BooleanArray, RecordBatch, UInt32Array};
@@ -31,7 +32,8 @@ use parking_lot::Mutex;
 
 use super::accumulate::Accumulator;
 use super::build::as_bool;
-use super::hashing::FastState;
+use super::group_keys::GroupKeys;
+use super::hashing::{FastState, hash_bytes};
 use super::metrics::MetricsNode;
 use super::pipeline::{BoxOp, Operator, Pipeline, Stage, Transform};
 use super::util::{KeyEncoder, conform, make_batch, rechunk, take_columns};
@@ -149,7 +151,8 @@ struct GroupTable {
     ctx: ExecContext,
     /// None without GROUP BY (one group, number 0).
     encoder: Option<KeyEncoder>,
-    groups: HashMap<Box<[u8]>, u32, FastState>,
+    /// The groups' encoded keys (empty without GROUP BY).
+    groups: GroupKeys,
     group_count: usize,
     states: Vec<Accumulator>,
     distinct: Vec<Option<DistinctSet>>,
@@ -176,7 +179,7 @@ impl GroupTable {
             spec,
             ctx: ctx.clone(),
             encoder,
-            groups: HashMap::default(),
+            groups: GroupKeys::new(),
             group_count: 0,
             states,
             distinct,
@@ -199,14 +202,15 @@ impl GroupTable {
         Ok(id)
     }
 
-    /// The group number of an encoded key, adding the group if new.
-    fn group_of(&mut self, key: &[u8]) -> Result<u32> {
-        if let Some(&id) = self.groups.get(key) {
-            return Ok(id);
+    /// The group number of an encoded key (whose [`hash_bytes`] is
+    /// `hash`), adding the group if new.
+    fn group_of(&mut self, key: &[u8], hash: u64) -> Result<u32> {
+        let (id, added) = self.groups.find_or_insert_hashed(key, hash);
+        if added {
+            let state_id = self.add_group()?;
+            debug_assert_eq!(id, state_id, "group keys and states are numbered alike");
+            self.reservation.grow(key.len() + ENTRY_OVERHEAD_BYTES)?;
         }
-        let id = self.add_group()?;
-        self.reservation.grow(key.len() + ENTRY_OVERHEAD_BYTES)?;
-        self.groups.insert(key.into(), id);
         Ok(id)
     }
 
@@ -228,7 +232,7 @@ impl GroupTable {
             let key = row.data();
             let id = match previous {
                 Some((k, id)) if k == key => id,
-                _ => self.group_of(key)?,
+                _ => self.group_of(key, hash_bytes(key))?,
             };
             previous = Some((key, id));
             ids.push(id);
@@ -285,8 +289,8 @@ impl GroupTable {
             None => vec![(0, 0)],
             Some(_) => {
                 let mut m = Vec::with_capacity(other.groups.len());
-                for (key, &theirs) in &other.groups {
-                    m.push((self.group_of(key)?, theirs));
+                for theirs in 0..other.groups.len() as u32 {
+                    m.push((self.group_of(other.groups.key(theirs), other.groups.hash(theirs))?, theirs));
                 }
                 m
             }
@@ -305,10 +309,8 @@ impl GroupTable {
         let mut columns: Vec<ArrayRef> = Vec::with_capacity(schema.len());
         let mut order: Vec<u32> = (0..self.group_count as u32).collect();
         if let Some(encoder) = &self.encoder {
-            let mut keys: Vec<(&Box<[u8]>, &u32)> = self.groups.iter().collect();
-            keys.sort_unstable();
-            order = keys.iter().map(|(_, id)| **id).collect();
-            columns.extend(encoder.decode(keys.into_iter().map(|(k, _)| k.as_ref()))?);
+            order = self.groups.sorted();
+            columns.extend(encoder.decode(order.iter().map(|&g| self.groups.key(g)))?);
         }
         let order = UInt32Array::from(order);
         let key_count = columns.len();

@@ -9,7 +9,7 @@ use std::time::Instant;
 use arrow_array::{Array, BooleanArray, RecordBatch};
 
 use super::metrics::MetricsNode;
-use super::pipeline::{BoxOp, Operator, Pipeline, Stage, Transform, VecSource};
+use super::pipeline::{BoxOp, Morsel, Operator, Pipeline, Stage, Transform, VecSource};
 use super::util::{arrow_err, concat, conform, empty_rows_batch, make_batch, rechunk};
 use super::{ExecContext, ScanSpec, aggregate, check_interrupts, expr, join, setop, sort};
 use crate::error::{Result, SqlError};
@@ -96,12 +96,14 @@ fn build_scan(plan: &Plan, ctx: &ExecContext) -> Result<(Pipeline, Arc<MetricsNo
     let node = MetricsNode::new(format!("Scan {}", table.name), vec![]);
     *node.scan.lock() = Some(output.counters.clone());
     let source = Box::new(ScanOp { batches: output.batches, schema: plan.schema.clone() });
-    match filter {
-        Some(predicate) if !output.filter_applied => {
-            let transform = Arc::new(FilterT { predicate: predicate.clone() });
+    // Only what the source did not apply (conjuncts it pushed down are
+    // not evaluated twice).
+    match output.remaining {
+        Some(predicate) => {
+            let transform = Arc::new(FilterT { predicate });
             Ok((Pipeline { source, stages: vec![Stage { transform, metrics: node.clone() }] }, node))
         }
-        _ => Ok((Pipeline { source: metered(source, &node), stages: vec![] }, node)),
+        None => Ok((Pipeline { source: metered(source, &node), stages: vec![] }, node)),
     }
 }
 
@@ -129,20 +131,37 @@ fn resolve_bounds(access: &Access, ctx: &ExecContext) -> Result<Option<Access>> 
 }
 
 struct ScanOp {
-    batches: Box<dyn Iterator<Item = Result<RecordBatch>> + Send>,
+    batches: Box<dyn Iterator<Item = Result<Morsel>> + Send>,
     schema: Schema,
 }
 
+/// The source's batch with the plan's schema.
+fn scan_batch(batch: RecordBatch, schema: &Schema) -> Result<RecordBatch> {
+    let rows = batch.num_rows();
+    make_batch(schema, batch.columns().to_vec(), rows)
+}
+
 impl Operator for ScanOp {
+    /// Makes deferred morsels here, skipping those without rows.
     fn next(&mut self) -> Result<Option<RecordBatch>> {
-        match self.batches.next() {
-            None => Ok(None),
-            Some(batch) => {
-                let batch = batch?;
-                let rows = batch.num_rows();
-                Ok(Some(make_batch(&self.schema, batch.columns().to_vec(), rows)?))
+        for morsel in self.batches.by_ref() {
+            let batch = morsel?.run()?;
+            if batch.num_rows() > 0 {
+                return scan_batch(batch, &self.schema).map(Some);
             }
         }
+        Ok(None)
+    }
+
+    fn next_morsel(&mut self) -> Result<Option<Morsel>> {
+        Ok(match self.batches.next().transpose()? {
+            None => None,
+            Some(Morsel::Ready(batch)) => Some(Morsel::Ready(scan_batch(batch, &self.schema)?)),
+            Some(Morsel::Deferred(work)) => {
+                let schema = self.schema.clone();
+                Some(Morsel::Deferred(Box::new(move || scan_batch(work()?, &schema))))
+            }
+        })
     }
 }
 
@@ -180,6 +199,32 @@ impl Operator for Metered {
             self.node.add_rows(b.num_rows());
         }
         out
+    }
+
+    /// A deferred morsel's time and rows count when it runs.
+    fn next_morsel(&mut self) -> Result<Option<Morsel>> {
+        let t0 = Instant::now();
+        let out = self.inner.next_morsel();
+        self.node.add_time(t0.elapsed());
+        Ok(match out? {
+            None => None,
+            Some(Morsel::Ready(b)) => {
+                self.node.add_rows(b.num_rows());
+                Some(Morsel::Ready(b))
+            }
+            Some(Morsel::Deferred(work)) => {
+                let node = self.node.clone();
+                Some(Morsel::Deferred(Box::new(move || {
+                    let t0 = Instant::now();
+                    let out = work();
+                    node.add_time(t0.elapsed());
+                    if let Ok(b) = &out {
+                        node.add_rows(b.num_rows());
+                    }
+                    out
+                })))
+            }
+        })
     }
 }
 

@@ -2,7 +2,7 @@
 //! table source (tests of the executor and the optimizer run plans on it),
 //! not a mock: it projects, numbers rows (the VID is the row's position in
 //! the table), and cuts its output into morsels of [`BATCH_ROWS`].
-//! It does not apply pushed-down filters (`filter_applied` is false), so
+//! It does not apply pushed-down filters (`remaining` is the whole filter), so
 //! the executor's own filter runs; index access is refused (0A000).
 
 use std::collections::HashMap;
@@ -11,6 +11,7 @@ use std::sync::Arc;
 use arrow_array::{ArrayRef, Int64Array, RecordBatch};
 use parking_lot::{Mutex, RwLock};
 
+use super::pipeline::Morsel;
 use super::util::rechunk;
 use super::{Access, BATCH_ROWS, ScanCounters, ScanOutput, ScanSpec, TableSource};
 use crate::error::{Result, SqlError, SqlState};
@@ -75,7 +76,8 @@ impl TableSource for MemorySource {
                 &options,
             )
             .map_err(super::util::arrow_err)
+            .map(Morsel::Ready)
         });
-        Ok(ScanOutput { batches: Box::new(iter), filter_applied: false, counters })
+        Ok(ScanOutput { batches: Box::new(iter), remaining: spec.filter.cloned(), counters })
     }
 }

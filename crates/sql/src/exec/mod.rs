@@ -31,8 +31,8 @@ pub struct ScanSpec<'a> {
     pub columns: &'a [usize],
     /// Predicate over the scan's output columns. The source may use it to
     /// skip rows early (on the device for NDP); it reports in
-    /// [`ScanOutput::filter_applied`] whether every returned row satisfies
-    /// it, and the executor evaluates it otherwise.
+    /// [`ScanOutput::remaining`] what of it the returned rows may still
+    /// fail, which the executor evaluates.
     pub filter: Option<&'a Expr>,
     /// Append the VID as a last Int64 column.
     pub emit_vid: bool,
@@ -53,9 +53,13 @@ pub struct ScanCounters {
     pub rows_examined: u64,
 }
 
+/// A scan's batches, each made already or deferred to whichever pipeline
+/// worker takes it ([`pipeline::Morsel`]).
 pub struct ScanOutput {
-    pub batches: Box<dyn Iterator<Item = Result<RecordBatch>> + Send>,
-    pub filter_applied: bool,
+    pub batches: Box<dyn Iterator<Item = Result<pipeline::Morsel>> + Send>,
+    /// The conjuncts of the spec's filter the source did not apply (the
+    /// whole filter when it applied none); None: every row satisfies it.
+    pub remaining: Option<Expr>,
     /// Filled when the iterator is exhausted (shared with it).
     pub counters: Arc<parking_lot::Mutex<ScanCounters>>,
 }
@@ -136,13 +140,14 @@ pub trait SubqueryRunner: Send + Sync {
 mod accumulate;
 mod aggregate;
 mod build;
+mod group_keys;
 mod hashing;
 mod index_join;
 mod join;
 mod join_keys;
 pub mod memory;
 mod metrics;
-mod pipeline;
+pub mod pipeline;
 mod setop;
 mod sort;
 mod subquery;

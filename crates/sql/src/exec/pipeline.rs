@@ -8,9 +8,16 @@
 //!   │ worker 1: morsel k   ─► stage ─► stage ─┐  │
 //!   │ worker 2: morsel k+1 ─► stage ─► stage ─┤  │
 //!   └──────▲──────────────────────────────────┴──┘
-//!          │ one batch (a morsel) at a time, numbered, under a lock
+//!          │ one morsel at a time, numbered, under a lock; a host scan's
+//!          │ morsel is work (page reads, decoding) run outside the lock
 //!       source operator (scan, or any operator)
 //! ```
+//!
+//! A source hands out [`Morsel`]s: a batch it made (any operator), or the
+//! work that makes one ([`Morsel::Deferred`]: a host scan's VID range). The
+//! worker takes the morsel and its number under the source's lock and runs
+//! deferred work after releasing it, so both workers read and decode pages
+//! at once; the number still fixes the morsel's place in the output.
 //!
 //! A stage ([`Transform`]) is a filter, a projection or a hash-join probe:
 //! it maps one batch to one batch and keeps no order-dependent state, so
@@ -38,6 +45,32 @@ use crate::error::{Result, SqlError};
 /// A pull-based operator: `None` once exhausted.
 pub trait Operator: Send {
     fn next(&mut self) -> Result<Option<RecordBatch>>;
+
+    /// The next morsel, for a parallel pipeline's worker (which holds the
+    /// source's lock): a source that can make its batch on any thread hands
+    /// out the work instead. A deferred morsel may make an empty batch.
+    fn next_morsel(&mut self) -> Result<Option<Morsel>> {
+        Ok(self.next()?.map(Morsel::Ready))
+    }
+}
+
+/// Work that makes one morsel's batch, runnable on any worker.
+pub type Deferred = Box<dyn FnOnce() -> Result<RecordBatch> + Send>;
+
+/// One numbered unit of a pipeline's input.
+pub enum Morsel {
+    Ready(RecordBatch),
+    Deferred(Deferred),
+}
+
+impl Morsel {
+    /// The batch, making it on this thread if it was deferred.
+    pub fn run(self) -> Result<RecordBatch> {
+        match self {
+            Morsel::Ready(batch) => Ok(batch),
+            Morsel::Deferred(work) => work(),
+        }
+    }
 }
 
 pub type BoxOp = Box<dyn Operator>;
@@ -125,6 +158,13 @@ impl Operator for Chain {
             None => self.rest.next(),
         }
     }
+
+    fn next_morsel(&mut self) -> Result<Option<Morsel>> {
+        match self.head.next()? {
+            Some(batch) => Ok(Some(Morsel::Ready(batch))),
+            None => self.rest.next_morsel(),
+        }
+    }
 }
 
 /// Runs `batch` through `stages`.
@@ -188,10 +228,11 @@ impl Operator for VecSource {
     }
 }
 
-type Morsel = (u64, Result<RecordBatch>);
+/// A morsel's number and its result.
+type Done = (u64, Result<RecordBatch>);
 
 struct ParallelPipeline {
-    rx: Option<Receiver<Morsel>>,
+    rx: Option<Receiver<Done>>,
     handles: Vec<JoinHandle<()>>,
     stop: Arc<AtomicBool>,
     pending: BTreeMap<u64, RecordBatch>,
@@ -244,20 +285,21 @@ impl ParallelPipeline {
     }
 }
 
-/// One worker: pull a numbered morsel, run the stages, send the result.
-fn worker(shared: &Shared, tx: &SyncSender<Morsel>, ctx: &ExecContext) {
+/// One worker: pull a numbered morsel, make its batch (outside the
+/// source's lock), run the stages, send the result.
+fn worker(shared: &Shared, tx: &SyncSender<Done>, ctx: &ExecContext) {
     while !shared.stop.load(Ordering::Relaxed) {
-        let (seq, batch) = {
+        let (seq, morsel) = {
             let mut source = shared.source.lock();
             if source.2 {
                 return;
             }
-            let pulled = check_interrupts(ctx).and_then(|_| source.0.next());
+            let pulled = check_interrupts(ctx).and_then(|_| source.0.next_morsel());
             let seq = source.1;
             match pulled {
-                Ok(Some(batch)) => {
+                Ok(Some(morsel)) => {
                     source.1 += 1;
-                    (seq, batch)
+                    (seq, morsel)
                 }
                 Ok(None) => {
                     source.2 = true;
@@ -270,7 +312,9 @@ fn worker(shared: &Shared, tx: &SyncSender<Morsel>, ctx: &ExecContext) {
                 }
             }
         };
-        let out = run_stages(&shared.stages, batch, ctx);
+        // An empty batch (a deferred scan morsel with no visible row)
+        // skips the stages: the consumer drops it after counting it.
+        let out = morsel.run().and_then(|b| if b.num_rows() == 0 { Ok(b) } else { run_stages(&shared.stages, b, ctx) });
         let failed = out.is_err();
         if tx.send((seq, out)).is_err() || failed {
             return;
@@ -346,7 +390,7 @@ mod tests {
 
     impl Transform for Uneven {
         fn apply(&self, batch: RecordBatch, _ctx: &ExecContext) -> Result<RecordBatch> {
-            if batch.column(0).as_primitive::<Int64Type>().value(0) % 2 == 0 {
+            if batch.column(0).as_primitive::<Int64Type>().values().first().is_some_and(|v| v % 2 == 0) {
                 std::thread::sleep(std::time::Duration::from_millis(3));
             }
             Ok(batch)
@@ -387,6 +431,51 @@ mod tests {
             }
         };
         assert_eq!(err.message, "a pipeline worker panicked");
+    }
+
+    /// Hands out morsel `i` as deferred work: every third makes no rows,
+    /// the even ones take longer (so workers finish out of order).
+    struct DeferredSource(i64);
+
+    impl Operator for DeferredSource {
+        fn next(&mut self) -> Result<Option<RecordBatch>> {
+            self.next_morsel()?.map(Morsel::run).transpose()
+        }
+
+        fn next_morsel(&mut self) -> Result<Option<Morsel>> {
+            let i = self.0;
+            if i == 30 {
+                return Ok(None);
+            }
+            self.0 += 1;
+            Ok(Some(Morsel::Deferred(Box::new(move || {
+                if i % 2 == 0 {
+                    std::thread::sleep(std::time::Duration::from_millis(2));
+                }
+                let values: Vec<i64> = if i % 3 == 0 { vec![] } else { vec![i, i] };
+                Ok(RecordBatch::try_from_iter([("v", Arc::new(Int64Array::from(values)) as _)]).unwrap())
+            }))))
+        }
+    }
+
+    /// Deferred morsels run on the workers, outside the source's lock, and
+    /// the output is still the serial one: the same batches in order.
+    #[test]
+    fn deferred_morsels_keep_the_serial_output() {
+        let run = |workers| {
+            let ctx = ExecContext { workers, ..ctx() };
+            let stage = Stage { transform: Arc::new(Uneven), metrics: MetricsNode::new("uneven", vec![]) };
+            let mut op = Pipeline { source: Box::new(DeferredSource(0)), stages: vec![stage] }.start(&ctx);
+            let mut got = Vec::new();
+            while let Some(b) = op.next().unwrap() {
+                got.push(b.column(0).as_primitive::<Int64Type>().values().to_vec());
+            }
+            got
+        };
+        let serial = run(1);
+        assert_eq!(serial.len(), 20, "morsels without rows are dropped");
+        assert_eq!(serial[0], vec![1, 1]);
+        assert_eq!(run(3), serial);
     }
 
     #[test]

@@ -27,21 +27,23 @@
 //! push the same predicate and evaluate it with `Predicate::eval`, so they
 //! return the same rows.
 
+use std::ops::Range;
 use std::sync::Arc;
 
 use arrow_array::RecordBatch;
 use ndpdb_format::ndp::{CmpOp, MAX_OPERAND_BYTES, MAX_TERMS, Operand, Predicate, Term};
 use ndpdb_format::schema::{self as fs, ColumnType};
 use ndpdb_storage::{Freshness, HostScan, ScanStats, Table, Tuples};
-use ndpdb_txn::ReadMode;
+use ndpdb_txn::{ReadMode, TxnError};
 use parking_lot::Mutex;
 
 use super::index::read as index_read;
 use super::index::{IndexKeys, IndexStore, KeyRange};
 use super::mapping::{BatchBuilder, rescale, storage_type};
-use super::txn::SqlTxn;
+use super::txn::{SqlTxn, store_error, txn_error};
 use crate::catalog::{IndexDef, TableDef};
 use crate::error::{Result, SqlError};
+use crate::exec::pipeline::Morsel;
 use crate::exec::{BATCH_ROWS, IndexLookup, ScanCounters, ScanOutput, ScanSpec, TableSource};
 use crate::plan::{Access, BinaryOp, Expr};
 use crate::types::{DataType, Value};
@@ -93,38 +95,41 @@ impl TableSource for TxnSource {
             projection.push(c as u16);
             names.push((col.name.clone(), col.ty));
         }
-        let (predicate, filter_applied) = match spec.filter {
+        let (predicate, remaining) = match spec.filter {
             Some(f) => match pushdown(f, spec)? {
-                Some((p, whole)) => (Some(p), whole),
-                None => (None, false),
+                Some((p, rest)) => (Some(p), rest),
+                None => (None, Some(f.clone())),
             },
-            None => (None, true),
+            None => (None, None),
         };
-        let builder = BatchBuilder::new(&names, spec.emit_vid, BATCH_ROWS)?;
         let snapshot = self.txn.statement_snapshot()?;
         let counters = Arc::new(Mutex::new(ScanCounters::default()));
-        let batches: Box<dyn Iterator<Item = Result<RecordBatch>> + Send> = match spec.access {
+        let batches: Box<dyn Iterator<Item = Result<Morsel>> + Send> = match spec.access {
             Access::Host | Access::Unchosen => {
                 let scan = self.txn.with(|t| t.host_scan(&table))?;
-                Box::new(HostBatches {
+                let end = scan.vids();
+                let shared = HostShared {
                     txn: self.txn.clone(),
                     table,
-                    end: scan.vids(),
                     scan,
                     snapshot,
                     projection,
                     predicate,
-                    next: 0,
-                    builder,
-                    tuples: Tuples::new(),
+                    names,
+                    emit_vid: spec.emit_vid,
+                    spare: Mutex::new(Vec::new()),
                     counters: counters.clone(),
-                })
+                };
+                Box::new(HostBatches { shared: Arc::new(shared), next: 0, end })
             }
             Access::Ndp => {
                 let mode = ReadMode::Ndp { pes: self.pes, freshness: self.freshness };
                 let result = self.txn.with(|t| t.rows_at(&table, &snapshot, &projection, predicate.as_ref(), mode))?;
                 add_stats(&mut counters.lock(), &result.stats, table.vids());
-                Box::new(RowBatches { rows: result.rows.into_iter(), builder, done: false })
+                let builder = BatchBuilder::new(&names, spec.emit_vid, BATCH_ROWS)?;
+                Box::new(
+                    RowBatches { rows: result.rows.into_iter(), builder, done: false }.map(|b| b.map(Morsel::Ready)),
+                )
             }
             Access::Index { index, lower, upper, lower_inclusive, upper_inclusive } => {
                 // NDP: index scans run on the host; the device's in-storage
@@ -138,21 +143,24 @@ impl TableSource for TxnSource {
                 let builder = BatchBuilder::new(&names, spec.emit_vid, BATCH_ROWS.min(vids.len().max(1)))?;
                 let projection = spec.columns.to_vec();
                 return Ok(ScanOutput {
-                    batches: Box::new(index_read::IndexBatches {
-                        db: self.txn.database().clone(),
-                        table,
-                        snapshot,
-                        vids: vids.into_iter(),
-                        projection,
-                        builder,
-                        counters: counters.clone(),
-                    }),
-                    filter_applied: spec.filter.is_none(),
+                    batches: Box::new(
+                        index_read::IndexBatches {
+                            db: self.txn.database().clone(),
+                            table,
+                            snapshot,
+                            vids: vids.into_iter(),
+                            projection,
+                            builder,
+                            counters: counters.clone(),
+                        }
+                        .map(|b| b.map(Morsel::Ready)),
+                    ),
+                    remaining: spec.filter.cloned(),
                     counters,
                 });
             }
         };
-        Ok(ScanOutput { batches, filter_applied, counters })
+        Ok(ScanOutput { batches, remaining, counters })
     }
 
     fn index_lookup(&self, spec: &ScanSpec<'_>, index: &IndexDef, keys: &[Vec<Value>]) -> Result<IndexLookup> {
@@ -164,18 +172,25 @@ impl TableSource for TxnSource {
         let names: Vec<(String, DataType)> =
             spec.columns.iter().map(|&c| (spec.table.columns[c].name.clone(), spec.table.columns[c].ty)).collect();
         let mut builder = BatchBuilder::new(&names, false, BATCH_ROWS)?;
-        let (mut owners, mut row) = (Vec::new(), Vec::with_capacity(spec.columns.len()));
         let db = self.txn.database();
+        // Every key's entries first, then their heap pages read together
+        // (`prefetch_versions`), then the versions: one device round trip
+        // per batch of pages instead of one per row.
+        let mut found: Vec<(u32, u64)> = Vec::new();
         for (i, key) in keys.iter().enumerate() {
             let refs: Vec<&Value> = key.iter().collect();
             let Some(k) = layout.key_of(&refs)? else { continue };
-            for vid in ix.vids(&KeyRange::exact(&k))? {
-                let Some(values) = index_read::visible(db, &table, &snapshot, vid)? else { continue };
-                row.clear();
-                row.extend(spec.columns.iter().map(|&c| values.get(c).cloned().unwrap_or(fs::Value::Null)));
-                builder.push(vid, &row)?;
-                owners.push(i as u32);
-            }
+            found.extend(ix.vids(&KeyRange::exact(&k))?.into_iter().map(|vid| (i as u32, vid)));
+        }
+        let heads = found.iter().filter_map(|&(_, vid)| table.head(vid)).map(|h| h.rid);
+        db.store().prefetch_versions(&table, heads).map_err(store_error)?;
+        let (mut owners, mut row) = (Vec::with_capacity(found.len()), Vec::with_capacity(spec.columns.len()));
+        for (i, vid) in found {
+            let Some(values) = index_read::visible(db, &table, &snapshot, vid)? else { continue };
+            row.clear();
+            row.extend(spec.columns.iter().map(|&c| values.get(c).cloned().unwrap_or(fs::Value::Null)));
+            builder.push(vid, &row)?;
+            owners.push(i);
         }
         Ok(IndexLookup { rows: builder.finish()?, owners })
     }
@@ -202,54 +217,67 @@ fn add_stats(c: &mut ScanCounters, s: &ScanStats, examined: u64) {
     c.rows_examined += examined;
 }
 
-/// A host scan, one morsel of VIDs per batch.
-struct HostBatches {
+/// What every morsel of a host scan reads with: the table as the scan
+/// began, the snapshot, and builders and tuple buffers to reuse.
+struct HostShared {
     txn: SqlTxn,
     table: Arc<Table>,
     scan: HostScan,
     snapshot: ndpdb_format::ndp::Snapshot,
     projection: Vec<u16>,
     predicate: Option<Predicate>,
-    next: u64,
-    end: u64,
-    builder: BatchBuilder,
-    /// The morsel's raw tuples (buffers kept between morsels).
-    tuples: Tuples,
+    names: Vec<(String, DataType)>,
+    emit_vid: bool,
+    /// Builders and tuple buffers of finished morsels (at most one per
+    /// worker is out at a time), so a morsel allocates only its output.
+    spare: Mutex<Vec<(BatchBuilder, Tuples)>>,
     counters: Arc<Mutex<ScanCounters>>,
 }
 
-impl HostBatches {
-    fn morsel(&mut self) -> Result<Option<RecordBatch>> {
-        while self.next < self.end {
-            let vids = self.next..(self.next + BATCH_ROWS as u64).min(self.end);
-            self.next = vids.end;
-            let (table, scan, snapshot) = (&self.table, &self.scan, &self.snapshot);
-            let (projection, predicate) = (&self.projection, self.predicate.as_ref());
-            let tuples = &mut self.tuples;
-            tuples.clear();
-            let stats = self.txn.with(|t| t.host_tuples_range(table, scan, snapshot, predicate, vids, tuples))?;
-            add_stats(&mut self.counters.lock(), &stats, stats.visited);
-            if tuples.is_empty() {
-                continue;
-            }
-            self.builder.push_tuples(&table.layout, projection, tuples)?;
-            return self.builder.finish().map(Some);
+impl HostShared {
+    /// The batch of VIDs `vids` (empty when none is visible), read on the
+    /// calling thread: the store's walk takes no transaction lock, so the
+    /// workers of a pipeline read their morsels at the same time.
+    fn morsel(&self, vids: Range<u64>) -> Result<RecordBatch> {
+        if !self.txn.is_open() {
+            return Err(txn_error(TxnError::Ended));
         }
-        Ok(None)
+        let (mut builder, mut tuples) = match self.spare.lock().pop() {
+            Some(spare) => spare,
+            None => (BatchBuilder::new(&self.names, self.emit_vid, BATCH_ROWS)?, Tuples::new()),
+        };
+        tuples.clear();
+        let store = self.txn.database().store();
+        let stats = store
+            .host_tuples_range(&self.table, &self.scan, &self.snapshot, self.predicate.as_ref(), vids, &mut tuples)
+            .map_err(|e| txn_error(TxnError::from(e)))?;
+        add_stats(&mut self.counters.lock(), &stats, stats.visited);
+        builder.push_tuples(&self.table.layout, &self.projection, &tuples)?;
+        let batch = builder.finish()?;
+        self.spare.lock().push((builder, tuples));
+        Ok(batch)
     }
 }
 
+/// A host scan: one morsel of [`BATCH_ROWS`] VIDs per batch, each read
+/// where it is run ([`Morsel::Deferred`]).
+struct HostBatches {
+    shared: Arc<HostShared>,
+    next: u64,
+    end: u64,
+}
+
 impl Iterator for HostBatches {
-    type Item = Result<RecordBatch>;
+    type Item = Result<Morsel>;
 
     fn next(&mut self) -> Option<Self::Item> {
-        match self.morsel() {
-            Ok(b) => b.map(Ok),
-            Err(e) => {
-                self.next = self.end;
-                Some(Err(e))
-            }
+        if self.next >= self.end {
+            return None;
         }
+        let vids = self.next..(self.next + BATCH_ROWS as u64).min(self.end);
+        self.next = vids.end;
+        let shared = self.shared.clone();
+        Some(Ok(Morsel::Deferred(Box::new(move || shared.morsel(vids)))))
     }
 }
 
@@ -283,29 +311,34 @@ impl Iterator for RowBatches {
 
 /// The conjuncts of `filter` (over the scan's output columns) the store
 /// can evaluate, as one predicate (at most [`MAX_TERMS`] terms, in the
-/// filter's order), and whether they are the whole filter.
-pub fn pushdown(filter: &Expr, spec: &ScanSpec<'_>) -> Result<Option<(Predicate, bool)>> {
+/// filter's order), and the conjuncts left for the executor (in order;
+/// None when the predicate is the whole filter).
+pub fn pushdown(filter: &Expr, spec: &ScanSpec<'_>) -> Result<Option<(Predicate, Option<Expr>)>> {
     let mut conjuncts = Vec::new();
     flatten_and(filter, &mut conjuncts);
-    let mut terms = Vec::new();
-    for c in &conjuncts {
-        if terms.len() == MAX_TERMS {
-            break;
-        }
-        if let Some((index, op, value)) = device_term(c) {
-            let Some(&column) = spec.columns.get(index) else { continue };
-            let Some(def) = spec.table.columns.get(column) else { continue };
-            // The store's type must agree with the term's kind.
-            let st = storage_type(def)?;
-            let text = matches!(st, ColumnType::Text(_) | ColumnType::Varchar(_));
-            if text != matches!(value, Operand::Bytes(_)) || st == ColumnType::Float64 {
-                continue;
-            }
-            terms.push(Term { column: column as u16, op, value });
+    let (mut terms, mut rest) = (Vec::new(), Vec::new());
+    for c in conjuncts {
+        match store_term(c, spec)? {
+            Some(term) if terms.len() < MAX_TERMS => terms.push(term),
+            _ => rest.push(c.clone()),
         }
     }
-    let whole = terms.len() == conjuncts.len();
-    Ok((!terms.is_empty()).then_some((Predicate { terms }, whole)))
+    let rest = rest.into_iter().reduce(Expr::and);
+    Ok((!terms.is_empty()).then_some((Predicate { terms }, rest)))
+}
+
+/// A conjunct as a store term, when the store's type of its column agrees
+/// with the term's kind.
+fn store_term(c: &Expr, spec: &ScanSpec<'_>) -> Result<Option<Term>> {
+    let Some((index, op, value)) = device_term(c) else { return Ok(None) };
+    let Some(&column) = spec.columns.get(index) else { return Ok(None) };
+    let Some(def) = spec.table.columns.get(column) else { return Ok(None) };
+    let st = storage_type(def)?;
+    let text = matches!(st, ColumnType::Text(_) | ColumnType::Varchar(_));
+    if text != matches!(value, Operand::Bytes(_)) || st == ColumnType::Float64 {
+        return Ok(None);
+    }
+    Ok(Some(Term { column: column as u16, op, value }))
 }
 
 fn flatten_and<'e>(e: &'e Expr, out: &mut Vec<&'e Expr>) {
