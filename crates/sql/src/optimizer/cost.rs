@@ -86,9 +86,10 @@ pub struct CostParams {
     /// the emulated device's thread serving it, the completion and the
     /// wake-up. The link and medium time of the read are counted apart;
     /// this is the per-command cost a scan's batched reads amortise and a
-    /// random fetch pays whole. Measured on TPC-H SF 1 (docs/optimizer.md,
-    /// "Index lookups"): 16-19 µs per fetched row of lineitem, which misses
-    /// the cache 84 % of the time, s.
+    /// random fetch pays whole, less what an index lookup's read-ahead of a
+    /// probe batch's pages (`Store::prefetch_versions`) overlaps. Measured on
+    /// TPC-H SF 1 (docs/optimizer.md, "Index lookups"): 2-11 µs per fetched
+    /// row of lineitem, which misses the cache 84 % of the time, s.
     pub host_page_read_s: f64,
     /// Host: fetch one row by VID from the heap cache (a page-table probe
     /// and latch, the VID map and the version's slot), s. Paid by every
@@ -133,7 +134,7 @@ impl Default for CostParams {
             agg_row_s: 25e-9,
             sort_compare_s: 8e-9,
             index_descent_s: 1e-6,
-            host_page_read_s: 18e-6,
+            host_page_read_s: 6e-6,
             host_fetch_s: 1e-6,
             host_cache_pages: 16_384.0,
             tuple_header_bytes: 24.0,
