@@ -84,6 +84,21 @@ fn row(k: i32) -> Vec<Value> {
     ]
 }
 
+/// A new database in `dir` with table `all_types` (primary key c0) holding
+/// `rows(0..rows)`, committed; its writer for further changes.
+fn all_types_table(dir: &Path, rows: i32) -> (Arc<Database>, Writer, Arc<TableDef>) {
+    let db = create(dir);
+    let cat = CatalogStore::open(db.clone()).unwrap();
+    let w = writer(dir);
+    let txn = begin(&db);
+    let def = cat.create_table(&txn, "all_types", all_types(), Some(vec![0]), vec![], false).unwrap().unwrap();
+    for k in 0..rows {
+        w.insert(&txn, &def, &row(k)).unwrap();
+    }
+    txn.commit().unwrap();
+    (db, w, def)
+}
+
 fn scan(
     txn: &SqlTxn,
     def: &TableDef,
@@ -111,15 +126,7 @@ fn concat(batches: &[RecordBatch]) -> RecordBatch {
 #[test]
 fn every_type_round_trips_through_both_scan_paths() {
     let dir = tempfile::tempdir().unwrap();
-    let db = create(dir.path());
-    let cat = CatalogStore::open(db.clone()).unwrap();
-    let w = writer(dir.path());
-    let txn = begin(&db);
-    let def = cat.create_table(&txn, "all_types", all_types(), Some(vec![0]), vec![], false).unwrap().unwrap();
-    for k in 0..3000 {
-        w.insert(&txn, &def, &row(k)).unwrap();
-    }
-    txn.commit().unwrap();
+    let (db, w, def) = all_types_table(dir.path(), 3000);
 
     // Another transaction's uncommitted writes: scans walk past them.
     let writer = begin(&db);
@@ -403,15 +410,7 @@ fn analyze_figures_on_known_data() {
 #[test]
 fn a_host_scan_counts_its_pages_once_when_morsels_run_in_parallel() {
     let dir = tempfile::tempdir().unwrap();
-    let db = create(dir.path());
-    let cat = CatalogStore::open(db.clone()).unwrap();
-    let w = writer(dir.path());
-    let txn = begin(&db);
-    let def = cat.create_table(&txn, "wide", all_types(), Some(vec![0]), vec![], false).unwrap().unwrap();
-    for k in 0..16_000 {
-        w.insert(&txn, &def, &row(k)).unwrap();
-    }
-    txn.commit().unwrap();
+    let (db, _, def) = all_types_table(dir.path(), 16_000);
     let cols: Vec<usize> = (0..11).collect();
     let counted = |threads: usize| {
         let txn = begin(&db);

@@ -37,9 +37,10 @@ pub struct PatternKind {
     pub padded: bool,
 }
 
-/// Selectivity of `column LIKE pattern` (not negated; NULLs match nothing)
-/// when `info` has statistics; None without them or for a pattern with an
-/// escape character other than backslash.
+/// Selectivity of `column LIKE pattern` (not negated; NULLs match nothing;
+/// backslash escapes, the caller keeps other escape characters away) when
+/// `info` has statistics; None without them or when the LIKE kernel refuses
+/// the pattern.
 pub fn like_selectivity(info: &ColumnInfo, pattern: &str, kind: PatternKind) -> Option<f64> {
     let stats = info.stats.as_ref()?;
     let mcv_values: Vec<&Value> = stats.mcv.iter().map(|(v, _)| v).collect();

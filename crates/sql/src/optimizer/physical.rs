@@ -197,16 +197,16 @@ fn node_cost(plan: &Plan, ctx: &OptimizerContext<'_>) -> Cost {
                     // The inner scan's own cost is replaced by the lookups,
                     // which read every row of the key (prefix) before the
                     // right filter and the rest of the condition.
-                    let fetched = match &right.node {
-                        Node::Scan { table, .. } => rows_per_key(table, &index.columns[..keys.len()]).map(|k| l * k),
-                        _ => None,
+                    let (fetched, sizes) = match &right.node {
+                        Node::Scan { table, .. } => (
+                            rows_per_key(table, &index.columns[..keys.len()]).map(|k| l * k),
+                            LookupSizes {
+                                table_bytes: scan_shape(right, ctx).map_or(0.0, |s| s.table_bytes()),
+                                index_bytes: index_bytes(table, index, ctx),
+                            },
+                        ),
+                        _ => (None, LookupSizes { table_bytes: 0.0, index_bytes: 0.0 }),
                     };
-                    let table_bytes = scan_shape(right, ctx).map_or(0.0, |s| s.table_bytes());
-                    let index_bytes = match &right.node {
-                        Node::Scan { table, .. } => index_bytes(table, index, ctx),
-                        _ => 0.0,
-                    };
-                    let sizes = LookupSizes { table_bytes, index_bytes };
                     let lookups = index_lookup_cost(ctx, l, fetched.unwrap_or(out).max(out), sizes);
                     return left.est.cost + lookups;
                 }

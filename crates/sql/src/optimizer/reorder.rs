@@ -138,31 +138,12 @@ fn order(leaves: &[Leaf], conds: &[(Expr, BTreeSet<usize>)], ctx: &OptimizerCont
             Relation { id: i as u64, rows, scan }
         })
         .collect();
-    let mut edges: Vec<JoinEdge> = Vec::new();
-    let mut keys: Vec<Option<KeyPair>> = Vec::new();
+    let (mut edges, mut keys) = (Vec::new(), Vec::new());
     for (c, set) in conds {
         let (a, b) = sides(c, set, leaves);
         let sel = selectivity(c, &info) / implied_selectivity(c, set, leaves, &info);
         let sel = if sel.is_finite() { sel.clamp(1e-12, 1.0) } else { 1.0 };
-        let key = key_pair(c, leaves);
-        // A second equality between the same two leaves joins them on a
-        // composite key: one edge (see `composite_selectivity`).
-        let same = |e: &JoinEdge, k: &Option<KeyPair>| {
-            k.is_some() && key.is_some() && ((e.left == a && e.right == b) || (e.left == b && e.right == a))
-        };
-        match edges.iter().zip(&keys).position(|(e, k)| same(e, k)) {
-            Some(i) => {
-                let mut pair = keys[i].take().unwrap_or_default();
-                pair.merge(key.unwrap_or_default(), edges[i].left == a);
-                edges[i].selectivity =
-                    composite_selectivity(edges[i].selectivity * sel, &pair, edges[i].selectivity.min(sel));
-                keys[i] = Some(pair);
-            }
-            None => {
-                edges.push(JoinEdge { left: a, right: b, selectivity: sel });
-                keys.push(key);
-            }
-        }
+        add_edge(&mut edges, &mut keys, JoinEdge { left: a, right: b, selectivity: sel }, key_pair(c, leaves));
     }
     let graph = QueryGraph::new(relations, edges).map_err(|e| SqlError::internal(format!("join graph: {e}")))?;
     let p = ctx.cost;
@@ -174,6 +155,32 @@ fn order(leaves: &[Leaf], conds: &[(Expr, BTreeSet<usize>)], ctx: &OptimizerCont
     let planned = order_joins(&graph, &ExponentialBackoff::default(), &model, &ctx.join_order)
         .map_err(|e| SqlError::internal(format!("join ordering: {e}")))?;
     Ok(planned.tree)
+}
+
+/// Adds `edge` for one condition; `key`: its columns when it is an
+/// equality of base columns. A second equality between the same two leaves
+/// joins them on a composite key: it joins the first's edge (see
+/// `composite_selectivity`) instead of adding one.
+fn add_edge(edges: &mut Vec<JoinEdge>, keys: &mut Vec<Option<KeyPair>>, edge: JoinEdge, key: Option<KeyPair>) {
+    let Some(key) = key else {
+        edges.push(edge);
+        keys.push(None);
+        return;
+    };
+    let between =
+        |e: &JoinEdge| (e.left == edge.left && e.right == edge.right) || (e.left == edge.right && e.right == edge.left);
+    let found = edges.iter_mut().zip(keys.iter_mut()).find(|(e, k)| k.is_some() && between(e));
+    match found {
+        Some((e, Some(pair))) => {
+            pair.merge(key, e.left == edge.left);
+            e.selectivity =
+                composite_selectivity(e.selectivity * edge.selectivity, pair, e.selectivity.min(edge.selectivity));
+        }
+        _ => {
+            edges.push(edge);
+            keys.push(Some(key));
+        }
+    }
 }
 
 /// The product of the selectivities of the restrictions an OR condition
@@ -197,7 +204,6 @@ fn implied_selectivity(c: &Expr, set: &BTreeSet<usize>, leaves: &[Leaf], info: &
 
 /// The base columns an equality `x = y` between two leaves compares, per
 /// side (the side of `x` first), with the tables' rows.
-#[derive(Default)]
 struct KeyPair {
     sides: [Vec<(Arc<TableDef>, usize)>; 2],
     rows: [f64; 2],
