@@ -15,7 +15,7 @@ use ndpdb_sql::SqlState;
 use ndpdb_sql::exec::memory::MemorySource;
 use ndpdb_sql::exec::{ExecSubqueryRunner, SubqueryRunner, execute};
 use ndpdb_sql::plan::{
-    AggFunc, AggregateExpr, BinaryOp, Expr, JoinAlgorithm, JoinKind, Node, Plan, SetOpKind, SortKey,
+    AggFunc, AggregateExpr, BinaryOp, Expr, HashBuild, JoinAlgorithm, JoinKind, Node, Plan, SetOpKind, SortKey,
 };
 use ndpdb_sql::types::{DataType, Value};
 
@@ -341,7 +341,8 @@ fn set_operations_and_distinct_follow_postgresql_duplicates() {
 /// A plan with every pipeline shape: scan → filter → probe → project,
 /// then aggregate and sort.
 fn big_plan(t: &Arc<ndpdb_sql::catalog::TableDef>, u: &Arc<ndpdb_sql::catalog::TableDef>) -> Plan {
-    let keys = JoinAlgorithm::Hash { left_keys: vec![col(0, INT)], right_keys: vec![col(0, INT)] };
+    let keys =
+        JoinAlgorithm::Hash { left_keys: vec![col(0, INT)], right_keys: vec![col(0, INT)], build: HashBuild::Right };
     let j = join(
         filter(scan(t), cmp(BinaryOp::NotEq, col(1, TEXT), Expr::literal(Value::Text("y".into())))),
         scan(u),
@@ -389,7 +390,8 @@ fn work_mem_limits_hash_tables_and_sorts() {
     source.insert(1, vec![tb]);
     let mut small = ctx(source.clone(), 2);
     small.work_mem = 16 * 1024;
-    let keys = JoinAlgorithm::Hash { left_keys: vec![col(0, INT)], right_keys: vec![col(0, INT)] };
+    let keys =
+        JoinAlgorithm::Hash { left_keys: vec![col(0, INT)], right_keys: vec![col(0, INT)], build: HashBuild::Right };
     let plans = [
         join(scan(&t), scan(&t), JoinKind::Inner, None, keys),
         sort(scan(&t), vec![SortKey { expr: col(2, BIG), asc: true, nulls_first: false }]),

@@ -9,7 +9,7 @@ use std::sync::Arc;
 use exec_support::*;
 use ndpdb_sql::SqlState;
 use ndpdb_sql::exec::memory::MemorySource;
-use ndpdb_sql::plan::{BinaryOp, Expr, JoinAlgorithm, JoinKind};
+use ndpdb_sql::plan::{BinaryOp, Expr, HashBuild, JoinAlgorithm, JoinKind};
 use ndpdb_sql::types::{DataType, Value};
 
 const W: usize = 3; // columns per table
@@ -99,6 +99,10 @@ impl Case {
     }
 }
 
+fn hash(lk: &[Expr], rk: &[Expr], build: HashBuild) -> JoinAlgorithm {
+    JoinAlgorithm::Hash { left_keys: lk.to_vec(), right_keys: rk.to_vec(), build }
+}
+
 const KINDS: [JoinKind; 7] =
     [JoinKind::Inner, JoinKind::Left, JoinKind::Right, JoinKind::Full, JoinKind::Semi, JoinKind::Anti, JoinKind::Mark];
 
@@ -113,11 +117,14 @@ fn check_all(left_rows: usize, right_rows: usize, seed: u64, shapes: &[(bool, bo
         let (on, lk, rk, res) = case.condition();
         for kind in KINDS {
             let want = sorted(case.reference(kind));
-            let algorithms = [
+            let mut algorithms = vec![
                 (Some(on.clone()), JoinAlgorithm::NestedLoop),
                 (Some(on.clone()), JoinAlgorithm::Unchosen),
-                (res.clone(), JoinAlgorithm::Hash { left_keys: lk.clone(), right_keys: rk.clone() }),
+                (res.clone(), hash(&lk, &rk, HashBuild::Right)),
             ];
+            if matches!(kind, JoinKind::Semi | JoinKind::Anti) {
+                algorithms.push((res.clone(), hash(&lk, &rk, HashBuild::Left)));
+            }
             for (on, algorithm) in algorithms {
                 let plan = join(scan(&lt), scan(&rt), kind, on, algorithm.clone());
                 for workers in [1, 2] {
@@ -157,9 +164,11 @@ fn empty_sides() {
     let case = Case { left, right: vec![], two_keys: false, residual: false };
     let (on, lk, rk, _) = case.condition();
     for kind in KINDS {
-        for algorithm in
-            [JoinAlgorithm::NestedLoop, JoinAlgorithm::Hash { left_keys: lk.clone(), right_keys: rk.clone() }]
-        {
+        let mut algorithms = vec![JoinAlgorithm::NestedLoop, hash(&lk, &rk, HashBuild::Right)];
+        if matches!(kind, JoinKind::Semi | JoinKind::Anti) {
+            algorithms.push(hash(&lk, &rk, HashBuild::Left));
+        }
+        for algorithm in algorithms {
             let on = if algorithm == JoinAlgorithm::NestedLoop { Some(on.clone()) } else { None };
             let plan = join(scan(&lt), scan(&rt), kind, on, algorithm);
             let got = sorted(run(&plan, &ctx(source.clone(), 2)).unwrap());
@@ -183,7 +192,7 @@ fn single_join_pads_and_rejects_a_second_match() {
     let columns = rb.columns().iter().map(|c| arrow_select::take::take(c, &idx, None).unwrap()).collect::<Vec<_>>();
     source.insert(2, vec![arrow_array::RecordBatch::try_new(rb.schema(), columns).unwrap()]);
     let big = DataType::Int64;
-    let keys = JoinAlgorithm::Hash { left_keys: vec![col(2, big)], right_keys: vec![col(2, big)] };
+    let keys = hash(&[col(2, big)], &[col(2, big)], HashBuild::Right);
     let plan = join(scan(&lt), scan(&rt), JoinKind::Single, None, keys.clone());
     let right_unique: Vec<Row> = unique.iter().map(|&i| right[i].clone()).collect();
     let want: Vec<Row> = left
@@ -200,7 +209,7 @@ fn single_join_pads_and_rejects_a_second_match() {
     // On `a` (duplicates on the right): 21000.
     let int = DataType::Int32;
     source.insert(2, vec![rb]);
-    let dup = JoinAlgorithm::Hash { left_keys: vec![col(0, int)], right_keys: vec![col(0, int)] };
+    let dup = hash(&[col(0, int)], &[col(0, int)], HashBuild::Right);
     let plan = join(scan(&lt), scan(&rt), JoinKind::Single, None, dup);
     let err = run_err(&plan, &ctx(source, 1));
     assert_eq!(err.code, SqlState::CARDINALITY_VIOLATION);

@@ -14,7 +14,7 @@ use ndpdb_device::profile::Profile;
 use ndpdb_sql::catalog::{ColumnStats, MemCatalog, TableDef, TableStats};
 use ndpdb_sql::optimizer::{CostParams, NdpMode, OptimizerContext, optimize};
 use ndpdb_sql::plan::explain::{ExplainOptions, NodeActuals, explain};
-use ndpdb_sql::plan::{Access, BinaryOp, Expr, JoinAlgorithm, JoinKind, Node, Plan, UnaryOp};
+use ndpdb_sql::plan::{Access, BinaryOp, Expr, HashBuild, JoinAlgorithm, JoinKind, Node, Plan, UnaryOp};
 use ndpdb_sql::types::Value;
 
 fn v(x: i64) -> Value {
@@ -206,7 +206,7 @@ fn hash_join_builds_the_smaller_input_and_keeps_the_column_order() {
     assert!(left.est.rows > right.est.rows, "the larger input probes");
     assert!(on.is_none(), "the equality became the hash key");
     assert!(
-        matches!(algorithm, JoinAlgorithm::Hash { left_keys, right_keys } if left_keys.len() == 1 && right_keys.len() == 1)
+        matches!(algorithm, JoinAlgorithm::Hash { left_keys, right_keys, .. } if left_keys.len() == 1 && right_keys.len() == 1)
     );
     // Same result on data.
     let data = random_data(&c, 20, 6, 5, &mut Rng(5));
@@ -402,4 +402,50 @@ fn index_lookups_that_miss_the_cache_cost_a_page_read_each() {
     assert!(algorithm(1e6), "cached: index nested loop");
     // big 16x the cache: most fetches wait for the device; the hash join wins.
     assert!(!algorithm(800.0), "uncached: hash join");
+}
+
+#[test]
+fn a_hashed_semi_or_anti_join_keeps_its_key_in_the_estimate() {
+    // A hash join keeps its key in the algorithm, not in `on`; the estimate
+    // must still see it (it once put every hashed anti join at 0 rows and
+    // every semi join at its whole outer side).
+    let c = big_catalog();
+    let ctx = OptimizerContext::new(&c);
+    let join_rows = |plan: Plan| {
+        let p = optimize(plan, &ctx).expect("optimize");
+        nodes(&p).into_iter().find(|n| matches!(n.node, Node::Join { .. })).expect("a join").est.rows
+    };
+    // mid.v (100 values) against small.big_id (10): a tenth matches.
+    for (kind, want) in [(JoinKind::Semi, 10_000.0), (JoinKind::Anti, 90_000.0)] {
+        let rows = join_rows(join(scan(&c, "mid"), scan(&c, "small"), kind, Some(eq(col(1), col(3)))));
+        assert!(close(rows, want), "{kind:?}: {rows}");
+    }
+    // A filtered inner side holds at most its rows' keys: one row of big
+    // (c1 has 100 values) leaves 99 % of mid to an anti join.
+    let one_big = filter(scan(&c, "big"), eq(col(0), int(7)));
+    let rows = join_rows(join(scan(&c, "mid"), one_big, JoinKind::Anti, Some(eq(col(1), col(3)))));
+    assert!(close(rows, 99_000.0), "{rows}");
+}
+
+#[test]
+fn a_semi_join_with_a_small_outer_side_builds_its_hash_table_there() {
+    // One row of mid EXISTS-joined to a million rows of big on an
+    // unindexed column: hash the one row, stream big past it.
+    let c = big_catalog();
+    let ctx = OptimizerContext::new(&c);
+    for kind in [JoinKind::Semi, JoinKind::Anti] {
+        let one_mid = filter(scan(&c, "mid"), eq(col(0), int(7)));
+        let plan = join(one_mid, scan(&c, "big"), kind, Some(eq(col(1), col(3))));
+        let p = optimize(plan.clone(), &ctx).expect("optimize");
+        let algorithm = nodes(&p).into_iter().find_map(|n| match &n.node {
+            Node::Join { algorithm, .. } => Some(algorithm.clone()),
+            _ => None,
+        });
+        assert!(
+            matches!(algorithm, Some(JoinAlgorithm::Hash { build: HashBuild::Left, .. })),
+            "{kind:?}: {algorithm:?}"
+        );
+        let data = random_data(&c, 30, 30, 6, &mut Rng(21));
+        assert_eq!(run_sorted(&p, &data), run_sorted(&plan, &data), "{kind:?}");
+    }
 }

@@ -1,5 +1,6 @@
 //! Joins: hash join (equi-keys, build on the right input) and nested loop
-//! (any condition), every [`JoinKind`].
+//! (any condition), every [`JoinKind`]. A Semi or Anti hash join that
+//! builds on its left input instead is `semi_build.rs`.
 //!
 //! ```text
 //!            probe stage (in the left input's pipeline, on every worker)
@@ -36,7 +37,7 @@ use super::util::{KeyEncoder, any_null, arrow_err, concat, conform, make_batch, 
 use super::work_mem::Reservation;
 use super::{ExecContext, check_interrupts, expr};
 use crate::error::{Result, SqlError, SqlState};
-use crate::plan::{Expr, JoinAlgorithm, JoinKind, Node, Plan, Schema};
+use crate::plan::{Expr, HashBuild, JoinAlgorithm, JoinKind, Node, Plan, Schema};
 use crate::types::DataType;
 
 /// Candidate pairs checked against the condition at once.
@@ -47,7 +48,8 @@ pub fn build_join(plan: &Plan, ctx: &ExecContext) -> Result<(Pipeline, Arc<Metri
         return Err(SqlError::internal("build_join of a non-join"));
     };
     let (left_keys, right_keys, residual) = match algorithm {
-        JoinAlgorithm::Hash { left_keys, right_keys } => (left_keys.clone(), right_keys.clone(), on.clone()),
+        JoinAlgorithm::Hash { build: HashBuild::Left, .. } => return super::semi_build::build_semi_left(plan, ctx),
+        JoinAlgorithm::Hash { left_keys, right_keys, .. } => (left_keys.clone(), right_keys.clone(), on.clone()),
         JoinAlgorithm::NestedLoop => (vec![], vec![], on.clone()),
         JoinAlgorithm::Unchosen => join_keys::extract(on.as_ref(), left.schema.len()),
         JoinAlgorithm::IndexNestedLoop { .. } => return super::index_join::build_index_join(plan, ctx),
@@ -79,7 +81,7 @@ pub fn build_join(plan: &Plan, ctx: &ExecContext) -> Result<(Pipeline, Arc<Metri
 }
 
 /// The type both sides of a key are compared in.
-fn key_type(l: DataType, r: DataType) -> DataType {
+pub(super) fn key_type(l: DataType, r: DataType) -> DataType {
     match (l, r) {
         _ if l == r => l,
         _ if l.is_integer() && r.is_integer() => DataType::Int64,
@@ -91,23 +93,29 @@ fn key_type(l: DataType, r: DataType) -> DataType {
     }
 }
 
-fn eval_keys(keys: &[Expr], types: &[DataType], batch: &RecordBatch, ctx: &ExecContext) -> Result<Vec<ArrayRef>> {
+pub(super) fn eval_keys(
+    keys: &[Expr],
+    types: &[DataType],
+    batch: &RecordBatch,
+    ctx: &ExecContext,
+) -> Result<Vec<ArrayRef>> {
     keys.iter().zip(types).map(|(k, t)| conform(expr::evaluate(k, batch, ctx)?, t)).collect()
 }
 
-/// The right input, whole, with its rows indexed by key.
-struct BuildSide {
-    batch: RecordBatch,
+/// The build input (the right one, or a Semi/Anti join's left one:
+/// `semi_build.rs`), whole, with its rows indexed by key.
+pub(super) struct BuildSide {
+    pub(super) batch: RecordBatch,
     keys: Vec<ArrayRef>,
-    encoder: Option<KeyEncoder>,
+    pub(super) encoder: Option<KeyEncoder>,
     /// Encoded key → the rows with it, ascending (`hashing::KeyIndex`).
-    index: Option<KeyIndex>,
+    pub(super) index: Option<KeyIndex>,
     /// Rows with a NULL in some key (they match nothing; Mark needs them).
     null_key_rows: Vec<u32>,
 }
 
 impl BuildSide {
-    fn build(
+    pub(super) fn build(
         mut input: BoxOp,
         schema: &Schema,
         keys: &[Expr],
@@ -148,7 +156,7 @@ impl BuildSide {
         Ok(())
     }
 
-    fn rows(&self) -> usize {
+    pub(super) fn rows(&self) -> usize {
         self.batch.num_rows()
     }
 }

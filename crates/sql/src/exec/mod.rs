@@ -148,6 +148,7 @@ mod join_keys;
 pub mod memory;
 mod metrics;
 pub mod pipeline;
+mod semi_build;
 mod setop;
 mod sort;
 mod subquery;

@@ -262,7 +262,7 @@ fn bind_plan(plan: &mut Plan, outer: &[Vec<Value>], level: usize) -> Result<()> 
                 bind_expr(on, outer, level)?;
             }
             match algorithm {
-                JoinAlgorithm::Hash { left_keys, right_keys } => {
+                JoinAlgorithm::Hash { left_keys, right_keys, .. } => {
                     bind_all(left_keys, outer, level)?;
                     bind_all(right_keys, outer, level)?;
                 }
@@ -312,7 +312,9 @@ fn node_exprs(node: &Node) -> Vec<&Expr> {
         Node::Join { on, algorithm, .. } => {
             out.extend(on.iter());
             match algorithm {
-                JoinAlgorithm::Hash { left_keys, right_keys } => out.extend(left_keys.iter().chain(right_keys.iter())),
+                JoinAlgorithm::Hash { left_keys, right_keys, .. } => {
+                    out.extend(left_keys.iter().chain(right_keys.iter()))
+                }
                 JoinAlgorithm::IndexNestedLoop { keys, .. } => out.extend(keys.iter()),
                 JoinAlgorithm::Unchosen | JoinAlgorithm::NestedLoop => {}
             }

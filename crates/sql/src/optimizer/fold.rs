@@ -94,7 +94,7 @@ pub fn fold_expr(mut e: Expr, ctx: &ExecContext) -> Expr {
         let p = super::util::take_plan(plan.as_mut());
         **plan = fold_plan(p);
     }
-    if let Some(simpler) = simplify_and_or(&e) {
+    if let Some(simpler) = simplify_and_or(&e).or_else(|| unwrap_date_cast(&e)) {
         return simpler;
     }
     if matches!(e, Expr::Literal { .. }) || !is_constant(&e) {
@@ -126,6 +126,38 @@ fn simplify_and_or(e: &Expr) -> Option<Expr> {
         return Some(bool_lit(None));
     }
     None
+}
+
+/// `date_expr::timestamp op T`, T a midnight, is `date_expr op date(T)`
+/// for every comparison (the cast is exact and keeps order), and so is
+/// the mirrored form. `o_orderdate < date '1993-07-01' + interval '3'
+/// month` (a timestamp) becomes a comparison of the column itself, which
+/// the statistics, index bounds and the device's predicate terms see.
+fn unwrap_date_cast(e: &Expr) -> Option<Expr> {
+    const DAY_US: i64 = 86_400_000_000;
+    let Expr::Binary { op, left, right, ty } = e else { return None };
+    if !op.is_comparison() {
+        return None;
+    }
+    let date_of = |cast: &Expr, lit: &Expr| -> Option<(Expr, Expr)> {
+        let Expr::Cast { expr, ty: DataType::Timestamp } = cast else { return None };
+        let Expr::Literal { value: Value::Timestamp(us), .. } = lit else { return None };
+        if expr.ty() != DataType::Date || us % DAY_US != 0 {
+            return None;
+        }
+        let days = i32::try_from(us.div_euclid(DAY_US)).ok()?;
+        Some((expr.as_ref().clone(), Expr::Literal { value: Value::Date(days), ty: DataType::Date }))
+    };
+    let binary = |op: BinaryOp, (left, right): (Expr, Expr)| Expr::Binary {
+        op,
+        left: Box::new(left),
+        right: Box::new(right),
+        ty: *ty,
+    };
+    if let Some(pair) = date_of(left, right) {
+        return Some(binary(*op, pair));
+    }
+    date_of(right, left).map(|(column, date)| binary(*op, (date, column)))
 }
 
 /// Evaluates a constant expression on a one-row batch with no columns.
@@ -165,4 +197,43 @@ pub fn value_at(array: &ArrayRef, row: usize, ty: DataType) -> Option<Value> {
         A::Utf8 => Value::Text(array.as_string::<i32>().value(row).to_owned()),
         _ => return None,
     })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn cmp(op: BinaryOp, left: Expr, right: Expr) -> Expr {
+        Expr::Binary { op, left: Box::new(left), right: Box::new(right), ty: DataType::Bool }
+    }
+
+    fn date_column_as_timestamp() -> Expr {
+        let column = Expr::Column { index: 0, ty: DataType::Date };
+        Expr::Cast { expr: Box::new(column), ty: DataType::Timestamp }
+    }
+
+    fn timestamp(us: i64) -> Expr {
+        Expr::Literal { value: Value::Timestamp(us), ty: DataType::Timestamp }
+    }
+
+    #[test]
+    fn a_date_cast_compared_with_a_midnight_compares_the_date() {
+        let ctx = fold_context();
+        let column = Expr::Column { index: 0, ty: DataType::Date };
+        let day = |d: i32| Expr::Literal { value: Value::Date(d), ty: DataType::Date };
+        let midnight = 19_000 * 86_400_000_000;
+        let e = fold_expr(cmp(BinaryOp::Lt, date_column_as_timestamp(), timestamp(midnight)), &ctx);
+        assert_eq!(e, cmp(BinaryOp::Lt, column.clone(), day(19_000)));
+        // Mirrored, and before 1970 (floor division).
+        let e = fold_expr(cmp(BinaryOp::GtEq, timestamp(-86_400_000_000), date_column_as_timestamp()), &ctx);
+        assert_eq!(e, cmp(BinaryOp::GtEq, day(-1), column));
+    }
+
+    #[test]
+    fn a_date_cast_compared_with_a_time_of_day_stays() {
+        let ctx = fold_context();
+        let noon = 19_000 * 86_400_000_000 + 43_200_000_000;
+        let e = cmp(BinaryOp::Lt, date_column_as_timestamp(), timestamp(noon));
+        assert_eq!(fold_expr(e.clone(), &ctx), e);
+    }
 }

@@ -11,7 +11,9 @@
 //!   rest of the condition is checked on each matching pair); the build side
 //!   (right) is the smaller estimated input: an inner or full join swaps its
 //!   inputs under a Project that restores the column order, a left join
-//!   becomes a right join and back. Without equalities, and for Mark joins
+//!   becomes a right join and back; a Semi or Anti join may build on its
+//!   left (outer) input instead (`HashBuild::Left`), when that is the
+//!   cheaper (EXISTS over a big table). Without equalities, and for Mark joins
 //!   (whose NULL comparisons matter): nested loop. With an
 //!   index on the inner side's key columns and a cheaper cost than hashing
 //!   (a small outer side): index nested loop.
@@ -25,7 +27,7 @@ use super::util::{columns_used, conjoin, conjuncts, has_subquery, mk_join, mk_se
 use super::{NdpMode, OptimizerContext};
 use crate::catalog::{IndexDef, TableDef};
 use crate::error::Result;
-use crate::plan::{Access, BinaryOp, Cost, Expr, JoinAlgorithm, JoinKind, Node, Plan};
+use crate::plan::{Access, BinaryOp, Cost, Expr, HashBuild, JoinAlgorithm, JoinKind, Node, Plan};
 use crate::types::DataType;
 
 /// Plans `plan` bottom-up (see the module doc).
@@ -187,6 +189,9 @@ fn node_cost(plan: &Plan, ctx: &OptimizerContext<'_>) -> Cost {
         Node::Join { left, right, algorithm, on, .. } => {
             let (l, r, out) = (rows_of(left), rows_of(right), plan.est.rows.max(0.0));
             match algorithm {
+                JoinAlgorithm::Hash { build: HashBuild::Left, .. } => {
+                    p.hash_build_row_s * l + p.hash_probe_row_s * r + p.output_row_s * out
+                }
                 JoinAlgorithm::Hash { .. } | JoinAlgorithm::Unchosen => {
                     p.hash_build_row_s * r + p.hash_probe_row_s * l + p.output_row_s * out
                 }
@@ -509,31 +514,39 @@ fn choose_join(plan: Plan, ctx: &OptimizerContext<'_>) -> Plan {
     }
 }
 
-fn choose_algorithm(mut plan: Plan, ctx: &OptimizerContext<'_>) -> Plan {
-    let Node::Join { left, right, kind, on, algorithm } = &mut plan.node else { return plan };
-    let lw = left.schema.len();
-    let (lk, rk, rest) = split_keys(on.as_ref(), lw);
+fn choose_algorithm(plan: Plan, ctx: &OptimizerContext<'_>) -> Plan {
+    let Node::Join { left, right, kind, on, .. } = &plan.node else { return plan };
+    let kind = *kind;
+    let (lk, rk, rest) = split_keys(on.as_ref(), left.schema.len());
+    let index = index_nested_loop(left, right, kind, &lk, &rk);
+    let with = |algorithm: JoinAlgorithm, on: Option<Option<Expr>>| {
+        let mut p = plan.clone();
+        if let Node::Join { on: o, algorithm: a, .. } = &mut p.node {
+            *a = algorithm;
+            if let Some(on) = on {
+                *o = on;
+            }
+        }
+        estimate(p, ctx)
+    };
     // A Mark join's NULL comparisons decide its mark (NOT IN, ALL): a hash
     // table never finds a NULL key's partners, so it runs as a nested loop.
-    if lk.is_empty() || *kind == JoinKind::Mark {
-        *algorithm = JoinAlgorithm::NestedLoop;
-        return estimate(plan, ctx);
+    if lk.is_empty() || kind == JoinKind::Mark {
+        return with(JoinAlgorithm::NestedLoop, None);
     }
-    if let Some(inl) = index_nested_loop(left, right, *kind, &lk, &rk) {
-        *algorithm = inl;
-        let with_index = estimate(plan.clone(), ctx);
-        let mut hashed = plan;
-        if let Node::Join { on, algorithm, .. } = &mut hashed.node {
-            *on = conjoin(rest);
-            *algorithm = JoinAlgorithm::Hash { left_keys: lk, right_keys: rk };
-        }
-        let hashed = estimate(hashed, ctx);
-        let objective = |p: &Plan| p.est.cost.host + p.est.cost.device;
-        return if objective(&with_index) < objective(&hashed) { with_index } else { hashed };
+    let hashed = |build: HashBuild| {
+        with(JoinAlgorithm::Hash { left_keys: lk.clone(), right_keys: rk.clone(), build }, Some(conjoin(rest.clone())))
+    };
+    // Ties keep the plain hash join.
+    let mut candidates = vec![hashed(HashBuild::Right)];
+    if matches!(kind, JoinKind::Semi | JoinKind::Anti) {
+        candidates.push(hashed(HashBuild::Left));
     }
-    *on = conjoin(rest);
-    *algorithm = JoinAlgorithm::Hash { left_keys: lk, right_keys: rk };
-    estimate(plan, ctx)
+    if let Some(inl) = index {
+        candidates.push(with(inl, None));
+    }
+    let objective = |p: &Plan| p.est.cost.host + p.est.cost.device;
+    candidates.into_iter().reduce(|best, c| if objective(&c) < objective(&best) { c } else { best }).unwrap_or(plan)
 }
 
 /// Index nested loop when the right input is a plain scan of a table with

@@ -117,7 +117,7 @@ pub fn node_exprs_mut(node: &mut Node) -> Vec<&mut Expr> {
         Node::Join { on, algorithm, .. } => {
             v.extend(on.iter_mut());
             match algorithm {
-                JoinAlgorithm::Hash { left_keys, right_keys } => {
+                JoinAlgorithm::Hash { left_keys, right_keys, .. } => {
                     v.extend(left_keys.iter_mut());
                     v.extend(right_keys.iter_mut());
                 }

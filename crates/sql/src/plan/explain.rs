@@ -17,7 +17,7 @@
 //! Nodes are numbered in pre-order (a node, then its children left to
 //! right); [`ExplainOptions::analyze`] holds the actuals in that order.
 
-use super::{Access, Expr, JoinAlgorithm, JoinKind, Node, Plan, SetOpKind, SubqueryKind, UnaryOp};
+use super::{Access, Expr, HashBuild, JoinAlgorithm, JoinKind, Node, Plan, SetOpKind, SubqueryKind, UnaryOp};
 use crate::exec::ScanCounters;
 use crate::optimizer::OptimizerContext;
 use crate::types::Value;
@@ -430,7 +430,7 @@ fn join_details(plan: &Plan, names: &[String]) -> Vec<String> {
     let mut v = Vec::new();
     let Node::Join { on, algorithm, left, .. } = &plan.node else { return v };
     match algorithm {
-        JoinAlgorithm::Hash { left_keys, right_keys } => {
+        JoinAlgorithm::Hash { left_keys, right_keys, build } => {
             let l = left.schema.len();
             let pairs: Vec<String> = left_keys
                 .iter()
@@ -442,6 +442,9 @@ fn join_details(plan: &Plan, names: &[String]) -> Vec<String> {
                 })
                 .collect();
             v.push(format!("Hash Cond: ({})", pairs.join(" AND ")));
+            if *build == HashBuild::Left {
+                v.push("Hash Table: outer (left) input, probed by the inner".into());
+            }
         }
         JoinAlgorithm::IndexNestedLoop { index, keys } => {
             v.push(format!("Index Cond: {} = ({})", index.name, keys.iter().map(show).collect::<Vec<_>>().join(", ")))

@@ -145,14 +145,26 @@ pub enum JoinKind {
 pub enum JoinAlgorithm {
     /// Not chosen yet (logical plan).
     Unchosen,
-    /// Equi-join: build a hash table on the right input's keys, probe with
-    /// the left's; `on` (if any) is checked on each matching pair.
-    Hash { left_keys: Vec<Expr>, right_keys: Vec<Expr> },
+    /// Equi-join: build a hash table on one input's keys (`build`), probe
+    /// with the other's; `on` (if any) is checked on each matching pair.
+    Hash { left_keys: Vec<Expr>, right_keys: Vec<Expr>, build: HashBuild },
     /// Every pair is checked against `on`.
     NestedLoop,
     /// For each left row, look `keys` (over the left input) up in an index
     /// of the right input, which must be a Scan of the index's table.
     IndexNestedLoop { index: Arc<IndexDef>, keys: Vec<Expr> },
+}
+
+/// The input a hash join's table is built on.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum HashBuild {
+    /// The right (inner) input: every join kind.
+    Right,
+    /// The left (outer) input, probed by the right: Semi and Anti joins
+    /// only, when the outer side is the smaller (EXISTS over a big table).
+    /// Matched build rows are flagged; the output comes once the probe is
+    /// done (`exec/semi_build.rs`).
+    Left,
 }
 
 #[derive(Debug, Clone, PartialEq)]

@@ -309,7 +309,7 @@ fn join_rows(
     let matches = |a: &Row, b: &Row| -> Option<bool> {
         let pair: Row = a.iter().chain(b.iter()).cloned().collect();
         let mut result = Some(true);
-        if let JoinAlgorithm::Hash { left_keys, right_keys } = algorithm {
+        if let JoinAlgorithm::Hash { left_keys, right_keys, .. } = algorithm {
             for (x, y) in left_keys.iter().zip(right_keys) {
                 let (x, y) = (eval(x, a, data, outer), eval(y, b, data, outer));
                 if x.is_null() || y.is_null() || x != y {

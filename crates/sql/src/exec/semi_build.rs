@@ -1,0 +1,163 @@
+//! Semi and Anti hash joins that build on their left (outer) input.
+//!
+//! ```text
+//!  left ──► BuildSide: all left rows, keys encoded, chains by key; a flag per row
+//!                 ▲ probe: mark the rows a right row matches
+//!  right ─► (right input's pipeline, every worker) ─► key lookup ─► condition ─► flags
+//!                                                    once the right input is done:
+//!                                   Semi: the flagged left rows; Anti: the others
+//! ```
+//!
+//! `EXISTS (SELECT … FROM lineitem WHERE l_orderkey = o_orderkey …)` over a
+//! quarter's orders (TPC-H Q4) joins 57,000 outer rows to 3.8 million inner
+//! ones; `join.rs` would hash the 3.8 million. This operator hashes the
+//! 57,000 and streams the inner side past them, as PostgreSQL's "Hash Right
+//! Semi Join" does. The optimizer picks it when it is the cheaper
+//! (`optimizer/physical.rs`, `HashBuild::Left`).
+//!
+//! Semantics are those of `join.rs`: a left row is kept (Semi) or dropped
+//! (Anti) when some right row's keys equal its keys (a NULL key equals
+//! nothing) and the residual condition on the pair is TRUE. A row once
+//! flagged is not checked again, so a residual runs at most once per
+//! (left row, right row) pair and usually far less. Workers probe different
+//! right morsels at once; the flags are atomic, and the output is emitted by
+//! [`Transform::finish`] after every worker is done, in left-row order.
+
+use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, Ordering};
+
+use arrow_array::{Array, ArrayRef, RecordBatch, UInt32Array};
+
+use super::build::{as_bool, build, build_node};
+use super::join::{BuildSide, eval_keys, key_type};
+use super::metrics::MetricsNode;
+use super::pipeline::{Pipeline, Stage, Transform};
+use super::util::{any_null, arrow_schema, make_batch, take_columns};
+use super::{ExecContext, check_interrupts, expr};
+use crate::error::{Result, SqlError};
+use crate::plan::{Expr, JoinAlgorithm, JoinKind, Node, Plan, Schema};
+use crate::types::DataType;
+
+/// Candidate pairs checked against the residual at once.
+const PAIR_CHUNK: usize = 16 * 1024;
+
+pub fn build_semi_left(plan: &Plan, ctx: &ExecContext) -> Result<(Pipeline, Arc<MetricsNode>)> {
+    let Node::Join { left, right, kind, on, algorithm: JoinAlgorithm::Hash { left_keys, right_keys, .. } } = &plan.node
+    else {
+        return Err(SqlError::internal("build_semi_left of a non-hash join"));
+    };
+    if !matches!(kind, JoinKind::Semi | JoinKind::Anti) {
+        return Err(SqlError::internal(format!("a {kind:?} join cannot build on its left input")));
+    }
+    let key_types: Vec<DataType> = left_keys.iter().zip(right_keys).map(|(l, r)| key_type(l.ty(), r.ty())).collect();
+    let (left_op, left_node) = build(left, ctx)?;
+    let build_side = BuildSide::build(left_op, &left.schema, left_keys, &key_types, ctx)?;
+    let (mut pipeline, right_node) = build_node(right, ctx)?;
+    let node = MetricsNode::new(format!("HashJoin {kind:?} (build left)"), vec![left_node, right_node]);
+    let mut combined: Vec<_> = left.schema.iter().cloned().collect();
+    combined.extend(right.schema.iter().cloned());
+    let matched = (0..build_side.rows()).map(|_| AtomicBool::new(false)).collect();
+    let probe = ProbeRight {
+        semi: *kind == JoinKind::Semi,
+        right_keys: right_keys.clone(),
+        key_types,
+        residual: on.clone(),
+        build: build_side,
+        combined: Arc::new(combined),
+        schema: plan.schema.clone(),
+        matched,
+    };
+    pipeline.stages.push(Stage { transform: Arc::new(probe), metrics: node.clone() });
+    Ok((pipeline, node))
+}
+
+/// The probe stage: right batches in, flags set, nothing out until
+/// `finish`.
+struct ProbeRight {
+    semi: bool,
+    right_keys: Vec<Expr>,
+    key_types: Vec<DataType>,
+    residual: Option<Expr>,
+    build: BuildSide,
+    /// Left columns then right columns: what the residual reads.
+    combined: Schema,
+    /// The join's output: the left input's columns.
+    schema: Schema,
+    matched: Vec<AtomicBool>,
+}
+
+impl ProbeRight {
+    fn is_matched(&self, row: u32) -> bool {
+        self.matched[row as usize].load(Ordering::Relaxed)
+    }
+
+    fn mark(&self, row: u32) {
+        self.matched[row as usize].store(true, Ordering::Relaxed);
+    }
+
+    /// Checks the residual on (build row, right row) pairs and flags the
+    /// build rows of the TRUE ones.
+    fn check(&self, right: &RecordBatch, pairs: &(Vec<u32>, Vec<u32>), ctx: &ExecContext) -> Result<()> {
+        let Some(residual) = &self.residual else {
+            pairs.0.iter().for_each(|&b| self.mark(b));
+            return Ok(());
+        };
+        check_interrupts(ctx)?;
+        let (bi, ri) = (UInt32Array::from(pairs.0.clone()), UInt32Array::from(pairs.1.clone()));
+        let mut columns = take_columns(&self.build.batch, &bi)?;
+        columns.extend(take_columns(right, &ri)?);
+        let batch = make_batch(&self.combined, columns, bi.len())?;
+        let verdict = expr::evaluate(residual, &batch, ctx)?;
+        let verdict = as_bool(&verdict)?;
+        for (k, &b) in pairs.0.iter().enumerate() {
+            if verdict.is_valid(k) && verdict.value(k) {
+                self.mark(b);
+            }
+        }
+        Ok(())
+    }
+}
+
+impl Transform for ProbeRight {
+    fn apply(&self, right: RecordBatch, ctx: &ExecContext) -> Result<RecordBatch> {
+        let empty = RecordBatch::new_empty(arrow_schema(&self.schema));
+        let (Some(encoder), Some(index)) = (&self.build.encoder, &self.build.index) else {
+            return Err(SqlError::internal("a hash join without its index"));
+        };
+        if self.build.rows() == 0 || right.num_rows() == 0 {
+            return Ok(empty);
+        }
+        let keys: Vec<ArrayRef> = eval_keys(&self.right_keys, &self.key_types, &right, ctx)?;
+        let rows = encoder.encode(&keys)?;
+        let nulls = any_null(&keys, right.num_rows());
+        let mut pairs: (Vec<u32>, Vec<u32>) = (Vec::new(), Vec::new());
+        for i in (0..right.num_rows()).filter(|&i| !nulls[i]) {
+            for b in index.matches(rows.row(i).data()).filter(|&b| !self.is_matched(b)) {
+                if self.residual.is_none() {
+                    self.mark(b);
+                    continue;
+                }
+                pairs.0.push(b);
+                pairs.1.push(i as u32);
+            }
+            if pairs.0.len() >= PAIR_CHUNK {
+                self.check(&right, &pairs, ctx)?;
+                pairs.0.clear();
+                pairs.1.clear();
+            }
+        }
+        if !pairs.0.is_empty() {
+            self.check(&right, &pairs, ctx)?;
+        }
+        Ok(empty)
+    }
+
+    fn finish(&self, _ctx: &ExecContext) -> Result<Option<RecordBatch>> {
+        let keep: Vec<u32> = (0..self.build.rows() as u32).filter(|&r| self.is_matched(r) == self.semi).collect();
+        if keep.is_empty() {
+            return Ok(None);
+        }
+        let keep = UInt32Array::from(keep);
+        make_batch(&self.schema, take_columns(&self.build.batch, &keep)?, keep.len()).map(Some)
+    }
+}
