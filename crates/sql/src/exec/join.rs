@@ -41,7 +41,7 @@ use crate::plan::{Expr, HashBuild, JoinAlgorithm, JoinKind, Node, Plan, Schema};
 use crate::types::DataType;
 
 /// Candidate pairs checked against the condition at once.
-const PAIR_CHUNK: usize = 16 * 1024;
+pub(super) const PAIR_CHUNK: usize = 16 * 1024;
 
 pub fn build_join(plan: &Plan, ctx: &ExecContext) -> Result<(Pipeline, Arc<MetricsNode>)> {
     let Node::Join { left, right, kind, on, algorithm } = &plan.node else {

@@ -29,7 +29,7 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use arrow_array::{Array, ArrayRef, RecordBatch, UInt32Array};
 
 use super::build::{as_bool, build, build_node};
-use super::join::{BuildSide, eval_keys, key_type};
+use super::join::{BuildSide, PAIR_CHUNK, eval_keys, key_type};
 use super::metrics::MetricsNode;
 use super::pipeline::{Pipeline, Stage, Transform};
 use super::util::{any_null, arrow_schema, make_batch, take_columns};
@@ -37,9 +37,6 @@ use super::{ExecContext, check_interrupts, expr};
 use crate::error::{Result, SqlError};
 use crate::plan::{Expr, JoinAlgorithm, JoinKind, Node, Plan, Schema};
 use crate::types::DataType;
-
-/// Candidate pairs checked against the residual at once.
-const PAIR_CHUNK: usize = 16 * 1024;
 
 pub fn build_semi_left(plan: &Plan, ctx: &ExecContext) -> Result<(Pipeline, Arc<MetricsNode>)> {
     let Node::Join { left, right, kind, on, algorithm: JoinAlgorithm::Hash { left_keys, right_keys, .. } } = &plan.node
@@ -95,21 +92,23 @@ impl ProbeRight {
         self.matched[row as usize].store(true, Ordering::Relaxed);
     }
 
-    /// Checks the residual on (build row, right row) pairs and flags the
+    /// Checks `residual` on (build row, right row) pairs and flags the
     /// build rows of the TRUE ones.
-    fn check(&self, right: &RecordBatch, pairs: &(Vec<u32>, Vec<u32>), ctx: &ExecContext) -> Result<()> {
-        let Some(residual) = &self.residual else {
-            pairs.0.iter().for_each(|&b| self.mark(b));
-            return Ok(());
-        };
+    fn check(
+        &self,
+        residual: &Expr,
+        right: &RecordBatch,
+        pairs: (Vec<u32>, Vec<u32>),
+        ctx: &ExecContext,
+    ) -> Result<()> {
         check_interrupts(ctx)?;
-        let (bi, ri) = (UInt32Array::from(pairs.0.clone()), UInt32Array::from(pairs.1.clone()));
+        let (bi, ri) = (UInt32Array::from(pairs.0), UInt32Array::from(pairs.1));
         let mut columns = take_columns(&self.build.batch, &bi)?;
         columns.extend(take_columns(right, &ri)?);
         let batch = make_batch(&self.combined, columns, bi.len())?;
         let verdict = expr::evaluate(residual, &batch, ctx)?;
         let verdict = as_bool(&verdict)?;
-        for (k, &b) in pairs.0.iter().enumerate() {
+        for (k, &b) in bi.values().iter().enumerate() {
             if verdict.is_valid(k) && verdict.value(k) {
                 self.mark(b);
             }
@@ -130,24 +129,25 @@ impl Transform for ProbeRight {
         let keys: Vec<ArrayRef> = eval_keys(&self.right_keys, &self.key_types, &right, ctx)?;
         let rows = encoder.encode(&keys)?;
         let nulls = any_null(&keys, right.num_rows());
+        let probes = (0..right.num_rows()).filter(|&i| !nulls[i]);
+        let Some(residual) = &self.residual else {
+            for i in probes {
+                index.matches(rows.row(i).data()).for_each(|b| self.mark(b));
+            }
+            return Ok(empty);
+        };
         let mut pairs: (Vec<u32>, Vec<u32>) = (Vec::new(), Vec::new());
-        for i in (0..right.num_rows()).filter(|&i| !nulls[i]) {
+        for i in probes {
             for b in index.matches(rows.row(i).data()).filter(|&b| !self.is_matched(b)) {
-                if self.residual.is_none() {
-                    self.mark(b);
-                    continue;
-                }
                 pairs.0.push(b);
                 pairs.1.push(i as u32);
             }
             if pairs.0.len() >= PAIR_CHUNK {
-                self.check(&right, &pairs, ctx)?;
-                pairs.0.clear();
-                pairs.1.clear();
+                self.check(residual, &right, std::mem::take(&mut pairs), ctx)?;
             }
         }
         if !pairs.0.is_empty() {
-            self.check(&right, &pairs, ctx)?;
+            self.check(residual, &right, pairs, ctx)?;
         }
         Ok(empty)
     }

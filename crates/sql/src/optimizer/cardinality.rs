@@ -227,9 +227,8 @@ fn and_sel(e: &Expr, cols: Columns<'_>) -> f64 {
     for (col, lo, hi) in ranges {
         product *= match (lo, hi) {
             (Some(lo), Some(hi)) => {
-                let s = lo + hi - 1.0 + cols(col).null_frac;
-                // Below zero: contradictory bounds, or rounding.
-                if s < -0.01 { 1e-10 } else { s.max(1e-10) }
+                // Zero or below: contradictory bounds, or rounding.
+                (lo + hi - 1.0 + cols(col).null_frac).max(1e-10)
             }
             (Some(s), None) | (None, Some(s)) => s,
             (None, None) => 1.0,

@@ -518,32 +518,29 @@ fn choose_algorithm(plan: Plan, ctx: &OptimizerContext<'_>) -> Plan {
     let Node::Join { left, right, kind, on, .. } = &plan.node else { return plan };
     let kind = *kind;
     let (lk, rk, rest) = split_keys(on.as_ref(), left.schema.len());
-    let index = index_nested_loop(left, right, kind, &lk, &rk);
-    let with = |algorithm: JoinAlgorithm, on: Option<Option<Expr>>| {
+    // The plan with `algorithm` checking `on` on its pairs.
+    let with = |algorithm: JoinAlgorithm, on: Option<Expr>| {
         let mut p = plan.clone();
         if let Node::Join { on: o, algorithm: a, .. } = &mut p.node {
-            *a = algorithm;
-            if let Some(on) = on {
-                *o = on;
-            }
+            (*a, *o) = (algorithm, on);
         }
         estimate(p, ctx)
     };
     // A Mark join's NULL comparisons decide its mark (NOT IN, ALL): a hash
     // table never finds a NULL key's partners, so it runs as a nested loop.
     if lk.is_empty() || kind == JoinKind::Mark {
-        return with(JoinAlgorithm::NestedLoop, None);
+        return with(JoinAlgorithm::NestedLoop, on.clone());
     }
     let hashed = |build: HashBuild| {
-        with(JoinAlgorithm::Hash { left_keys: lk.clone(), right_keys: rk.clone(), build }, Some(conjoin(rest.clone())))
+        with(JoinAlgorithm::Hash { left_keys: lk.clone(), right_keys: rk.clone(), build }, conjoin(rest.clone()))
     };
     // Ties keep the plain hash join.
     let mut candidates = vec![hashed(HashBuild::Right)];
     if matches!(kind, JoinKind::Semi | JoinKind::Anti) {
         candidates.push(hashed(HashBuild::Left));
     }
-    if let Some(inl) = index {
-        candidates.push(with(inl, None));
+    if let Some(inl) = index_nested_loop(left, right, kind, &lk, &rk) {
+        candidates.push(with(inl, on.clone()));
     }
     let objective = |p: &Plan| p.est.cost.host + p.est.cost.device;
     candidates.into_iter().reduce(|best, c| if objective(&c) < objective(&best) { c } else { best }).unwrap_or(plan)
