@@ -14,6 +14,7 @@ use crate::counters::Cells;
 use crate::device::Inner;
 use crate::error::DeviceError;
 use crate::pe::{PeAccount, PeCtx, PeRun, Program};
+use crate::timing::Busy;
 
 impl Inner {
     pub(crate) fn execute(
@@ -126,15 +127,15 @@ impl Inner {
                 bottleneck = format!("pe {i}");
             }
         }
-        let mut sum_into = |busy: &mut Vec<u64>, name: &str, demand: &dyn Fn(&PeAccount) -> &Vec<u64>| {
+        let mut sum_into = |busy: &mut Vec<Busy>, name: &str, demand: &dyn Fn(&PeAccount) -> &Vec<u64>| {
             for (r, b) in busy.iter_mut().enumerate() {
                 let d: u64 = accounts.iter().map(|a| demand(a)[r]).sum();
                 if d == 0 {
                     continue;
                 }
-                *b = start.max(*b) + d;
-                if *b > end {
-                    end = *b;
+                let done = b.reserve(start, d);
+                if done > end {
+                    end = done;
                     bottleneck = format!("{name} {r}");
                 }
             }
@@ -144,9 +145,9 @@ impl Inner {
         // DMA reads of host memory share the link's host -> device direction.
         let link: u64 = accounts.iter().map(|a| a.link_to_device_ps).sum();
         if link > 0 {
-            tl.to_device = start.max(tl.to_device) + link;
-            if tl.to_device > end {
-                end = tl.to_device;
+            let done = tl.to_device.reserve(start, link);
+            if done > end {
+                end = done;
                 bottleneck = "link to device".to_string();
             }
         }

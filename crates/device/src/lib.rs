@@ -14,8 +14,9 @@
 //!    medium access and each PE's busy time is counted ([`Counters`]). Counts
 //!    are exact and independent of the clock.
 //! 3. **Time is a documented model.** Each resource (link direction, medium
-//!    channel, flash chip, PE) has a busy-until time; a command reserves what
-//!    it uses and completes when the last resource is done (`timing.rs`). The
+//!    channel, flash chip, PE) keeps its reservations; a command reserves
+//!    what it uses at the earliest free gap and completes when the last
+//!    resource is done (`timing.rs`). The
 //!    real-time clock holds completions until their modelled time; the
 //!    virtual clock only advances the model (`clock.rs`).
 //! 4. **No damaged byte is returned.** Every 512-byte sector of the medium
@@ -30,7 +31,7 @@
 //!  QueuePair ── SQE (64 B) + data ─────►│ command workers ─► medium (device.img, mmap)
 //!            ◄─ CQE (16 B) + data ──────│        │           NVM: channels, PE transfers
 //!     link: bandwidth + latency,        │        │           flash: channels x chips, tR/tPROG
-//!     busy-until per direction          │        └─► PEs 0..n run a Program with a PeCtx
+//!     reservations per direction        │        └─► PEs 0..n run a Program with a PeCtx
 //!                                       │            device DRAM: memory ranges, scratch,
 //!                                       │            bounded by the profile's NDP budget
 //! ```

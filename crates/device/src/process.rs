@@ -13,7 +13,7 @@ use crate::error::DeviceError;
 use crate::memory::check_span;
 use crate::mirror::{Mirror, MirrorConfig, MirrorKind};
 use crate::pe::flash_place;
-use crate::timing::{MediumTiming, Timeline, bytes_ps};
+use crate::timing::{MediumTiming, bytes_ps};
 
 /// Bytes of the identify structure returned to the host.
 const IDENTIFY_BYTES: u64 = 4096;
@@ -256,12 +256,12 @@ impl Inner {
 
     pub(crate) fn to_device(&self, at: u64, bytes: u64) -> u64 {
         Cells::add(&self.cells.link_bytes_to_device, bytes);
-        Timeline::reserve(&mut self.timeline.lock().to_device, at, self.timing.link_ps(bytes))
+        self.timeline.lock().to_device.reserve(at, self.timing.link_ps(bytes))
     }
 
     fn to_host(&self, at: u64, bytes: u64) -> u64 {
         Cells::add(&self.cells.link_bytes_to_host, bytes);
-        Timeline::reserve(&mut self.timeline.lock().to_host, at, self.timing.link_ps(bytes))
+        self.timeline.lock().to_host.reserve(at, self.timing.link_ps(bytes))
     }
 
     pub(crate) fn count_medium(&self, write: bool, accesses: u64, bytes: u64) {
@@ -296,7 +296,7 @@ impl Inner {
                     let n = (a / chunk + 1) * chunk - a;
                     let n = n.min(addr + len - a);
                     let ch = ((a >> interleave_shift) % channels) as usize;
-                    let end = Timeline::reserve(&mut tl.channels[ch], at, bytes_ps(n, ps_per_byte).max(occupancy_ps));
+                    let end = tl.channels[ch].reserve(at, bytes_ps(n, ps_per_byte).max(occupancy_ps));
                     ready = ready.max(end);
                     a += n;
                 }
@@ -309,16 +309,9 @@ impl Inner {
                 let (ch, chip) = flash_place(ppn, channels, chips_per_channel);
                 let xfer = bytes_ps(len, ps_per_byte);
                 if write {
-                    let start = at.max(tl.channels[ch]).max(tl.chips[chip]);
-                    tl.channels[ch] = start + xfer;
-                    tl.chips[chip] = start + xfer + program_ps;
-                    start + xfer + program_ps
+                    tl.flash_program(at, ch, chip, program_ps, xfer)
                 } else {
-                    let sensed = at.max(tl.chips[chip]) + read_ps;
-                    let start = sensed.max(tl.channels[ch]);
-                    tl.channels[ch] = start + xfer;
-                    tl.chips[chip] = start + xfer;
-                    start + xfer
+                    tl.flash_read(at, ch, chip, read_ps, xfer)
                 }
             }
         }

@@ -1,9 +1,13 @@
-//! The timing model's parameters in picoseconds, and the busy-until timeline.
+//! The timing model's parameters in picoseconds, and the timeline of
+//! reservations.
 //!
 //! Every resource (each link direction, each medium channel, each flash chip,
-//! each PE) has a busy-until time on the device's modelled clock. A command
-//! reserves the resources it uses in the order data flows through them and
-//! completes when the last one is done, plus the link's command latency.
+//! each PE) keeps its reservations on the device's modelled clock. A command
+//! reserves the resources it uses in the order data flows through them, each
+//! at the earliest free gap no earlier than it can start ([`Busy`]: with
+//! reservations arriving in modelled-time order this is the plain
+//! `max(at, busy_until)`), and completes when the last one is done, plus
+//! the link's command latency.
 //! Times are integer picoseconds so that millions of 142.857 ns transfers add
 //! up without drift; `u64` picoseconds last 213 days of modelled time.
 //!
@@ -16,14 +20,18 @@
 //!
 //! ```text
 //!   end = max( start + max_pe(pe_demand),
-//!              max_c( max(start, busy_until[c]) + channel_demand[c] ),
-//!              max_k( max(start, busy_until[k]) + chip_demand[k] ) )   (flash chips)
+//!              max_c( gap_c(start, channel_demand[c]) + channel_demand[c] ),
+//!              max_k( gap_k(start, chip_demand[k]) + chip_demand[k] ) )   (flash chips)
+//!
+//!   gap_r(t, d): the earliest free stretch of length d on resource r at or after t
 //! ```
 //!
 //! This is the bottleneck (roofline) bound of a closed queueing network. It is
 //! exact far from the knee (few PEs: latency-bound; many PEs: channel-bound)
 //! and optimistic near it, where real PEs also queue behind each other.
 //! `docs/device-model.md` compares it with the paper's Table I.
+
+use std::collections::VecDeque;
 
 use crate::profile::{MB, MediumProfile, Profile};
 
@@ -132,32 +140,215 @@ impl Timing {
     }
 }
 
-/// Busy-until per resource, in modelled picoseconds.
+/// How many reservations a resource remembers. Older ones are forgotten into
+/// the resource's floor (all time before it counts as taken), so a very late
+/// booking waits as it would have under a plain busy-until time. Adjacent
+/// reservations merge, so back-to-back traffic keeps few of them.
+const SPANS_KEPT: usize = 1024;
+
+/// One resource's reservations on the modelled clock: the busy intervals
+/// `[start, end)`, sorted and disjoint, and a floor below which every
+/// picosecond counts as taken.
+///
+/// A reservation takes the earliest free gap at or after the time it asks
+/// for, not the end of the latest reservation. Commands reach the emulator in
+/// wall-time order, which is not the order of their modelled times: a program
+/// execution settles its reads only after it ran (in wall time), by which
+/// time another thread's commands may have booked the same chip at later
+/// modelled times. Under a single busy-until time the execution's reads would
+/// queue behind those later programs; here they take the gap before them,
+/// as they would on the device. When reservations arrive in modelled-time
+/// order (one host thread), this is exactly `start = max(at, busy_until)`.
+#[derive(Debug, Clone, Default)]
+pub(crate) struct Busy {
+    spans: VecDeque<(u64, u64)>,
+    floor: u64,
+}
+
+impl Busy {
+    /// The earliest start no earlier than `at` at which `dur` fits.
+    pub fn earliest(&self, at: u64, dur: u64) -> u64 {
+        let mut s = at.max(self.floor);
+        let first = self.spans.partition_point(|&(_, end)| end <= s);
+        for &(start, end) in self.spans.range(first..) {
+            if s + dur <= start {
+                return s;
+            }
+            s = s.max(end);
+        }
+        s
+    }
+
+    /// Marks `[start, start + dur)` taken; it must be free.
+    pub fn take(&mut self, start: u64, dur: u64) {
+        if dur == 0 {
+            return;
+        }
+        debug_assert!(start.checked_add(dur).is_some(), "modelled time fits u64 picoseconds");
+        debug_assert_eq!(self.earliest(start, dur), start, "a reservation takes a free gap");
+        let end = start + dur;
+        let i = self.spans.partition_point(|&(s, _)| s < start);
+        let joins_prev = i > 0 && self.spans[i - 1].1 == start;
+        let joins_next = i < self.spans.len() && self.spans[i].0 == end;
+        match (joins_prev, joins_next) {
+            (true, true) => {
+                self.spans[i - 1].1 = self.spans[i].1;
+                self.spans.remove(i);
+            }
+            (true, false) => self.spans[i - 1].1 = end,
+            (false, true) => self.spans[i].0 = start,
+            (false, false) => self.spans.insert(i, (start, end)),
+        }
+        while self.spans.len() > SPANS_KEPT {
+            let (_, forgotten) = self.spans.pop_front().expect("more spans than kept");
+            self.floor = self.floor.max(forgotten);
+        }
+    }
+
+    /// Reserves `dur` at the earliest free gap no earlier than `at`; returns
+    /// the reservation's end.
+    pub fn reserve(&mut self, at: u64, dur: u64) -> u64 {
+        let start = self.earliest(at, dur);
+        self.take(start, dur);
+        start + dur
+    }
+
+    /// The end of the latest reservation.
+    #[cfg(test)]
+    pub fn until(&self) -> u64 {
+        self.spans.back().map_or(self.floor, |&(_, end)| end)
+    }
+}
+
+/// The device's resources on the modelled clock. The PEs keep a plain
+/// busy-until time: executions take them exclusively, one after another in
+/// both wall and modelled time.
 #[derive(Debug, Clone)]
 pub(crate) struct Timeline {
-    pub to_device: u64,
-    pub to_host: u64,
-    pub channels: Vec<u64>,
-    pub chips: Vec<u64>,
+    pub to_device: Busy,
+    pub to_host: Busy,
+    pub channels: Vec<Busy>,
+    pub chips: Vec<Busy>,
     pub pes: Vec<u64>,
 }
 
 impl Timeline {
     pub fn new(timing: &Timing, pes: usize) -> Timeline {
         Timeline {
-            to_device: 0,
-            to_host: 0,
-            channels: vec![0; timing.channels()],
-            chips: vec![0; timing.chips()],
+            to_device: Busy::default(),
+            to_host: Busy::default(),
+            channels: vec![Busy::default(); timing.channels()],
+            chips: vec![Busy::default(); timing.chips()],
             pes: vec![0; pes],
         }
     }
 
-    /// Reserves `dur` on a resource no earlier than `at`; returns the end.
-    pub fn reserve(busy_until: &mut u64, at: u64, dur: u64) -> u64 {
-        let start = at.max(*busy_until);
-        debug_assert!(start.checked_add(dur).is_some(), "modelled time fits u64 picoseconds");
-        *busy_until = start + dur;
-        start + dur
+    /// A flash page read: the chip senses the page (`read_ps`), then the
+    /// page crosses the channel (`xfer`) while the chip still holds it. The
+    /// chip is taken for both, the channel for the transfer, back to back.
+    /// Returns when the data is in the controller.
+    pub fn flash_read(&mut self, at: u64, ch: usize, chip: usize, read_ps: u64, xfer: u64) -> u64 {
+        let mut s = at;
+        loop {
+            s = self.chips[chip].earliest(s, read_ps + xfer);
+            let on_channel = self.channels[ch].earliest(s + read_ps, xfer);
+            if on_channel == s + read_ps {
+                break;
+            }
+            s = on_channel - read_ps;
+        }
+        self.chips[chip].take(s, read_ps + xfer);
+        self.channels[ch].take(s + read_ps, xfer);
+        s + read_ps + xfer
+    }
+
+    /// A flash page program: the page crosses the channel (`xfer`), then the
+    /// chip programs it (`program_ps`); the chip is taken for both. Returns
+    /// when the page is durable.
+    pub fn flash_program(&mut self, at: u64, ch: usize, chip: usize, program_ps: u64, xfer: u64) -> u64 {
+        let mut s = at;
+        loop {
+            s = self.chips[chip].earliest(s, xfer + program_ps);
+            let on_channel = self.channels[ch].earliest(s, xfer);
+            if on_channel == s {
+                break;
+            }
+            s = on_channel;
+        }
+        self.chips[chip].take(s, xfer + program_ps);
+        self.channels[ch].take(s, xfer);
+        s + xfer + program_ps
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn in_order_reservations_queue_as_a_busy_until_time() {
+        let mut b = Busy::default();
+        let mut until = 0u64;
+        for (at, dur) in [(0, 5), (3, 4), (20, 1), (20, 0), (21, 7), (10, 2)] {
+            let want = at.max(until) + dur;
+            if at >= until {
+                assert_eq!(b.reserve(at, dur), want, "at {at}");
+                until = want;
+            }
+        }
+        assert_eq!(b.until(), 28);
+    }
+
+    #[test]
+    fn an_earlier_reservation_takes_the_gap_before_a_later_one() {
+        let mut b = Busy::default();
+        assert_eq!(b.reserve(1_000, 800), 1_800);
+        // Fits before the later reservation.
+        assert_eq!(b.reserve(100, 300), 400);
+        // Does not fit in [400, 1000): waits for the later one.
+        assert_eq!(b.reserve(500, 600), 2_400);
+        // Fits exactly in the gap left.
+        assert_eq!(b.reserve(0, 100), 100);
+        assert_eq!(b.reserve(400, 600), 1_000);
+        assert_eq!(b.spans.len(), 1, "adjacent reservations merge");
+        assert_eq!(b.earliest(0, 1), 2_400);
+    }
+
+    #[test]
+    fn forgotten_reservations_become_the_floor() {
+        let mut b = Busy::default();
+        for i in 0..(SPANS_KEPT as u64 + 10) {
+            b.reserve(i * 10, 5);
+        }
+        assert_eq!(b.spans.len(), SPANS_KEPT);
+        assert_eq!(b.floor, 9 * 10 + 5);
+        // A booking below the floor starts at the floor, the gap after it.
+        assert_eq!(b.reserve(0, 5), 100);
+    }
+
+    fn flash_timeline() -> Timeline {
+        Timeline {
+            to_device: Busy::default(),
+            to_host: Busy::default(),
+            channels: vec![Busy::default(); 2],
+            chips: vec![Busy::default(); 4],
+            pes: vec![],
+        }
+    }
+
+    #[test]
+    fn a_flash_read_waits_for_its_chip_and_its_channel_back_to_back() {
+        let mut tl = flash_timeline();
+        // A program on chip 0 booked later in modelled time.
+        assert_eq!(tl.flash_program(10_000, 0, 0, 800, 50), 10_850);
+        // A read asked for before it fits in front of it.
+        assert_eq!(tl.flash_read(0, 0, 0, 60, 50), 110);
+        // A read that would overlap the program waits for it.
+        assert_eq!(tl.flash_read(9_900, 0, 0, 60, 50), 10_960);
+        // Another chip on the same channel: sensing overlaps the program, the
+        // transfer waits for the channel the program's transfer holds.
+        // [10_000, 10_050): the read's transfer follows at 10_050.
+        assert_eq!(tl.flash_read(9_960, 0, 1, 60, 50), 10_100);
+        assert_eq!(tl.channels[0].earliest(10_000, 1), 10_100);
     }
 }
