@@ -449,3 +449,27 @@ fn a_semi_join_with_a_small_outer_side_builds_its_hash_table_there() {
         assert_eq!(run_sorted(&p, &data), run_sorted(&plan, &data), "{kind:?}");
     }
 }
+
+#[test]
+fn an_aggregate_joined_to_a_few_keys_aggregates_only_those_looked_up_by_index() {
+    // TPC-H Q17's shape: 10 of p's rows meet avg(q) of l grouped by l.pk
+    // (1,000,000 rows, 10,000 keys, an index on pk).
+    let p = with_stats(table(1, "p", &["id", "x"], &[true]), 10_000.0, &[10_000.0, 1_000.0]);
+    let l = with_index(with_stats(table(2, "l", &["pk", "q"], &[]), 1e6, &[10_000.0, 50.0]), "l_pk", &[0], false);
+    let c = catalog(vec![p, l]);
+    let g = fixture::aggregate(scan(&c, "l"), vec![col(0)], vec![(ndpdb_sql::plan::AggFunc::Sum, Some(col(1)))]);
+    let a = filter(scan(&c, "p"), eq(col(1), int(1)));
+    let plan = join(a, g, JoinKind::Left, Some(eq(col(0), col(2))));
+    let optimized = optimize(plan, &OptimizerContext::new(&c)).expect("optimize");
+    let agg_input = nodes(&optimized)
+        .into_iter()
+        .find_map(|n| if let Node::Aggregate { input, .. } = &n.node { Some(input) } else { None })
+        .expect("an aggregate");
+    let below = nodes(agg_input);
+    assert!(below.iter().any(|n| matches!(n.node, Node::Distinct { .. })), "the keys of p: {optimized:#?}");
+    assert!(
+        below.iter().any(|n| matches!(&n.node, Node::Join { algorithm: JoinAlgorithm::IndexNestedLoop { .. }, .. })),
+        "l looked up by its index: {optimized:#?}"
+    );
+    assert!(optimized.est.cost.host < 0.1, "cost {:?}", optimized.est.cost);
+}

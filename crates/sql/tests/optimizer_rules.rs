@@ -8,7 +8,7 @@ mod fixture;
 
 use fixture::*;
 use ndpdb_sql::catalog::MemCatalog;
-use ndpdb_sql::optimizer::{NdpMode, OptimizerContext, optimize, rules};
+use ndpdb_sql::optimizer::{NdpMode, OptimizerContext, aggreduce, optimize, rules};
 use ndpdb_sql::plan::{AggFunc, BinaryOp, Expr, Function, JoinKind, Node, Plan, SubqueryKind, UnaryOp};
 
 /// a(id, x, y), b(id, a_id, z), c(id, b_id, w); ids NOT NULL.
@@ -413,4 +413,63 @@ fn uncorrelatable_subqueries_stay_for_the_runner() {
     let data = random_data(&c, 10, 6, 4, &mut Rng(99));
     let optimized = optimize(plan.clone(), &OptimizerContext::new(&c)).expect("optimize");
     assert_eq!(run_sorted(&optimized, &data), run_sorted(&plan, &data));
+}
+
+/// Join(A, sum and count of b grouped by b.a_id) on a key of A, for each
+/// join kind that may drop groups; the aggregate on the side `kind` does
+/// not preserve. A's key holds NULLs and duplicates; `having` keeps only
+/// groups of more than one row.
+fn grouped_join(c: &MemCatalog, kind: JoinKind, a_side: Plan, key: usize, having: bool) -> Plan {
+    let mut g = aggregate(scan(c, "b"), vec![col(1)], vec![(AggFunc::Sum, Some(col(2))), (AggFunc::CountStar, None)]);
+    if having {
+        g = filter(g, bin(BinaryOp::Gt, col(2), int(1)));
+    }
+    let aw = a_side.schema.len();
+    match kind {
+        JoinKind::Right => join(g, a_side, kind, Some(eq(col(0), col(3 + key)))),
+        _ => join(a_side, g, kind, Some(eq(col(key), col(aw)))),
+    }
+}
+
+#[test]
+fn an_aggregate_reduced_to_its_partners_keys_returns_the_same_rows() {
+    let c = cat();
+    // A: a filtered scan (key a.x), and b semi-joined to a filtered a (key
+    // b.a_id, whose values the semi join ties to a.id).
+    let filtered_a = || filter(scan(&c, "a"), bin(BinaryOp::Lt, col(2), int(4)));
+    let shapes = [
+        ("a filtered scan", filtered_a(), 1),
+        ("through a semi join", join(scan(&c, "b"), filtered_a(), JoinKind::Semi, Some(eq(col(1), col(3)))), 1),
+    ];
+    let kinds = [JoinKind::Inner, JoinKind::Left, JoinKind::Single, JoinKind::Semi, JoinKind::Anti, JoinKind::Right];
+    for (shape, a_side, key) in &shapes {
+        for (kind, having) in kinds.into_iter().flat_map(|k| [(k, false), (k, true)]) {
+            let plan = grouped_join(&c, kind, a_side.clone(), *key, having);
+            let reduced = aggreduce::reduced(&plan).unwrap_or_else(|| panic!("{shape}, {kind:?}: not reduced"));
+            assert_eq!(reduced.schema, plan.schema);
+            assert!(nodes(&reduced).iter().any(|n| matches!(n.node, Node::Distinct { .. })), "{shape}, {kind:?}");
+            for seed in [1_u64, 7, 42, 1234, 99] {
+                let data = random_data(&c, 10 + seed as usize % 13, 6, 4, &mut Rng(seed * 0x9e37_79b9 + 3));
+                assert_eq!(
+                    run_sorted(&reduced, &data),
+                    run_sorted(&plan, &data),
+                    "{shape}, {kind:?}, having {having}, seed {seed}: other rows"
+                );
+            }
+        }
+    }
+}
+
+#[test]
+fn an_aggregate_is_not_reduced_where_its_groups_are_kept_or_nothing_filters_the_keys() {
+    let c = cat();
+    let filtered_a = || filter(scan(&c, "a"), bin(BinaryOp::Lt, col(2), int(4)));
+    // The aggregate on the preserved side, a Mark join, an unfiltered partner.
+    let g = || aggregate(scan(&c, "b"), vec![col(1)], vec![(AggFunc::CountStar, None)]);
+    let preserved = join(g(), filtered_a(), JoinKind::Left, Some(eq(col(0), col(3))));
+    let mark = join(filtered_a(), g(), JoinKind::Mark, Some(eq(col(1), col(3))));
+    let unfiltered = join(scan(&c, "a"), g(), JoinKind::Inner, Some(eq(col(1), col(3))));
+    for (name, plan) in [("preserved", preserved), ("mark", mark), ("unfiltered", unfiltered)] {
+        assert!(aggreduce::reduced(&plan).is_none(), "{name}: reduced");
+    }
 }

@@ -23,6 +23,7 @@
 //! `SubqueryRunner` runs them per outer row). `docs/optimizer.md` describes
 //! the rules, the estimates, the cost formulas and what is not built.
 
+pub mod aggreduce;
 pub mod cardinality;
 pub mod cost;
 mod decorrelate;

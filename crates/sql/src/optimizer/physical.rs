@@ -32,15 +32,20 @@ use crate::types::DataType;
 
 /// Plans `plan` bottom-up (see the module doc).
 pub fn physical(plan: Plan, ctx: &OptimizerContext<'_>) -> Result<Plan> {
-    // A Semi/Anti join may also run inside its left input's inner-join
-    // tree (`semipush.rs`): both are planned and the cheaper kept.
+    // Alternatives of the same join, each planned, the cheapest kept: a
+    // Semi/Anti join may run inside its left input's inner-join tree
+    // (`semipush.rs`); an aggregate joined on its group key may aggregate
+    // only the keys its partner can hold (`aggreduce.rs`).
+    let mut alternatives = Vec::new();
     if let Some(pushed) = super::semipush::pushed(&plan) {
-        let pushed = physical(pushed, ctx)?;
-        let here = physical_here(plan, ctx)?;
-        let objective = |p: &Plan| p.est.cost.host + p.est.cost.device;
-        return Ok(if objective(&pushed) < objective(&here) { pushed } else { here });
+        alternatives.push(physical(pushed, ctx)?);
     }
-    physical_here(plan, ctx)
+    if let Some(reduced) = super::aggreduce::reduced(&plan) {
+        alternatives.push(physical_here(reduced, ctx)?);
+    }
+    let here = physical_here(plan, ctx)?;
+    let objective = |p: &Plan| p.est.cost.host + p.est.cost.device;
+    Ok(alternatives.into_iter().fold(here, |best, p| if objective(&p) < objective(&best) { p } else { best }))
 }
 
 fn physical_here(mut plan: Plan, ctx: &OptimizerContext<'_>) -> Result<Plan> {

@@ -273,7 +273,16 @@ pub fn run(plan: &Plan, data: &Data, outer: &[Row]) -> Vec<Row> {
                 })
                 .collect()
         }
-        Node::Sort { input, .. } | Node::Distinct { input } | Node::Limit { input, .. } => run(input, data, outer),
+        Node::Distinct { input } => {
+            let mut seen: Vec<Row> = Vec::new();
+            for r in run(input, data, outer) {
+                if !seen.contains(&r) {
+                    seen.push(r);
+                }
+            }
+            seen
+        }
+        Node::Sort { input, .. } | Node::Limit { input, .. } => run(input, data, outer),
         Node::SetOp { left, right, .. } => {
             let mut l = run(left, data, outer);
             l.extend(run(right, data, outer));

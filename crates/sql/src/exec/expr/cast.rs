@@ -3,16 +3,21 @@
 //! Fast paths over whole arrays where the conversion is plain: integer
 //! widening (arrow-cast, exact), integer → numeric and numeric rescaling
 //! (own loops: Arrow's decimal cast rounds half up on the scaled value and
-//! checks a different precision), date → timestamp. Everything else goes
+//! checks a different precision), date → timestamp, `char(n)` → text
+//! (trailing blanks dropped: what every comparison of a `char(n)` column
+//! does first, `compare.rs`). Everything else goes
 //! row by row through [`crate::types::ops::cast_value`], which holds
 //! PostgreSQL's rules (text input and output, rounding, range errors,
 //! `char(n)`/`varchar(n)` lengths).
 
 use std::sync::Arc;
 
+use arrow_array::builder::StringBuilder;
 use arrow_array::cast::AsArray;
 use arrow_array::types::{Date32Type, Decimal128Type};
-use arrow_array::{Array, ArrayRef, Decimal128Array, PrimitiveArray, TimestampMicrosecondArray, new_null_array};
+use arrow_array::{
+    Array, ArrayRef, Decimal128Array, PrimitiveArray, StringArray, TimestampMicrosecondArray, new_null_array,
+};
 
 use super::map_rows;
 use crate::error::{Result, SqlError};
@@ -49,8 +54,22 @@ pub fn cast_array(a: &ArrayRef, from: &DataType, to: &DataType, mode: CastMode) 
             Ok(Arc::new(ts))
         }
         (T::Varchar(_) | T::Text, T::Varchar(None) | T::Text) => Ok(a.clone()),
+        (T::Char(_), T::Varchar(None) | T::Text) if a.as_string_opt::<i32>().is_some() => {
+            Ok(Arc::new(unpad(a.as_string::<i32>())))
+        }
         _ => map_rows(&[a], n, to, |v| cast_value(&v[0], from, to, mode)),
     }
+}
+
+/// `char(n)` values as text: without their trailing blanks (as
+/// [`cast_value`] does row by row).
+fn unpad(a: &StringArray) -> StringArray {
+    let bytes = a.value_data().len();
+    let mut out = StringBuilder::with_capacity(a.len(), bytes);
+    for v in a.iter() {
+        out.append_option(v.map(|s| s.trim_end_matches(' ')));
+    }
+    out.finish()
 }
 
 fn int_rank(t: &DataType) -> u8 {

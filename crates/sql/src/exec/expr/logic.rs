@@ -199,11 +199,18 @@ pub(super) fn in_list(
     ev: &EvalContext<'_>,
 ) -> Result<ArrayRef> {
     let n = batch.num_rows();
-    let x = evaluate_with(e, batch, ev)?;
+    let mut x = evaluate_with(e, batch, ev)?;
+    let mut x_ty = e.ty();
+    // A char(n) operand compares as text (`compare.rs`): unpad it once, not
+    // once per item.
+    if matches!(x_ty, DataType::Char(_)) && list.iter().all(|i| i.ty().is_text()) {
+        x = cast_array(&x, &x_ty, &DataType::Text, CastMode::Explicit)?;
+        x_ty = DataType::Text;
+    }
     let mut acc: ArrayRef = bools(n, Some(false));
     for item in list {
         let v = evaluate_with(item, batch, ev)?;
-        let eq = compare_arrays(BinaryOp::Eq, &x, &e.ty(), &v, &item.ty())?;
+        let eq = compare_arrays(BinaryOp::Eq, &x, &x_ty, &v, &item.ty())?;
         acc = ok(boolean::or_kleene(as_bool(&acc)?, as_bool(&eq)?))?;
     }
     if negated { ok(boolean::not(as_bool(&acc)?)) } else { Ok(acc) }
