@@ -251,36 +251,32 @@ impl Timeline {
     /// chip is taken for both, the channel for the transfer, back to back.
     /// Returns when the data is in the controller.
     pub fn flash_read(&mut self, at: u64, ch: usize, chip: usize, read_ps: u64, xfer: u64) -> u64 {
-        let mut s = at;
-        loop {
-            s = self.chips[chip].earliest(s, read_ps + xfer);
-            let on_channel = self.channels[ch].earliest(s + read_ps, xfer);
-            if on_channel == s + read_ps {
-                break;
-            }
-            s = on_channel - read_ps;
-        }
-        self.chips[chip].take(s, read_ps + xfer);
-        self.channels[ch].take(s + read_ps, xfer);
-        s + read_ps + xfer
+        self.chip_then_channel(at, chip, read_ps + xfer, ch, read_ps, xfer)
     }
 
     /// A flash page program: the page crosses the channel (`xfer`), then the
     /// chip programs it (`program_ps`); the chip is taken for both. Returns
     /// when the page is durable.
     pub fn flash_program(&mut self, at: u64, ch: usize, chip: usize, program_ps: u64, xfer: u64) -> u64 {
+        self.chip_then_channel(at, chip, xfer + program_ps, ch, 0, xfer)
+    }
+
+    /// Takes `chip` for `chip_ps` from the earliest start `s >= at` at which
+    /// channel `ch` is also free for `xfer` from `s + offset`; returns the
+    /// chip's end.
+    fn chip_then_channel(&mut self, at: u64, chip: usize, chip_ps: u64, ch: usize, offset: u64, xfer: u64) -> u64 {
         let mut s = at;
         loop {
-            s = self.chips[chip].earliest(s, xfer + program_ps);
-            let on_channel = self.channels[ch].earliest(s, xfer);
-            if on_channel == s {
+            s = self.chips[chip].earliest(s, chip_ps);
+            let on_channel = self.channels[ch].earliest(s + offset, xfer);
+            if on_channel == s + offset {
                 break;
             }
-            s = on_channel;
+            s = on_channel - offset;
         }
-        self.chips[chip].take(s, xfer + program_ps);
-        self.channels[ch].take(s, xfer);
-        s + xfer + program_ps
+        self.chips[chip].take(s, chip_ps);
+        self.channels[ch].take(s + offset, xfer);
+        s + chip_ps
     }
 }
 

@@ -55,12 +55,21 @@ pub fn reduced(plan: &Plan) -> Option<Plan> {
     let agg_left = matches!(kind, K::Inner | K::Right);
     let lw = left.schema.len();
     for (l, r) in conjuncts(on.clone()).iter().filter_map(|c| split_equality(c, lw)) {
-        if agg_right && let Some(new_right) = reduce_side(right, r, left, l) {
-            return Some(rebuilt(plan, (**left).clone(), new_right));
-        }
-        if agg_left && let Some(new_left) = reduce_side(left, l, right, r) {
-            return Some(rebuilt(plan, new_left, (**right).clone()));
-        }
+        let sides = if agg_right && let Some(new_right) = reduce_side(right, r, left, l) {
+            ((**left).clone(), new_right)
+        } else if agg_left && let Some(new_left) = reduce_side(left, l, right, r) {
+            (new_left, (**right).clone())
+        } else {
+            continue;
+        };
+        let node = Node::Join {
+            left: Box::new(sides.0),
+            right: Box::new(sides.1),
+            kind: *kind,
+            on: Some(on.clone()),
+            algorithm: JoinAlgorithm::Unchosen,
+        };
+        return Some(Plan::new(node, plan.schema.clone()));
     }
     None
 }
@@ -77,20 +86,6 @@ fn split_equality(c: &Expr, lw: usize) -> Option<(usize, usize)> {
         (false, true) => Some((*b, *a - lw)),
         _ => None,
     }
-}
-
-fn rebuilt(plan: &Plan, left: Plan, right: Plan) -> Plan {
-    let Node::Join { kind, on, .. } = &plan.node else { unreachable!("reduced() matched a join") };
-    Plan::new(
-        Node::Join {
-            left: Box::new(left),
-            right: Box::new(right),
-            kind: *kind,
-            on: on.clone(),
-            algorithm: JoinAlgorithm::Unchosen,
-        },
-        plan.schema.clone(),
-    )
 }
 
 /// `agg_side` with its aggregate's input cut to the values of column `x`
@@ -187,33 +182,43 @@ fn find_sources(plan: &Plan, x: usize, out: &mut Vec<(Plan, usize)>, depth: usiz
         }
         Node::Join { left, right, kind, on, .. } => {
             let lw = left.schema.len();
-            let tied = |side_left: bool| -> Vec<usize> {
-                let Some(on) = on else { return vec![] };
-                if !matches!(kind, JoinKind::Inner | JoinKind::Semi) || (!side_left && *kind != JoinKind::Inner) {
-                    return vec![];
-                }
-                conjuncts(on.clone())
-                    .iter()
-                    .filter_map(|c| split_equality(c, lw))
-                    .filter_map(|(l, r)| match side_left {
-                        true if l == x => Some(r),
-                        false if r + lw == x => Some(l),
-                        _ => None,
-                    })
-                    .collect()
-            };
+            let ties = |side_left| on.as_ref().map_or(vec![], |on| equal_columns(on, *kind, lw, x, side_left));
             if x < lw {
                 find_sources(left, x, out, next);
-                for r in tied(true) {
+                for r in ties(true) {
                     find_sources(right, r, out, next);
                 }
             } else if !matches!(kind, JoinKind::Semi | JoinKind::Anti | JoinKind::Mark) {
                 find_sources(right, x - lw, out, next);
-                for l in tied(false) {
+                for l in ties(false) {
                     find_sources(left, l, out, next);
                 }
             }
         }
         _ => {}
     }
+}
+
+/// The columns of the other input that the join's equalities hold equal to
+/// output column `x` (on the left input when `x_left`, else on the right,
+/// numbered within that input): an Inner join keeps only pairs where they
+/// are equal, a Semi join only left rows that have such a partner.
+fn equal_columns(on: &Expr, kind: JoinKind, lw: usize, x: usize, x_left: bool) -> Vec<usize> {
+    let holds = match kind {
+        JoinKind::Inner => true,
+        JoinKind::Semi => x_left,
+        _ => false,
+    };
+    if !holds {
+        return vec![];
+    }
+    conjuncts(on.clone())
+        .iter()
+        .filter_map(|c| split_equality(c, lw))
+        .filter_map(|(l, r)| match x_left {
+            true if l == x => Some(r),
+            false if r + lw == x => Some(l),
+            _ => None,
+        })
+        .collect()
 }

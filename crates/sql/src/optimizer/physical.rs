@@ -43,9 +43,13 @@ pub fn physical(plan: Plan, ctx: &OptimizerContext<'_>) -> Result<Plan> {
     if let Some(reduced) = super::aggreduce::reduced(&plan) {
         alternatives.push(physical_here(reduced, ctx)?);
     }
-    let here = physical_here(plan, ctx)?;
+    Ok(cheapest(physical_here(plan, ctx)?, alternatives))
+}
+
+/// The plan of least estimated cost (host + device), `first` on ties.
+fn cheapest(first: Plan, others: impl IntoIterator<Item = Plan>) -> Plan {
     let objective = |p: &Plan| p.est.cost.host + p.est.cost.device;
-    Ok(alternatives.into_iter().fold(here, |best, p| if objective(&p) < objective(&best) { p } else { best }))
+    others.into_iter().fold(first, |best, p| if objective(&p) < objective(&best) { p } else { best })
 }
 
 fn physical_here(mut plan: Plan, ctx: &OptimizerContext<'_>) -> Result<Plan> {
@@ -511,12 +515,7 @@ fn choose_join(plan: Plan, ctx: &OptimizerContext<'_>) -> Plan {
     let mut joined = mk_join(*left, *right, kind, on);
     joined.est.rows = keep_rows;
     joined.schema = schema;
-    let as_written = choose_algorithm(joined, ctx);
-    let objective = |p: &Plan| p.est.cost.host + p.est.cost.device;
-    match swapped {
-        Some(s) if objective(&s) < objective(&as_written) => s,
-        _ => as_written,
-    }
+    cheapest(choose_algorithm(joined, ctx), swapped)
 }
 
 fn choose_algorithm(plan: Plan, ctx: &OptimizerContext<'_>) -> Plan {
@@ -540,15 +539,14 @@ fn choose_algorithm(plan: Plan, ctx: &OptimizerContext<'_>) -> Plan {
         with(JoinAlgorithm::Hash { left_keys: lk.clone(), right_keys: rk.clone(), build }, conjoin(rest.clone()))
     };
     // Ties keep the plain hash join.
-    let mut candidates = vec![hashed(HashBuild::Right)];
+    let mut others = Vec::new();
     if matches!(kind, JoinKind::Semi | JoinKind::Anti) {
-        candidates.push(hashed(HashBuild::Left));
+        others.push(hashed(HashBuild::Left));
     }
     if let Some(inl) = index_nested_loop(left, right, kind, &lk, &rk) {
-        candidates.push(with(inl, on.clone()));
+        others.push(with(inl, on.clone()));
     }
-    let objective = |p: &Plan| p.est.cost.host + p.est.cost.device;
-    candidates.into_iter().reduce(|best, c| if objective(&c) < objective(&best) { c } else { best }).unwrap_or(plan)
+    cheapest(hashed(HashBuild::Right), others)
 }
 
 /// Index nested loop when the right input is a plain scan of a table with
