@@ -17,6 +17,10 @@ pub const PROGRAM_SLOTS: u32 = 16;
 /// Bytes a program's parameters may take (they travel with the command).
 pub const PARAMS_BYTES_MAX: usize = 1 << 20;
 
+/// The most bytes one [`Command::PageReadRun`] reads (NVMe's maximum data
+/// transfer size, MDTS, as many drives set it).
+pub const RUN_BYTES_MAX: u64 = 128 * 1024;
+
 /// The sector size of [`Command::Read`]: the unit the medium's check codes
 /// cover and the unit a write is atomic in.
 pub const SECTOR_BYTES: u64 = ndpdb_format::image::SECTOR_BYTES as u64;
@@ -31,6 +35,15 @@ pub enum Command {
     PageRead {
         ppn: u64,
         host_addr: Option<u64>,
+    },
+    /// Read the `pages` native pages `first_ppn..first_ppn + pages` to the
+    /// host, each into a buffer of its own (NVMe Read of consecutive blocks
+    /// with a list of page-sized host buffers, as a PRP list gives), at most
+    /// [`RUN_BYTES_MAX`] bytes: one submission and one completion where
+    /// `pages` `PageRead`s would take `pages` of each.
+    PageReadRun {
+        first_ppn: u64,
+        pages: u32,
     },
     /// Read `len` bytes at byte address `addr` to the host, in whole
     /// 512-byte sectors within one page (NVMe Read with LBA and block count).
@@ -114,6 +127,7 @@ impl Command {
         match self {
             Command::Identify => "identify",
             Command::PageRead { .. } => "page_read",
+            Command::PageReadRun { .. } => "page_read_run",
             Command::Read { .. } => "read",
             Command::PageWrite { .. } => "page_write",
             Command::Flush => "flush",
@@ -134,6 +148,8 @@ pub enum Reply {
     Done,
     Identify(Box<DeviceInfo>),
     Data(Vec<u8>),
+    /// A [`Command::PageReadRun`]'s pages, in page order.
+    Pages(Vec<Vec<u8>>),
     Range(RangeId),
     Executed(ExecuteReport),
 }
@@ -143,6 +159,14 @@ impl Reply {
         match self {
             Reply::Data(d) => d,
             other => panic!("expected a data reply, got {other:?}"),
+        }
+    }
+
+    /// A [`Command::PageReadRun`]'s pages.
+    pub fn into_pages(self) -> Vec<Vec<u8>> {
+        match self {
+            Reply::Pages(p) => p,
+            other => panic!("expected a page run reply, got {other:?}"),
         }
     }
 }

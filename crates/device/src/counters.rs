@@ -2,7 +2,9 @@
 //! runs on a PE is counted here, deterministically: the same commands give
 //! the same counts on every clock and every machine.
 
+use std::cell::RefCell;
 use std::collections::BTreeMap;
+use std::sync::Arc;
 use std::sync::atomic::{AtomicU64, Ordering};
 
 use parking_lot::Mutex;
@@ -36,6 +38,55 @@ impl Cells {
     pub fn add(cell: &AtomicU64, n: u64) {
         cell.fetch_add(n, Ordering::Relaxed);
     }
+
+    /// Adds `n` to the counter `field` picks, in the device's cells and in
+    /// the meter of the queue pair whose command the calling worker runs
+    /// ([`metered`]).
+    pub fn count(device: &Cells, field: impl Fn(&Cells) -> &AtomicU64, n: u64) {
+        Cells::add(field(device), n);
+        METER.with(|m| {
+            if let Some(m) = &*m.borrow() {
+                Cells::add(field(m), n);
+            }
+        });
+    }
+
+    /// Adds PE busy times, in the device's cells and in the running
+    /// command's meter.
+    pub fn add_pe_busy(device: &Cells, busy_ps: &[u64]) {
+        let add = |to: &mut Vec<u64>| {
+            if to.len() < busy_ps.len() {
+                to.resize(busy_ps.len(), 0);
+            }
+            for (t, b) in to.iter_mut().zip(busy_ps) {
+                *t += b;
+            }
+        };
+        add(&mut device.pe_busy_ps.lock());
+        METER.with(|m| {
+            if let Some(m) = &*m.borrow() {
+                add(&mut m.pe_busy_ps.lock());
+            }
+        });
+    }
+}
+
+thread_local! {
+    /// The meter of the queue pair whose command this device worker runs.
+    static METER: RefCell<Option<Arc<Cells>>> = const { RefCell::new(None) };
+}
+
+/// Runs `f` (a device worker processing one command) with `meter`, the
+/// submitting queue pair's own cells, counting beside the device's: every
+/// count made on this thread meanwhile goes to both. A worker runs one
+/// command at a time, so the thread is the command. This is how a caller
+/// gets exact counters for its own commands while other threads use the
+/// device ([`crate::QueuePair::counters`]).
+pub(crate) fn metered<R>(meter: &Arc<Cells>, f: impl FnOnce() -> R) -> R {
+    METER.with(|m| *m.borrow_mut() = Some(meter.clone()));
+    let r = f();
+    METER.with(|m| *m.borrow_mut() = None);
+    r
 }
 
 /// A snapshot of the counters. Subtract two snapshots with [`Counters::since`]

@@ -25,7 +25,7 @@ use parking_lot::Mutex;
 
 use crate::clock::{Clock, ClockKind};
 use crate::command::{CountersReading, DeviceInfo, PROGRAM_SLOTS};
-use crate::counters::{Cells, Counters};
+use crate::counters::{Cells, Counters, metered};
 use crate::error::DeviceError;
 use crate::medium::{Medium, OpenMode};
 use crate::memory::{Budget, Ranges};
@@ -281,7 +281,7 @@ impl Device {
                 .name(name)
                 .spawn(move || {
                     for w in rx {
-                        let c = inner.process(w.id, w.cmd, w.submitted_ps);
+                        let c = metered(&w.meter, || inner.process(w.id, w.cmd, w.submitted_ps));
                         let _ = w.cq.send(c);
                     }
                 })

@@ -170,22 +170,22 @@ impl Inner {
             dma_reads: 0,
             dma_bytes_read: 0,
         };
-        let mut busy = self.cells.pe_busy_ps.lock();
-        for (i, a) in accounts.iter().enumerate() {
-            busy[i] += a.demand_ps;
+        for a in accounts {
             report.medium_reads += a.medium_reads;
             report.medium_bytes_read += a.medium_bytes_read;
             report.medium_writes += a.medium_writes;
             report.medium_bytes_written += a.medium_bytes_written;
             report.dma_reads += a.dma_reads;
             report.dma_bytes_read += a.dma_bytes_read;
-            Cells::add(&self.cells.coherent_local_hits, a.coherent_local_hits);
-            Cells::add(&self.cells.coherent_remote, a.coherent_remote);
-            Cells::add(&self.cells.dma_reads, a.dma_reads);
-            Cells::add(&self.cells.dma_bytes_read, a.dma_bytes_read);
-            Cells::add(&self.cells.host_page_retries, a.host_page_retries);
-            Cells::add(&self.cells.link_bytes_to_device, a.dma_bytes_read);
+            let c = &self.cells;
+            Cells::count(c, |c| &c.coherent_local_hits, a.coherent_local_hits);
+            Cells::count(c, |c| &c.coherent_remote, a.coherent_remote);
+            Cells::count(c, |c| &c.dma_reads, a.dma_reads);
+            Cells::count(c, |c| &c.dma_bytes_read, a.dma_bytes_read);
+            Cells::count(c, |c| &c.host_page_retries, a.host_page_retries);
+            Cells::count(c, |c| &c.link_bytes_to_device, a.dma_bytes_read);
         }
+        Cells::add_pe_busy(&self.cells, &report.pe_demand_ps);
         self.count_medium(false, report.medium_reads, report.medium_bytes_read);
         self.count_medium(true, report.medium_writes, report.medium_bytes_written);
         report

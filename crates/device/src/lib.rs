@@ -93,8 +93,8 @@ mod timing;
 pub use clock::ClockKind;
 pub use coherent::DeviceWords;
 pub use command::{
-    Command, Completion, CountersReading, DeviceInfo, ExecuteReport, PARAMS_BYTES_MAX, PROGRAM_SLOTS, RangeId, Reply,
-    SECTOR_BYTES,
+    Command, Completion, CountersReading, DeviceInfo, ExecuteReport, PARAMS_BYTES_MAX, PROGRAM_SLOTS, RUN_BYTES_MAX,
+    RangeId, Reply, SECTOR_BYTES,
 };
 pub use counters::{CQE_BYTES, Counters, SQE_BYTES};
 pub use device::{DEFAULT_CAPACITY_MAX, Device, DeviceOptions, Faults, IMAGE_FILE, KillPoint, SectorKill};

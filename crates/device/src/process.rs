@@ -6,7 +6,7 @@
 use std::sync::atomic::Ordering;
 
 use crate::clock::ClockKind;
-use crate::command::{Command, Completion, PROGRAM_SLOTS, Reply, SECTOR_BYTES};
+use crate::command::{Command, Completion, PROGRAM_SLOTS, RUN_BYTES_MAX, Reply, SECTOR_BYTES};
 use crate::counters::{CQE_BYTES, Cells};
 use crate::device::{Faults, Inner, Slot};
 use crate::error::DeviceError;
@@ -29,11 +29,11 @@ impl Inner {
             Ok((reply, end_ps)) => (Ok(reply), end_ps + self.timing.link_latency_ps),
             Err(e) => (Err(e), submitted_ps + self.timing.link_latency_ps),
         };
-        Cells::add(&self.cells.link_bytes_to_host, CQE_BYTES);
-        Cells::add(&self.cells.completions, 1);
+        Cells::count(&self.cells, |c| &c.link_bytes_to_host, CQE_BYTES);
+        Cells::count(&self.cells, |c| &c.completions, 1);
         let late = self.clock.kind() == ClockKind::Real && self.clock.wall_ps() > completed_ps;
         if late {
-            Cells::add(&self.cells.late_completions, 1);
+            Cells::count(&self.cells, |c| &c.late_completions, 1);
         }
         Completion { id, kind, result, submitted_ps, completed_ps, late }
     }
@@ -83,6 +83,7 @@ impl Inner {
                 }
                 Ok(done)
             }
+            Command::PageReadRun { first_ppn, pages } => self.page_read_run(t0, first_ppn, pages),
             Command::Read { addr, len } => self.read(t0, addr, u64::from(len)),
             Command::PageWrite { ppn, data } => self.page_write(t0, ppn, data),
             Command::MirrorConfigure { file_first_ppn, file_pages, log_first_ppn, log_pages, frames, log_lsn } => {
@@ -164,6 +165,42 @@ impl Inner {
         self.count_medium(false, 1, page);
         let end = self.to_host(ready, page);
         Ok((Reply::Data(data), end))
+    }
+
+    /// Consecutive pages, each timed as its own page read from `t0` (the
+    /// medium reads in parallel where its channels and chips allow, the
+    /// link carries the pages one after another): the run completes when
+    /// its last page has crossed. Nothing is returned unless every page
+    /// reads.
+    fn page_read_run(&self, t0: u64, first_ppn: u64, pages: u32) -> Result<(Reply, u64), DeviceError> {
+        let page = self.page_bytes();
+        if pages == 0 || u64::from(pages) * page > RUN_BYTES_MAX {
+            return Err(DeviceError::InvalidCommand {
+                what: format!(
+                    "page_read_run of {pages} pages: read 1 to {} pages of {page} bytes ({RUN_BYTES_MAX} bytes) per command",
+                    (RUN_BYTES_MAX / page).max(1)
+                ),
+            });
+        }
+        let last = first_ppn.checked_add(u64::from(pages) - 1).ok_or_else(|| DeviceError::OutOfRange {
+            what: format!("pages {first_ppn}+{pages} overflow the page numbers"),
+        })?;
+        self.page_addr(last)?;
+        let mut data = Vec::with_capacity(pages as usize);
+        for ppn in first_ppn..=last {
+            let mut buf = vec![0u8; page as usize];
+            self.medium.read(self.page_addr(ppn)?, &mut buf).map_err(|bad| self.medium.media_error(bad))?;
+            data.push(buf);
+        }
+        // As `pages` page reads submitted together: each page's medium
+        // read, then its transfer, in page order.
+        let mut end = t0;
+        for ppn in first_ppn..=last {
+            let ready = self.medium_bulk(t0, ppn * page, page, false);
+            end = end.max(self.to_host(ready, page));
+        }
+        self.count_medium(false, u64::from(pages), u64::from(pages) * page);
+        Ok((Reply::Pages(data), end))
     }
 
     /// A read of whole sectors within one page.
@@ -255,23 +292,23 @@ impl Inner {
     }
 
     pub(crate) fn to_device(&self, at: u64, bytes: u64) -> u64 {
-        Cells::add(&self.cells.link_bytes_to_device, bytes);
+        Cells::count(&self.cells, |c| &c.link_bytes_to_device, bytes);
         self.timeline.lock().to_device.reserve(at, self.timing.link_ps(bytes))
     }
 
     fn to_host(&self, at: u64, bytes: u64) -> u64 {
-        Cells::add(&self.cells.link_bytes_to_host, bytes);
+        Cells::count(&self.cells, |c| &c.link_bytes_to_host, bytes);
         self.timeline.lock().to_host.reserve(at, self.timing.link_ps(bytes))
     }
 
     pub(crate) fn count_medium(&self, write: bool, accesses: u64, bytes: u64) {
         let c = &self.cells;
         if write {
-            Cells::add(&c.medium_writes, accesses);
-            Cells::add(&c.medium_bytes_written, bytes);
+            Cells::count(c, |c| &c.medium_writes, accesses);
+            Cells::count(c, |c| &c.medium_bytes_written, bytes);
         } else {
-            Cells::add(&c.medium_reads, accesses);
-            Cells::add(&c.medium_bytes_read, bytes);
+            Cells::count(c, |c| &c.medium_reads, accesses);
+            Cells::count(c, |c| &c.medium_bytes_read, bytes);
         }
     }
 

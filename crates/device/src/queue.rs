@@ -11,7 +11,7 @@ use crossbeam_channel::{Receiver, Sender};
 use parking_lot::Mutex;
 
 use crate::command::{Command, Completion, Reply};
-use crate::counters::{Cells, SQE_BYTES};
+use crate::counters::{Cells, Counters, SQE_BYTES};
 use crate::device::Inner;
 use crate::error::DeviceError;
 
@@ -63,6 +63,8 @@ pub(crate) struct Work {
     pub(crate) cmd: Command,
     pub(crate) submitted_ps: u64,
     pub(crate) cq: Sender<Completion>,
+    /// The submitting queue pair's own counters ([`crate::counters::metered`]).
+    pub(crate) meter: Arc<Cells>,
 }
 
 /// A submission queue and its completion queue (NVMe I/O queue pair).
@@ -76,13 +78,38 @@ pub struct QueuePair {
     done: Vec<Completion>,
     /// Commands submitted through this queue pair since it was made.
     submitted: u64,
+    /// What this queue pair's commands did: the device's counters, counted
+    /// for these commands only.
+    meter: Arc<Cells>,
+    /// The modelled time this queue pair waited for its commands: the union
+    /// of their `[submitted, completed]` spans in the order waited, and the
+    /// latest completion waited for.
+    waited_ps: u64,
+    waited_until_ps: u64,
+    /// The earliest submission time among the completions waited for.
+    first_waited_ps: Option<u64>,
 }
 
 impl QueuePair {
     /// A queue pair of `depth` entries on the device's submission queues.
     pub(crate) fn new(inner: Arc<Inner>, work: Arc<Mutex<Option<Queues>>>, depth: usize) -> QueuePair {
         let (cq_tx, cq_rx) = crossbeam_channel::bounded(depth);
-        QueuePair { inner, work, cq_tx, cq_rx, depth, outstanding: 0, done: Vec::new(), submitted: 0 }
+        let pes = inner.cells.pe_busy_ps.lock().len();
+        let meter = Arc::new(Cells { pe_busy_ps: Mutex::new(vec![0; pes]), ..Cells::default() });
+        QueuePair {
+            inner,
+            work,
+            cq_tx,
+            cq_rx,
+            depth,
+            outstanding: 0,
+            done: Vec::new(),
+            submitted: 0,
+            meter,
+            waited_ps: 0,
+            waited_until_ps: 0,
+            first_waited_ps: None,
+        }
     }
 }
 
@@ -97,10 +124,13 @@ impl QueuePair {
         let sender = if matches!(cmd, Command::Execute { .. }) { queues.exec } else { queues.io };
         let id = self.inner.next_id.fetch_add(1, Ordering::Relaxed);
         let kind = cmd.kind();
-        let work = Work { id, cmd, submitted_ps: self.inner.clock.now_ps(), cq: self.cq_tx.clone() };
+        let submitted_ps = self.inner.clock.now_ps();
+        let work = Work { id, cmd, submitted_ps, cq: self.cq_tx.clone(), meter: self.meter.clone() };
         sender.send(work).map_err(|_| DeviceError::ShutDown)?;
-        Cells::add(&self.inner.cells.link_bytes_to_device, SQE_BYTES);
-        *self.inner.cells.commands.lock().entry(kind).or_insert(0) += 1;
+        for cells in [&self.inner.cells, &*self.meter] {
+            Cells::add(&cells.link_bytes_to_device, SQE_BYTES);
+            *cells.commands.lock().entry(kind).or_insert(0) += 1;
+        }
         self.outstanding += 1;
         self.submitted += 1;
         note_submitted();
@@ -112,6 +142,38 @@ impl QueuePair {
     /// device's counters sum every queue pair's).
     pub fn submitted(&self) -> u64 {
         self.submitted
+    }
+
+    /// The device's counters as this queue pair's commands alone moved them
+    /// (submission entries, data, completions, medium accesses, PE time):
+    /// exact while other queue pairs use the device at the same time. A
+    /// command's counts are in once it has been submitted and, for those
+    /// the device makes, once its completion has been taken.
+    pub fn counters(&self) -> Counters {
+        Counters::read(&self.meter)
+    }
+
+    /// The modelled time this queue pair waited for its commands: the union
+    /// of their `[submitted, completed]` spans, in the order waited. With
+    /// one caller on the virtual clock that is how far the clock moved
+    /// while it waited; with several, each counts its own commands' spans
+    /// (which include queueing behind the others' on shared resources).
+    pub fn waited_ps(&self) -> u64 {
+        self.waited_ps
+    }
+
+    /// The model-clock span `[first submitted, last completed]` of the
+    /// commands waited for, None before the first wait.
+    pub fn waited_span_ps(&self) -> Option<(u64, u64)> {
+        self.first_waited_ps.map(|from| (from, self.waited_until_ps))
+    }
+
+    fn note_waited(&mut self, c: &Completion) {
+        let from = c.submitted_ps.max(self.waited_until_ps);
+        self.waited_ps += c.completed_ps.saturating_sub(from);
+        self.waited_until_ps = self.waited_until_ps.max(c.completed_ps);
+        self.first_waited_ps = Some(self.first_waited_ps.map_or(c.submitted_ps, |f| f.min(c.submitted_ps)));
+        note_waited(c);
     }
 
     fn recv(&mut self) -> Result<Completion, DeviceError> {
@@ -135,7 +197,7 @@ impl QueuePair {
             self.done.push(c);
         };
         self.inner.clock.hold_until(c.completed_ps);
-        note_waited(&c);
+        self.note_waited(&c);
         Ok(c)
     }
 
@@ -156,7 +218,7 @@ impl QueuePair {
         let i = (0..self.done.len()).min_by_key(|&i| self.done[i].completed_ps).expect("not empty");
         let c = self.done.swap_remove(i);
         self.inner.clock.hold_until(c.completed_ps);
-        note_waited(&c);
+        self.note_waited(&c);
         Ok(Some(c))
     }
 

@@ -229,3 +229,60 @@ proptest! {
         }
     }
 }
+
+/// A page run returns each page in its own buffer, counts one submission
+/// and one completion for all of them, and takes the time of the same page
+/// reads submitted together, less the link latency of all but one
+/// completion; bad runs are refused and move no data.
+#[test]
+fn a_page_run_reads_consecutive_pages_in_one_command() {
+    for profile in ["u280-nvm", "cosmos-plus"] {
+        let (_d, dev) = device(profile, 1 << 20);
+        let page = dev.info().page_bytes as usize;
+        let mut qp = dev.queue_pair();
+        for ppn in 0..8u64 {
+            qp.call(Command::PageWrite { ppn, data: vec![ppn as u8 + 1; page] }).unwrap();
+        }
+        let before = dev.counters();
+        let c = qp.call_timed(Command::PageReadRun { first_ppn: 2, pages: 4 }).unwrap();
+        let run_ps = c.completed_ps - c.submitted_ps;
+        let pages = c.result.unwrap().into_pages();
+        assert_eq!(pages.len(), 4);
+        for (i, p) in pages.iter().enumerate() {
+            assert_eq!(p, &vec![i as u8 + 3; page], "{profile}: page {} of the run", i + 2);
+        }
+        let counted = dev.counters().since(&before);
+        assert_eq!(counted.link_bytes_to_device, SQE_BYTES);
+        assert_eq!(counted.link_bytes_to_host, CQE_BYTES + 4 * page as u64);
+        assert_eq!((counted.medium_reads, counted.medium_bytes_read), (4, 4 * page as u64));
+        assert_eq!(counted.commands.get("page_read_run"), Some(&1));
+
+        // The same pages as four page reads submitted at once, on a fresh
+        // device (an idle timeline, as the run had).
+        let (_d2, dev2) = device(profile, 1 << 20);
+        let mut qp2 = dev2.queue_pair();
+        for ppn in 0..8u64 {
+            qp2.call(Command::PageWrite { ppn, data: vec![0; page] }).unwrap();
+        }
+        let (_d3, dev3) = device(profile, 1 << 20);
+        let mut qp3 = dev3.queue_pair();
+        for ppn in 0..8u64 {
+            qp3.call(Command::PageWrite { ppn, data: vec![0; page] }).unwrap();
+        }
+        let c3 = qp3.call_timed(Command::PageReadRun { first_ppn: 2, pages: 4 }).unwrap();
+        let ids: Vec<u64> = (2..6).map(|ppn| qp2.submit(Command::PageRead { ppn, host_addr: None }).unwrap()).collect();
+        let done: Vec<_> = ids.into_iter().map(|id| qp2.wait(id).unwrap()).collect();
+        let last = done.iter().map(|c| c.completed_ps).max().unwrap();
+        assert_eq!(last - done[0].submitted_ps, c3.completed_ps - c3.submitted_ps, "{profile}");
+        assert!(run_ps > 0);
+
+        let refused = dev.counters();
+        assert!(err(qp.call(Command::PageReadRun { first_ppn: 0, pages: 0 })).contains("1 to"));
+        let too_many = (ndpdb_device::RUN_BYTES_MAX / page as u64) as u32 + 1;
+        assert!(err(qp.call(Command::PageReadRun { first_ppn: 0, pages: too_many })).contains("per command"));
+        assert!(err(qp.call(Command::PageReadRun { first_ppn: 126, pages: 4 })).contains("pages 0..128"));
+        assert!(err(qp.call(Command::PageReadRun { first_ppn: u64::MAX, pages: 2 })).contains("overflow"));
+        let after = dev.counters().since(&refused);
+        assert_eq!((after.medium_reads, after.link_bytes_to_host), (0, 4 * CQE_BYTES), "{profile}: no data moved");
+    }
+}

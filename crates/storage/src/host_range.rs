@@ -26,12 +26,15 @@
 //! so a scan allocates per morsel only the pages it reads.
 
 use std::ops::Range;
+use std::time::Instant;
 
 use ndpdb_format::ndp::{Operation, Predicate, Snapshot};
 use ndpdb_format::page::{self, PageHeader, RecordId};
 use ndpdb_format::record::{HEADER_BYTES, VersionHeader};
 
 use crate::error::StoreError;
+use ndpdb_device::RUN_BYTES_MAX;
+
 use crate::scan::{HostView, Order, READ_AHEAD, Rec, RowsResult, ScanStats, qualifies};
 use crate::store::Store;
 use crate::table::{CHAIN_MAX, Table};
@@ -209,7 +212,7 @@ impl Store {
         out: &mut Tuples,
     ) -> Result<ScanStats> {
         self.check_columns(table, &Operation::Rows { projection: vec![] }, predicate)?;
-        let m = self.measure();
+        let (wall, t0_ps) = (Instant::now(), self.device().now_ps());
         let view = &scan.view;
         let end = vids.end.min(view.heads.len() as u64);
         let range = vids.start.min(end) as usize..end as usize;
@@ -221,7 +224,9 @@ impl Store {
         lpns.sort_unstable();
         lpns.dedup();
         let mut qp = self.device().queue_pair();
-        let mut pages = RangePages::decoded(self.read_pages_ahead(&lpns, &mut qp, READ_AHEAD, Order::Submission)?)?;
+        let run = (RUN_BYTES_MAX as usize / self.page_bytes()).max(1);
+        let mut pages =
+            RangePages::decoded(self.read_pages(&lpns, &mut qp, 2 * run.max(READ_AHEAD), Order::Submission, run)?)?;
         let mut visited = 0u64;
         for vid in range {
             let vid64 = vid as u64;
@@ -262,7 +267,17 @@ impl Store {
                 rid = h.prev;
             }
         }
-        Ok(self.stats(m, visited))
+        // The queue pair's own counters and waits: exact while other
+        // threads walk other ranges of the same scan at the same time.
+        let span_ps = qp.waited_span_ps().unwrap_or((t0_ps, t0_ps));
+        Ok(ScanStats {
+            counters: qp.counters(),
+            modelled_s: qp.waited_ps() as f64 / 1e12,
+            wall_s: wall.elapsed().as_secs_f64(),
+            visited,
+            host_cpu_s: 0.0,
+            span_ps,
+        })
     }
 }
 

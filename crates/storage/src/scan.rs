@@ -50,6 +50,19 @@ type PageList = Vec<(u64, Vec<u8>)>;
 /// Page reads a block-stack worker keeps outstanding.
 pub(crate) const READ_AHEAD: usize = 32;
 
+/// `ppns` cut into runs (index ranges) of physically consecutive pages, at
+/// most `max` each, in order.
+fn runs(ppns: &[u64], max: usize) -> Vec<std::ops::Range<usize>> {
+    let mut runs: Vec<std::ops::Range<usize>> = Vec::new();
+    for i in 0..ppns.len() {
+        match runs.last_mut() {
+            Some(r) if r.len() < max && ppns[i] == ppns[i - 1] + 1 => r.end = i + 1,
+            _ => runs.push(i..i + 1),
+        }
+    }
+    runs
+}
+
 /// Which of a queue pair's completed page reads the block stack takes next.
 #[derive(Clone, Copy)]
 pub(crate) enum Order {
@@ -103,6 +116,10 @@ pub struct ScanStats {
     /// worker, measured (0 for NDP). Not part of `modelled_s` on the virtual
     /// clock (module docs); on the real clock `modelled_s` includes it.
     pub host_cpu_s: f64,
+    /// The call's span on the model clock, `[start, end]` picoseconds:
+    /// calls that ran at the same time on several threads overlap here, so
+    /// a caller that adds up such calls takes the union of their spans.
+    pub span_ps: (u64, u64),
 }
 
 /// What an `ndp.update` call carries besides an NDP call's own.
@@ -247,12 +264,14 @@ impl Store {
     }
 
     pub(crate) fn stats(&self, m: Measure, visited: u64) -> ScanStats {
+        let now = self.device().now_ps();
         ScanStats {
             counters: self.device().counters().since(&m.before),
-            modelled_s: (self.device().now_ps() - m.t0_ps) as f64 / 1e12,
+            modelled_s: (now - m.t0_ps) as f64 / 1e12,
             wall_s: m.wall.elapsed().as_secs_f64(),
             visited,
             host_cpu_s: 0.0,
+            span_ps: (m.t0_ps, now),
         }
     }
 
@@ -600,6 +619,7 @@ impl Store {
     /// medium and the link work on the next pages while a page travels, and
     /// the emulator's device workers find commands waiting instead of being
     /// woken for each one. `order` says which completion to take next.
+    /// Pages are read one per `PageRead` command.
     pub(crate) fn read_pages_ahead(
         &self,
         lpns: &[u64],
@@ -607,30 +627,38 @@ impl Store {
         ahead: usize,
         order: Order,
     ) -> Result<PageList> {
+        self.read_pages(lpns, qp, ahead, order, 1)
+    }
+
+    /// [`Store::read_pages_ahead`], with runs of up to `run_pages`
+    /// physically consecutive pages read by one `PageReadRun` command each
+    /// (`ahead` still counts pages). Pages come back in the order of their
+    /// runs' completions (`order`), each run's in page order.
+    pub(crate) fn read_pages(
+        &self,
+        lpns: &[u64],
+        qp: &mut QueuePair,
+        ahead: usize,
+        order: Order,
+        run_pages: usize,
+    ) -> Result<PageList> {
         let _reading = self.page_reader();
-        let (lpns, ppns): (Vec<u64>, Vec<u64>) = {
-            let m = self.maps.lock();
-            let mut mapped = (Vec::with_capacity(lpns.len()), Vec::with_capacity(lpns.len()));
-            for &lpn in lpns {
-                match m.l2p.get(lpn as usize) {
-                    None => return Err(StoreError::Corrupt(format!("logical page {lpn} does not exist"))),
-                    Some(&u64::MAX) => {} // unmapped by GC since the view was taken
-                    Some(&ppn) => {
-                        mapped.0.push(lpn);
-                        mapped.1.push(ppn);
-                    }
-                }
-            }
-            mapped
-        };
+        let (lpns, ppns) = self.mapped(lpns)?;
+        let runs = runs(&ppns, run_pages.max(1));
         let mut pages = Vec::with_capacity(lpns.len());
-        let mut index_of: HashMap<u64, usize> = HashMap::new();
+        let mut run_of: HashMap<u64, std::ops::Range<usize>> = HashMap::new();
         let mut submitted = std::collections::VecDeque::with_capacity(ahead);
-        let mut next = 0;
+        let (mut next, mut in_flight) = (0, 0);
         while pages.len() < lpns.len() {
-            while next < lpns.len() && qp.outstanding() < ahead {
-                let id = qp.submit(Command::PageRead { ppn: ppns[next], host_addr: None })?;
-                index_of.insert(id, next);
+            while next < runs.len() && (in_flight == 0 || in_flight + runs[next].len() <= ahead.max(1)) {
+                let run = runs[next].clone();
+                let cmd = match run.len() {
+                    1 => Command::PageRead { ppn: ppns[run.start], host_addr: None },
+                    n => Command::PageReadRun { first_ppn: ppns[run.start], pages: n as u32 },
+                };
+                let id = qp.submit(cmd)?;
+                in_flight += run.len();
+                run_of.insert(id, run);
                 submitted.push_back(id);
                 next += 1;
             }
@@ -638,13 +666,41 @@ impl Store {
                 Order::Completion => qp.reap()?.expect("page reads are outstanding"),
                 Order::Submission => qp.wait(submitted.pop_front().expect("page reads are outstanding"))?,
             };
-            let i = index_of.remove(&c.id).expect("a completion of this queue pair's page reads");
-            let page = c.result?.into_data();
-            page::verify(&page)
-                .map_err(|e| StoreError::Corrupt(format!("page {} (physical {}): {e}", lpns[i], ppns[i])))?;
-            pages.push((lpns[i], page));
+            let run = run_of.remove(&c.id).expect("a completion of this queue pair's page reads");
+            in_flight -= run.len();
+            let data = match c.result? {
+                Reply::Data(page) => vec![page],
+                Reply::Pages(pages) => pages,
+                other => return Err(StoreError::Corrupt(format!("a page read answered {other:?}"))),
+            };
+            if data.len() != run.len() {
+                return Err(StoreError::Corrupt(format!("a read of {} pages returned {}", run.len(), data.len())));
+            }
+            for (i, page) in run.zip(data) {
+                page::verify(&page)
+                    .map_err(|e| StoreError::Corrupt(format!("page {} (physical {}): {e}", lpns[i], ppns[i])))?;
+                pages.push((lpns[i], page));
+            }
         }
         Ok(pages)
+    }
+
+    /// `lpns` with their physical pages, less those GC unmapped since the
+    /// caller's view was taken.
+    fn mapped(&self, lpns: &[u64]) -> Result<(Vec<u64>, Vec<u64>)> {
+        let m = self.maps.lock();
+        let mut mapped = (Vec::with_capacity(lpns.len()), Vec::with_capacity(lpns.len()));
+        for &lpn in lpns {
+            match m.l2p.get(lpn as usize) {
+                None => return Err(StoreError::Corrupt(format!("logical page {lpn} does not exist"))),
+                Some(&u64::MAX) => {} // unmapped by GC since the view was taken
+                Some(&ppn) => {
+                    mapped.0.push(lpn);
+                    mapped.1.push(ppn);
+                }
+            }
+        }
+        Ok(mapped)
     }
 
     /// Walks every chain in the snapshot with `workers` threads; `visit` sees
@@ -767,4 +823,18 @@ pub(crate) fn qualifies(table: &Table, rec: &Rec<'_>, predicate: Option<&Predica
             .column(rec.data, usize::from(t.column))
             .map_err(|e| StoreError::Corrupt(format!("VID {}: {e}", rec.vid)))
     })
+}
+
+#[cfg(test)]
+mod run_tests {
+    use super::runs;
+
+    #[test]
+    fn runs_are_consecutive_pages_up_to_the_limit() {
+        assert_eq!(runs(&[], 4), vec![]);
+        assert_eq!(runs(&[7], 4), vec![0..1]);
+        assert_eq!(runs(&[1, 2, 3, 4, 5, 9, 10, 2, 3], 4), vec![0..4, 4..5, 5..7, 7..9]);
+        assert_eq!(runs(&[5, 4, 3], 4), vec![0..1, 1..2, 2..3], "descending pages are not a run");
+        assert_eq!(runs(&[1, 2, 3], 1), vec![0..1, 1..2, 2..3]);
+    }
 }

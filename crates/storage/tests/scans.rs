@@ -108,7 +108,11 @@ fn tuple_rows(store: &Store, t: &Table, snap: &Snapshot, predicate: Option<&Pred
     while start < scan.vids() {
         // Morsels that do not divide the table, and one past its end.
         let end = start + 700;
-        store.host_tuples_range(t, &scan, snap, predicate, start..end, &mut tuples).unwrap();
+        let (before, t0) = (store.device().counters(), store.device().now_ps());
+        let stats = store.host_tuples_range(t, &scan, snap, predicate, start..end, &mut tuples).unwrap();
+        // One thread: the call's own counters and waits are the device's change.
+        assert_eq!(stats.counters, store.device().counters().since(&before));
+        assert_eq!((stats.modelled_s * 1e12).round() as u64, store.device().now_ps() - t0);
         start = end;
     }
     tuples
@@ -120,6 +124,52 @@ fn tuple_rows(store: &Store, t: &Table, snap: &Snapshot, predicate: Option<&Pred
             (vid, vec![v[1].clone(), v[0].clone()])
         })
         .collect()
+}
+
+/// Morsels of one host scan walked on two threads at once count exactly
+/// what the same morsels count walked one after another: each call's
+/// counters are its own queue pair's, not the device's change.
+#[test]
+fn concurrent_morsels_count_their_own_pages() {
+    let dir = tempfile::tempdir().unwrap();
+    let store = new_store(dir.path(), 16);
+    let t = kv_table(&store, "t");
+    let h = history(&store, &t);
+    let snap = snapshot(5, &[]);
+    let scan = store.host_scan(&t);
+    let morsels: Vec<_> = (0..scan.vids()).step_by(97).map(|s| s..s + 97).collect();
+    let walk = |ranges: &[std::ops::Range<u64>]| {
+        let mut tuples = ndpdb_storage::Tuples::new();
+        ranges
+            .iter()
+            .map(|r| {
+                let s = store.host_tuples_range(&t, &scan, &snap, None, r.clone(), &mut tuples).unwrap();
+                (r.start, s.counters, s.visited)
+            })
+            .collect::<Vec<_>>()
+    };
+    let mut serial = walk(&morsels);
+    let (evens, odds): (Vec<_>, Vec<_>) = morsels.iter().cloned().enumerate().partition(|(i, _)| i % 2 == 0);
+    let evens: Vec<_> = evens.into_iter().map(|(_, r)| r).collect();
+    let odds: Vec<_> = odds.into_iter().map(|(_, r)| r).collect();
+    let before = store.device().counters();
+    let mut parallel = std::thread::scope(|s| {
+        let a = s.spawn(|| walk(&evens));
+        let b = s.spawn(|| walk(&odds));
+        let mut all = a.join().unwrap();
+        all.extend(b.join().unwrap());
+        all
+    });
+    let total = store.device().counters().since(&before);
+    serial.sort_by_key(|m| m.0);
+    parallel.sort_by_key(|m| m.0);
+    assert_eq!(serial, parallel, "each morsel counts the same alone and beside another");
+    let summed: u64 = parallel.iter().map(|m| m.1.medium_bytes_read).sum();
+    assert_eq!(summed, total.medium_bytes_read);
+    let summed: u64 = parallel.iter().map(|m| m.1.link_bytes_to_host).sum();
+    assert_eq!(summed, total.link_bytes_to_host);
+    assert!(total.medium_bytes_read > 0);
+    assert_eq!(visible(&h, &snap).len(), 1350);
 }
 
 #[test]

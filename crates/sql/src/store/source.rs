@@ -119,14 +119,14 @@ impl TableSource for TxnSource {
                     emit_vid: spec.emit_vid,
                     spare: Mutex::new(Vec::new()),
                     counters: counters.clone(),
-                    io: Mutex::new(()),
+                    modelled: Mutex::new(SpanUnion::default()),
                 };
                 Box::new(HostBatches { shared: Arc::new(shared), next: 0, end })
             }
             Access::Ndp => {
                 let mode = ReadMode::Ndp { pes: self.pes, freshness: self.freshness };
                 let result = self.txn.with(|t| t.rows_at(&table, &snapshot, &projection, predicate.as_ref(), mode))?;
-                add_stats(&mut counters.lock(), &result.stats, table.vids());
+                add_stats(&mut counters.lock(), &result.stats, table.vids(), ps(result.stats.modelled_s));
                 let builder = BatchBuilder::new(&names, spec.emit_vid, BATCH_ROWS)?;
                 Box::new(
                     RowBatches { rows: result.rows.into_iter(), builder, done: false }.map(|b| b.map(Morsel::Ready)),
@@ -209,12 +209,17 @@ fn literals(exprs: &[Expr]) -> Result<Vec<Value>> {
         .collect()
 }
 
-fn add_stats(c: &mut ScanCounters, s: &ScanStats, examined: u64) {
+fn ps(s: f64) -> u64 {
+    (s * 1e12) as u64
+}
+
+/// Adds a store call's counters, with `modelled_ps` of modelled time.
+fn add_stats(c: &mut ScanCounters, s: &ScanStats, examined: u64, modelled_ps: u64) {
     c.link_bytes_to_host += s.counters.link_bytes_to_host;
     c.link_bytes_to_device += s.counters.link_bytes_to_device;
     c.medium_bytes_read += s.counters.medium_bytes_read;
     c.pe_busy_ps += s.counters.pe_busy_ps.iter().sum::<u64>();
-    c.modelled_ps += (s.modelled_s * 1e12) as u64;
+    c.modelled_ps += modelled_ps;
     c.rows_examined += examined;
 }
 
@@ -233,21 +238,43 @@ struct HostShared {
     /// worker is out at a time), so a morsel allocates only its output.
     spare: Mutex<Vec<(BatchBuilder, Tuples)>>,
     counters: Arc<Mutex<ScanCounters>>,
-    /// Held while the store reads and walks a morsel. The store measures a
-    /// call's device counters and modelled time as the device's change
-    /// across the call, so two morsels read at once would each count the
-    /// other's pages: TPC-H SF 1 Q1 reported 2.13 GB to the host for its
-    /// 1.07 GB lineitem scan, and twice the modelled time. Counters must
-    /// be exact; the morsels' decoding into Arrow batches still runs on
-    /// all workers. (Exact per-call counters under concurrency need the
-    /// device to count per queue pair; not built.)
-    io: Mutex<()>,
+    /// The model-clock spans of the morsels read so far. Workers read
+    /// morsels at the same time, each through its own queue pair, whose
+    /// counters are exact ([`ndpdb_device::QueuePair::counters`]); their
+    /// spans overlap, so the scan's modelled time is their union (the
+    /// model-clock time during which it had reads outstanding), not their
+    /// sum. One worker gives the sum.
+    modelled: Mutex<SpanUnion>,
+}
+
+/// A union of model-clock spans `[start, end)`, kept as sorted, disjoint
+/// spans.
+#[derive(Debug, Default)]
+pub(crate) struct SpanUnion {
+    spans: Vec<(u64, u64)>,
+}
+
+impl SpanUnion {
+    /// Adds `[start, end)`: returns the picoseconds it covers that no
+    /// earlier span did.
+    pub(crate) fn add(&mut self, (start, end): (u64, u64)) -> u64 {
+        if end <= start {
+            return 0;
+        }
+        // The spans that touch [start, end) are merged into it.
+        let first = self.spans.partition_point(|&(_, e)| e < start);
+        let last = self.spans.partition_point(|&(s, _)| s <= end);
+        let covered: u64 = self.spans[first..last].iter().map(|&(s, e)| e.min(end).saturating_sub(s.max(start))).sum();
+        let merged_start = self.spans.get(first).filter(|_| first < last).map_or(start, |&(s, _)| s.min(start));
+        let merged_end = if first < last { self.spans[last - 1].1.max(end) } else { end };
+        self.spans.splice(first..last, [(merged_start, merged_end)]);
+        (end - start) - covered
+    }
 }
 
 impl HostShared {
-    /// The batch of VIDs `vids` (empty when none is visible), read on the
-    /// calling thread without the pipeline's lock: one morsel's store walk
-    /// at a time (`io`), its conversion to a batch beside other workers'.
+    /// The batch of VIDs `vids` (empty when none is visible), read and
+    /// converted on the calling thread, beside other workers' morsels.
     fn morsel(&self, vids: Range<u64>) -> Result<RecordBatch> {
         if !self.txn.is_open() {
             return Err(txn_error(TxnError::Ended));
@@ -258,12 +285,11 @@ impl HostShared {
         };
         tuples.clear();
         let store = self.txn.database().store();
-        let stats = {
-            let _one = self.io.lock();
-            store.host_tuples_range(&self.table, &self.scan, &self.snapshot, self.predicate.as_ref(), vids, &mut tuples)
-        }
-        .map_err(|e| txn_error(TxnError::from(e)))?;
-        add_stats(&mut self.counters.lock(), &stats, stats.visited);
+        let stats = store
+            .host_tuples_range(&self.table, &self.scan, &self.snapshot, self.predicate.as_ref(), vids, &mut tuples)
+            .map_err(|e| txn_error(TxnError::from(e)))?;
+        let modelled_ps = self.modelled.lock().add(stats.span_ps);
+        add_stats(&mut self.counters.lock(), &stats, stats.visited, modelled_ps);
         builder.push_tuples(&self.table.layout, &self.projection, &tuples)?;
         let batch = builder.finish()?;
         self.spare.lock().push((builder, tuples));
@@ -454,5 +480,24 @@ fn constant(v: &Value, ty: DataType) -> Option<i64> {
         (DataType::Timestamp, Value::Timestamp(t)) => Some(*t),
         (DataType::Bool, Value::Bool(b)) => Some(i64::from(*b)),
         _ => None,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::SpanUnion;
+
+    #[test]
+    fn a_span_union_counts_overlaps_once() {
+        let mut u = SpanUnion::default();
+        assert_eq!(u.add((10, 20)), 10);
+        assert_eq!(u.add((20, 30)), 10, "adjacent");
+        assert_eq!(u.add((15, 25)), 0, "inside");
+        assert_eq!(u.add((40, 50)), 10);
+        assert_eq!(u.add((5, 45)), 5 + 10, "bridges the gap and reaches before");
+        assert_eq!(u.spans, vec![(5, 50)]);
+        assert_eq!(u.add((60, 60)), 0, "empty");
+        assert_eq!(u.add((0, 2)), 2);
+        assert_eq!(u.spans, vec![(0, 2), (5, 50)]);
     }
 }
