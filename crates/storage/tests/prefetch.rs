@@ -33,12 +33,20 @@ fn prefetched_versions_are_read_without_the_device() {
     let (a, b) = (tempfile::tempdir().unwrap(), tempfile::tempdir().unwrap());
     let ((plain, tp), (fetched, tf)) = (filled(a.path()), filled(b.path()));
     // The first VIDs: their head pages were written first, so the cache
-    // (16 pages, the newest writes) no longer holds them. At most 8 pages:
-    // a call fills at most half the cache.
+    // (16 pages, the newest writes) no longer holds them. Some 6 pages,
+    // fewer than the cache holds.
     let window = 0..1200;
     let want: Vec<_> = heads(&tp, window.clone()).into_iter().map(|r| plain.read_version(&tp, r).unwrap()).collect();
     let rids = heads(&tf, window);
-    fetched.prefetch_versions(&tf, rids.iter().copied()).unwrap();
+    let mut qp = fetched.device().queue_pair();
+    let device_before = fetched.device().counters();
+    fetched.prefetch_versions(&tf, rids.iter().copied(), &mut qp).unwrap();
+    assert_eq!(
+        qp.counters(),
+        fetched.device().counters().since(&device_before),
+        "the caller's queue pair counts it all"
+    );
+    assert!(qp.counters().medium_bytes_read > 0);
     let before = fetched.device().counters().completions;
     let got: Vec<_> = rids.iter().map(|&r| fetched.read_version(&tf, r).unwrap()).collect();
     assert_eq!(fetched.device().counters().completions, before, "a prefetched page was read again");
@@ -48,14 +56,14 @@ fn prefetched_versions_are_read_without_the_device() {
     }
 }
 
-/// More pages than half the cache: the rest are read one by one, as
-/// before, and every version is still right.
+/// More pages than the cache holds: the evicted ones are read again one by
+/// one, and every version is still right.
 #[test]
 fn a_batch_larger_than_the_cache_still_reads_every_version() {
     let (a, b) = (tempfile::tempdir().unwrap(), tempfile::tempdir().unwrap());
     let ((plain, tp), (fetched, tf)) = (filled(a.path()), filled(b.path()));
     let rids = heads(&tf, 0..6000);
-    fetched.prefetch_versions(&tf, rids.iter().copied()).unwrap();
+    fetched.prefetch_versions(&tf, rids.iter().copied(), &mut fetched.device().queue_pair()).unwrap();
     for (v, &r) in rids.iter().enumerate() {
         let (g, w) =
             (fetched.read_version(&tf, r).unwrap(), plain.read_version(&tp, tp.head(v as u64).unwrap().rid).unwrap());

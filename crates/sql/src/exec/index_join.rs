@@ -20,12 +20,13 @@
 use std::sync::Arc;
 
 use arrow_array::{Array, ArrayRef, RecordBatch, UInt32Array, new_null_array};
+use parking_lot::Mutex;
 
 use super::build::{as_bool, build_node};
 use super::metrics::MetricsNode;
 use super::pipeline::{Pipeline, Stage, Transform};
 use super::util::{make_batch, take_columns};
-use super::{ExecContext, ScanSpec, expr};
+use super::{ExecContext, IndexLookup, ScanCounters, ScanSpec, SpanUnion, expr};
 use crate::catalog::{IndexDef, TableDef};
 use crate::error::{Result, SqlError};
 use crate::plan::{Access, Expr, JoinAlgorithm, JoinKind, Node, Plan, Schema};
@@ -44,6 +45,8 @@ pub fn build_index_join(plan: &Plan, ctx: &ExecContext) -> Result<(Pipeline, Arc
     }
     let (mut pipeline, left_node) = build_node(left, ctx)?;
     let right_node = MetricsNode::new(format!("Index Scan using {} on {}", index.name, table.name), vec![]);
+    let lookups = Arc::new(Mutex::new(ScanCounters::default()));
+    *right_node.scan.lock() = Some(lookups.clone());
     let node = MetricsNode::new(format!("IndexNestedLoop {kind:?}"), vec![left_node, right_node.clone()]);
     let mut combined: Vec<_> = left.schema.iter().cloned().collect();
     combined.extend(right.schema.iter().cloned());
@@ -60,6 +63,8 @@ pub fn build_index_join(plan: &Plan, ctx: &ExecContext) -> Result<(Pipeline, Arc
         combined: Arc::new(combined),
         schema: plan.schema.clone(),
         right_node,
+        lookups,
+        modelled: Mutex::new(SpanUnion::default()),
     };
     pipeline.stages.push(Stage { transform: Arc::new(probe), metrics: node.clone() });
     Ok((pipeline, node))
@@ -81,6 +86,10 @@ struct IndexProbe {
     combined: Schema,
     schema: Schema,
     right_node: Arc<MetricsNode>,
+    /// The device counters of every lookup's page reads; their modelled
+    /// time is the union of the lookups' spans (workers probe at once).
+    lookups: Arc<Mutex<ScanCounters>>,
+    modelled: Mutex<SpanUnion>,
 }
 
 impl IndexProbe {
@@ -105,6 +114,7 @@ impl IndexProbe {
         let spec =
             ScanSpec { table: &self.table, columns: &self.columns, filter: None, emit_vid: false, access: &access };
         let found = ctx.source.index_lookup(&spec, &self.index, &probes)?;
+        self.count(&found);
         let rows = make_batch(&self.right_schema, found.rows.columns().to_vec(), found.rows.num_rows())?;
         let mut li: Vec<u32> = found.owners.iter().map(|&p| probe_rows[p as usize]).collect();
         let mut ri: Vec<u32> = (0..rows.num_rows() as u32).collect();
@@ -125,6 +135,17 @@ impl IndexProbe {
         }
         self.right_node.add_rows(ri.len());
         Ok((li, rows, ri))
+    }
+
+    fn count(&self, found: &IndexLookup) {
+        let modelled_ps = found.span_ps.map_or(0, |span| self.modelled.lock().add(span));
+        let (c, mut t) = (&found.counters, self.lookups.lock());
+        t.link_bytes_to_host += c.link_bytes_to_host;
+        t.link_bytes_to_device += c.link_bytes_to_device;
+        t.medium_bytes_read += c.medium_bytes_read;
+        t.pe_busy_ps += c.pe_busy_ps;
+        t.modelled_ps += modelled_ps;
+        t.rows_examined += c.rows_examined;
     }
 
     fn pair_batch(&self, left: &RecordBatch, right: &RecordBatch, li: &[u32], ri: &[u32]) -> Result<RecordBatch> {

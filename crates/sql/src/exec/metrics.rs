@@ -59,3 +59,47 @@ impl MetricsNode {
         }
     }
 }
+
+/// A union of model-clock spans `[start, end)`, kept as sorted, disjoint
+/// spans.
+#[derive(Debug, Default)]
+pub struct SpanUnion {
+    spans: Vec<(u64, u64)>,
+}
+
+impl SpanUnion {
+    /// Adds `[start, end)`: returns the picoseconds it covers that no
+    /// earlier span did.
+    pub fn add(&mut self, (start, end): (u64, u64)) -> u64 {
+        if end <= start {
+            return 0;
+        }
+        // The spans that touch [start, end) are merged into it.
+        let first = self.spans.partition_point(|&(_, e)| e < start);
+        let last = self.spans.partition_point(|&(s, _)| s <= end);
+        let covered: u64 = self.spans[first..last].iter().map(|&(s, e)| e.min(end).saturating_sub(s.max(start))).sum();
+        let merged_start = self.spans.get(first).filter(|_| first < last).map_or(start, |&(s, _)| s.min(start));
+        let merged_end = if first < last { self.spans[last - 1].1.max(end) } else { end };
+        self.spans.splice(first..last, [(merged_start, merged_end)]);
+        (end - start) - covered
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::SpanUnion;
+
+    #[test]
+    fn a_span_union_counts_overlaps_once() {
+        let mut u = SpanUnion::default();
+        assert_eq!(u.add((10, 20)), 10);
+        assert_eq!(u.add((20, 30)), 10, "adjacent");
+        assert_eq!(u.add((15, 25)), 0, "inside");
+        assert_eq!(u.add((40, 50)), 10);
+        assert_eq!(u.add((5, 45)), 5 + 10, "bridges the gap and reaches before");
+        assert_eq!(u.spans, vec![(5, 50)]);
+        assert_eq!(u.add((60, 60)), 0, "empty");
+        assert_eq!(u.add((0, 2)), 2);
+        assert_eq!(u.spans, vec![(0, 2), (5, 50)]);
+    }
+}

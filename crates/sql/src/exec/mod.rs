@@ -65,10 +65,14 @@ pub struct ScanOutput {
 }
 
 /// What an index lookup returns: the rows found (the spec's columns), and
-/// for each the position of the key it was found by.
+/// for each the position of the key it was found by; the device counters
+/// of the pages it read, and their span on the model clock (None: it read
+/// none).
 pub struct IndexLookup {
     pub rows: RecordBatch,
     pub owners: Vec<u32>,
+    pub counters: ScanCounters,
+    pub span_ps: Option<(u64, u64)>,
 }
 
 /// Where tables come from.
@@ -155,7 +159,7 @@ mod subquery;
 mod util;
 pub mod work_mem;
 
-pub use metrics::OperatorMetrics;
+pub use metrics::{OperatorMetrics, SpanUnion};
 pub use subquery::ExecSubqueryRunner;
 
 /// What [`execute`] returns: the plan's output, all of it, and the

@@ -31,6 +31,7 @@ use std::ops::Range;
 use std::sync::Arc;
 
 use arrow_array::RecordBatch;
+use ndpdb_device::QueuePair;
 use ndpdb_format::ndp::{CmpOp, MAX_OPERAND_BYTES, MAX_TERMS, Operand, Predicate, Term};
 use ndpdb_format::schema::{self as fs, ColumnType};
 use ndpdb_storage::{Freshness, HostScan, ScanStats, Table, Tuples};
@@ -44,7 +45,7 @@ use super::txn::{SqlTxn, store_error, txn_error};
 use crate::catalog::{IndexDef, TableDef};
 use crate::error::{Result, SqlError};
 use crate::exec::pipeline::Morsel;
-use crate::exec::{BATCH_ROWS, IndexLookup, ScanCounters, ScanOutput, ScanSpec, TableSource};
+use crate::exec::{BATCH_ROWS, IndexLookup, ScanCounters, ScanOutput, ScanSpec, SpanUnion, TableSource};
 use crate::plan::{Access, BinaryOp, Expr};
 use crate::types::{DataType, Value};
 
@@ -153,6 +154,7 @@ impl TableSource for TxnSource {
                             projection,
                             builder,
                             counters: counters.clone(),
+                            qp: self.txn.database().store().device().queue_pair(),
                         }
                         .map(|b| b.map(Morsel::Ready)),
                     ),
@@ -174,27 +176,49 @@ impl TableSource for TxnSource {
             spec.columns.iter().map(|&c| (spec.table.columns[c].name.clone(), spec.table.columns[c].ty)).collect();
         let mut builder = BatchBuilder::new(&names, false, BATCH_ROWS)?;
         let db = self.txn.database();
-        // Every key's entries first, then their heap pages read together
-        // (`prefetch_versions`), then the versions: one device round trip
-        // per batch of pages instead of one per row.
+        // Every key's entries first, then, a batch at a time, their heap
+        // pages read together (`prefetch_versions`) and the versions: one
+        // device round trip per run of pages instead of one per row. A
+        // queue pair of the lookup's own counts what it reads.
         let mut found: Vec<(u32, u64)> = Vec::new();
         for (i, key) in keys.iter().enumerate() {
             let refs: Vec<&Value> = key.iter().collect();
             let Some(k) = layout.key_of(&refs)? else { continue };
             found.extend(ix.vids(&KeyRange::exact(&k))?.into_iter().map(|vid| (i as u32, vid)));
         }
-        let heads = found.iter().filter_map(|&(_, vid)| table.head(vid)).map(|h| h.rid);
-        db.store().prefetch_versions(&table, heads).map_err(store_error)?;
+        let mut qp = db.store().device().queue_pair();
         let (mut owners, mut row) = (Vec::with_capacity(found.len()), Vec::with_capacity(spec.columns.len()));
-        for (i, vid) in found {
-            let Some(values) = index_read::visible(db, &table, &snapshot, vid)? else { continue };
-            row.clear();
-            row.extend(spec.columns.iter().map(|&c| values.get(c).cloned().unwrap_or(fs::Value::Null)));
-            builder.push(vid, &row)?;
-            owners.push(i);
+        for chunk in found.chunks(db.store().prefetch_pages_max()) {
+            let heads = chunk.iter().filter_map(|&(_, vid)| table.head(vid)).map(|h| h.rid);
+            db.store().prefetch_versions(&table, heads, &mut qp).map_err(store_error)?;
+            for &(i, vid) in chunk {
+                let Some(values) = index_read::visible_via(db, &table, &snapshot, vid, Some(&mut qp))? else {
+                    continue;
+                };
+                row.clear();
+                row.extend(spec.columns.iter().map(|&c| values.get(c).cloned().unwrap_or(fs::Value::Null)));
+                builder.push(vid, &row)?;
+                owners.push(i);
+            }
         }
-        Ok(IndexLookup { rows: builder.finish()?, owners })
+        let (counters, span_ps) = queue_pair_counters(&qp, found.len() as u64);
+        Ok(IndexLookup { rows: builder.finish()?, owners, counters, span_ps })
     }
+}
+
+/// What the point reads through `qp` cost: its counters, with `examined`
+/// rows, and the span of its commands on the model clock.
+pub(crate) fn queue_pair_counters(qp: &QueuePair, examined: u64) -> (ScanCounters, Option<(u64, u64)>) {
+    let c = qp.counters();
+    let counters = ScanCounters {
+        link_bytes_to_host: c.link_bytes_to_host,
+        link_bytes_to_device: c.link_bytes_to_device,
+        medium_bytes_read: c.medium_bytes_read,
+        pe_busy_ps: c.pe_busy_ps.iter().sum(),
+        modelled_ps: qp.waited_ps(),
+        rows_examined: examined,
+    };
+    (counters, qp.waited_span_ps())
 }
 
 /// The values of an index scan's bounds, which the executor resolved to
@@ -245,31 +269,6 @@ struct HostShared {
     /// model-clock time during which it had reads outstanding), not their
     /// sum. One worker gives the sum.
     modelled: Mutex<SpanUnion>,
-}
-
-/// A union of model-clock spans `[start, end)`, kept as sorted, disjoint
-/// spans.
-#[derive(Debug, Default)]
-pub(crate) struct SpanUnion {
-    spans: Vec<(u64, u64)>,
-}
-
-impl SpanUnion {
-    /// Adds `[start, end)`: returns the picoseconds it covers that no
-    /// earlier span did.
-    pub(crate) fn add(&mut self, (start, end): (u64, u64)) -> u64 {
-        if end <= start {
-            return 0;
-        }
-        // The spans that touch [start, end) are merged into it.
-        let first = self.spans.partition_point(|&(_, e)| e < start);
-        let last = self.spans.partition_point(|&(s, _)| s <= end);
-        let covered: u64 = self.spans[first..last].iter().map(|&(s, e)| e.min(end).saturating_sub(s.max(start))).sum();
-        let merged_start = self.spans.get(first).filter(|_| first < last).map_or(start, |&(s, _)| s.min(start));
-        let merged_end = if first < last { self.spans[last - 1].1.max(end) } else { end };
-        self.spans.splice(first..last, [(merged_start, merged_end)]);
-        (end - start) - covered
-    }
 }
 
 impl HostShared {
@@ -480,24 +479,5 @@ fn constant(v: &Value, ty: DataType) -> Option<i64> {
         (DataType::Timestamp, Value::Timestamp(t)) => Some(*t),
         (DataType::Bool, Value::Bool(b)) => Some(i64::from(*b)),
         _ => None,
-    }
-}
-
-#[cfg(test)]
-mod tests {
-    use super::SpanUnion;
-
-    #[test]
-    fn a_span_union_counts_overlaps_once() {
-        let mut u = SpanUnion::default();
-        assert_eq!(u.add((10, 20)), 10);
-        assert_eq!(u.add((20, 30)), 10, "adjacent");
-        assert_eq!(u.add((15, 25)), 0, "inside");
-        assert_eq!(u.add((40, 50)), 10);
-        assert_eq!(u.add((5, 45)), 5 + 10, "bridges the gap and reaches before");
-        assert_eq!(u.spans, vec![(5, 50)]);
-        assert_eq!(u.add((60, 60)), 0, "empty");
-        assert_eq!(u.add((0, 2)), 2);
-        assert_eq!(u.spans, vec![(0, 2), (5, 50)]);
     }
 }

@@ -14,6 +14,7 @@ use std::collections::HashSet;
 use std::sync::Arc;
 
 use arrow_array::RecordBatch;
+use ndpdb_device::QueuePair;
 use ndpdb_format::ndp::Snapshot;
 use ndpdb_format::schema as fs;
 use ndpdb_storage::{CHAIN_MAX, StoreError, Table};
@@ -34,11 +35,18 @@ pub struct Version {
 
 /// The versions of `vid`, newest first, until `stop` says a version is the
 /// last one wanted (it is included).
-pub fn versions(
+pub fn versions(db: &Database, table: &Table, vid: u64, stop: impl FnMut(&Version) -> bool) -> Result<Vec<Version>> {
+    versions_via(db, table, vid, stop, None)
+}
+
+/// [`versions`], pages the store's cache does not hold read through `qp`
+/// when given (the caller's queue pair counts them).
+pub fn versions_via(
     db: &Database,
     table: &Table,
     vid: u64,
     mut stop: impl FnMut(&Version) -> bool,
+    mut qp: Option<&mut QueuePair>,
 ) -> Result<Vec<Version>> {
     let Some(head) = table.head(vid) else { return Ok(vec![]) };
     let store = db.store();
@@ -47,7 +55,7 @@ pub fn versions(
         if out.len() > CHAIN_MAX {
             return Err(store_error(StoreError::Corrupt(format!("VID {vid}: version chain does not end"))));
         }
-        let (h, data) = store.read_version(table, rid).map_err(store_error)?;
+        let (h, data) = store.read_version_via(table, rid, qp.as_deref_mut()).map_err(store_error)?;
         let values = if h.tombstone { None } else { Some(store.decode_values(table, &data).map_err(store_error)?) };
         let v = Version { create_ts: h.create_ts, values };
         let last = stop(&v);
@@ -63,7 +71,18 @@ pub fn versions(
 /// The values of the version of `vid` that `snapshot` sees; None if it sees
 /// none or a tombstone.
 pub fn visible(db: &Database, table: &Table, snapshot: &Snapshot, vid: u64) -> Result<Option<Vec<fs::Value>>> {
-    let mut chain = versions(db, table, vid, |v| snapshot.visible(v.create_ts))?;
+    visible_via(db, table, snapshot, vid, None)
+}
+
+/// [`visible`], pages read through `qp` when given.
+pub fn visible_via(
+    db: &Database,
+    table: &Table,
+    snapshot: &Snapshot,
+    vid: u64,
+    qp: Option<&mut QueuePair>,
+) -> Result<Option<Vec<fs::Value>>> {
+    let mut chain = versions_via(db, table, vid, |v| snapshot.visible(v.create_ts), qp)?;
     Ok(match chain.pop() {
         Some(v) if snapshot.visible(v.create_ts) => v.values,
         _ => None,
@@ -85,7 +104,9 @@ pub fn note_read(txn: &SqlTxn, table: &Arc<Table>) -> Result<()> {
     Ok(())
 }
 
-/// An index scan's rows: the VIDs of the entries, BATCH_ROWS per batch.
+/// An index scan's rows: the VIDs of the entries, BATCH_ROWS per batch,
+/// each batch's heap pages read together first (`prefetch_versions`)
+/// through the scan's own queue pair, whose counters are the scan's.
 pub struct IndexBatches {
     pub db: Arc<Database>,
     pub table: Arc<Table>,
@@ -94,22 +115,42 @@ pub struct IndexBatches {
     pub projection: Vec<usize>,
     pub builder: BatchBuilder,
     pub counters: Arc<Mutex<ScanCounters>>,
+    pub qp: QueuePair,
 }
 
 impl IndexBatches {
     fn batch(&mut self) -> Result<Option<RecordBatch>> {
         let mut row = Vec::with_capacity(self.projection.len());
-        for vid in self.vids.by_ref() {
-            self.counters.lock().rows_examined += 1;
-            let Some(values) = visible(&self.db, &self.table, &self.snapshot, vid)? else { continue };
-            row.clear();
-            row.extend(self.projection.iter().map(|&c| values.get(c).cloned().unwrap_or(fs::Value::Null)));
-            self.builder.push(vid, &row)?;
-            if self.builder.len() >= BATCH_ROWS {
+        while self.builder.len() < BATCH_ROWS {
+            let vids: Vec<u64> = self.vids.by_ref().take(BATCH_ROWS - self.builder.len()).collect();
+            if vids.is_empty() {
                 break;
             }
+            let heads = vids.iter().filter_map(|&vid| self.table.head(vid)).map(|h| h.rid);
+            self.db.store().prefetch_versions(&self.table, heads, &mut self.qp).map_err(store_error)?;
+            for &vid in &vids {
+                let found = visible_via(&self.db, &self.table, &self.snapshot, vid, Some(&mut self.qp))?;
+                let Some(values) = found else { continue };
+                row.clear();
+                row.extend(self.projection.iter().map(|&c| values.get(c).cloned().unwrap_or(fs::Value::Null)));
+                self.builder.push(vid, &row)?;
+            }
+            self.add_counters(vids.len() as u64);
         }
         if self.builder.is_empty() { Ok(None) } else { self.builder.finish().map(Some) }
+    }
+
+    /// The scan's counters: its queue pair's so far, and `examined` more
+    /// rows (an index scan runs on one thread: its modelled time is its
+    /// queue pair's waits).
+    fn add_counters(&self, examined: u64) {
+        let c = self.qp.counters();
+        let mut t = self.counters.lock();
+        t.link_bytes_to_host = c.link_bytes_to_host;
+        t.link_bytes_to_device = c.link_bytes_to_device;
+        t.medium_bytes_read = c.medium_bytes_read;
+        t.modelled_ps = self.qp.waited_ps();
+        t.rows_examined += examined;
     }
 }
 
