@@ -23,7 +23,10 @@
 //!   walks the chain and keeps the rows whose 64-bit hash and encoded
 //!   bytes equal the probe key's, so the rows of one key come out ascending
 //!   as before. The table has at least twice as many buckets as rows, so a
-//!   chain holds about one other key.
+//!   chain holds about one other key. A probe batch is looked up in two
+//!   passes ([`KeyIndex::probe`]: all heads, then all chains), so that
+//!   the cache misses of many rows overlap (TPC-H SF 1 Q5, 6M probes into
+//!   227,597 orders: 0.58-0.61 s row by row, 0.48-0.52 s batched).
 
 use std::hash::{BuildHasher, Hasher};
 
@@ -140,7 +143,39 @@ impl KeyIndex {
         self.rows.size() + self.hashes.len() * 8 + (self.heads.len() + self.next.len()) * 4
     }
 
-    /// The build rows whose key encodes as `key`, ascending.
+    /// The matches of every probe key in `keys` that `skip` does not mark
+    /// (a NULL key), as (probe row, build row) pairs: probe rows
+    /// ascending, each one's build rows ascending, as [`KeyIndex::matches`]
+    /// row by row gives. In two passes over the batch: every key's hash
+    /// and bucket head first, then the chains. A bucket head of a table
+    /// larger than the CPU's caches is a cache miss; loaded in a loop
+    /// whose iterations do not depend on each other, the misses of many
+    /// probe rows overlap, where a lookup that walks its chain before the
+    /// next row's head is loaded waits for each miss in turn.
+    pub fn probe(&self, keys: &Rows, skip: &[bool], out: &mut Vec<(u32, u32)>) {
+        let heads: Vec<(u32, u32, u64)> = (0..keys.num_rows())
+            .filter(|&i| !skip.get(i).copied().unwrap_or(false))
+            .map(|i| {
+                let h = hash_bytes(keys.row(i).data());
+                (i as u32, self.heads[(h & self.mask) as usize], h)
+            })
+            .filter(|&(_, head, _)| head != NO_ROW)
+            .collect();
+        for (i, mut at, h) in heads {
+            let key = keys.row(i as usize);
+            while at != NO_ROW {
+                let r = at as usize;
+                if self.hashes[r] == h && self.rows.row(r).as_ref() == key.data() {
+                    out.push((i, at));
+                }
+                at = self.next[r];
+            }
+        }
+    }
+
+    /// The build rows whose key encodes as `key`, ascending: one lookup,
+    /// the reference the tests hold [`KeyIndex::probe`] to.
+    #[cfg(test)]
     pub fn matches<'a>(&'a self, key: &'a [u8]) -> impl Iterator<Item = u32> + 'a {
         let h = hash_bytes(key);
         let mut at = self.heads[(h & self.mask) as usize];
@@ -186,6 +221,27 @@ mod tests {
                 (0..values.len()).filter(|&i| values[i] == k as i64 && !skip[i]).map(|i| i as u32).collect();
             assert_eq!(got, want, "key {k}");
         }
+    }
+
+    /// The batch probe gives what row-by-row lookups give, in the same
+    /// order, and leaves out the probe rows it is told to skip.
+    #[test]
+    fn a_batch_probe_equals_lookups_row_by_row() {
+        let values: Vec<i64> = (0..5000).map(|i| (i * 7919) % 613).collect();
+        let mut skip = vec![false; values.len()];
+        skip[10] = true;
+        let index = KeyIndex::new(encode(&values), &skip);
+        let keys: Vec<i64> = (0..900).map(|i| (i * 31) % 700).collect();
+        let probes = encode(&keys);
+        let probe_skip: Vec<bool> = (0..keys.len()).map(|i| i % 11 == 3).collect();
+        let mut got = Vec::new();
+        index.probe(&probes, &probe_skip, &mut got);
+        let want: Vec<(u32, u32)> = (0..keys.len())
+            .filter(|&i| !probe_skip[i])
+            .flat_map(|i| index.matches(probes.row(i).as_ref()).map(move |r| (i as u32, r)).collect::<Vec<_>>())
+            .collect();
+        assert!(!want.is_empty());
+        assert_eq!(got, want);
     }
 
     #[test]

@@ -286,9 +286,9 @@ impl Probe {
         let nulls = any_null(&lkeys, n);
         let index = self.build.index.as_ref().ok_or_else(|| SqlError::internal("a hash join without its index"))?;
         let build = &self.build;
-        let hits =
-            (0..n).filter(|&i| !nulls[i]).flat_map(|i| index.matches(rows.row(i).data()).map(move |r| (i as u32, r)));
-        self.evaluate(left, &lkeys, hits, false, &mut out, ctx)?;
+        let mut hits = Vec::new();
+        index.probe(&rows, &nulls, &mut hits);
+        self.evaluate(left, &lkeys, hits.into_iter(), false, &mut out, ctx)?;
         if self.kind == JoinKind::Mark && right_rows > 0 {
             // Pairs whose key comparison is NULL, for rows not yet TRUE.
             let unmatched: Vec<u32> = (0..n as u32).filter(|&i| out.true_count[i as usize] == 0).collect();

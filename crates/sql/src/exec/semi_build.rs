@@ -129,19 +129,21 @@ impl Transform for ProbeRight {
         let keys: Vec<ArrayRef> = eval_keys(&self.right_keys, &self.key_types, &right, ctx)?;
         let rows = encoder.encode(&keys)?;
         let nulls = any_null(&keys, right.num_rows());
-        let probes = (0..right.num_rows()).filter(|&i| !nulls[i]);
+        let mut hits = Vec::new();
+        index.probe(&rows, &nulls, &mut hits);
         let Some(residual) = &self.residual else {
-            for i in probes {
-                index.matches(rows.row(i).data()).for_each(|b| self.mark(b));
+            for (_, b) in hits {
+                self.mark(b);
             }
             return Ok(empty);
         };
         let mut pairs: (Vec<u32>, Vec<u32>) = (Vec::new(), Vec::new());
-        for i in probes {
-            for b in index.matches(rows.row(i).data()).filter(|&b| !self.is_matched(b)) {
-                pairs.0.push(b);
-                pairs.1.push(i as u32);
+        for (i, b) in hits {
+            if self.is_matched(b) {
+                continue;
             }
+            pairs.0.push(b);
+            pairs.1.push(i);
             if pairs.0.len() >= PAIR_CHUNK {
                 self.check(residual, &right, std::mem::take(&mut pairs), ctx)?;
             }
