@@ -161,14 +161,6 @@ impl Reply {
             other => panic!("expected a data reply, got {other:?}"),
         }
     }
-
-    /// A [`Command::PageReadRun`]'s pages.
-    pub fn into_pages(self) -> Vec<Vec<u8>> {
-        match self {
-            Reply::Pages(p) => p,
-            other => panic!("expected a page run reply, got {other:?}"),
-        }
-    }
 }
 
 /// What the device says of itself.

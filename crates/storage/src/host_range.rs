@@ -33,9 +33,7 @@ use ndpdb_format::page::{self, PageHeader, RecordId};
 use ndpdb_format::record::{HEADER_BYTES, VersionHeader};
 
 use crate::error::StoreError;
-use ndpdb_device::RUN_BYTES_MAX;
-
-use crate::scan::{HostView, Order, READ_AHEAD, Rec, RowsResult, ScanStats, qualifies};
+use crate::scan::{HostView, Rec, RowsResult, ScanStats, qualifies};
 use crate::store::Store;
 use crate::table::{CHAIN_MAX, Table};
 
@@ -224,9 +222,7 @@ impl Store {
         lpns.sort_unstable();
         lpns.dedup();
         let mut qp = self.device().queue_pair();
-        let run = (RUN_BYTES_MAX as usize / self.page_bytes()).max(1);
-        let mut pages =
-            RangePages::decoded(self.read_pages(&lpns, &mut qp, 2 * run.max(READ_AHEAD), Order::Submission, run)?)?;
+        let mut pages = RangePages::decoded(self.read_page_runs(&lpns, &mut qp)?)?;
         let mut visited = 0u64;
         for vid in range {
             let vid64 = vid as u64;
@@ -245,7 +241,7 @@ impl Store {
                         let i = match pages.find(lpn) {
                             Some(i) => i,
                             None => {
-                                let read = self.read_pages_ahead(&[lpn], &mut qp, 1, Order::Submission)?;
+                                let read = self.read_page_runs(&[lpn], &mut qp)?;
                                 let (lpn, bytes) = read.into_iter().next().ok_or_else(|| {
                                     StoreError::Corrupt(format!(
                                         "VID {vid}: page {lpn} of record {rid:?} is not in the table"

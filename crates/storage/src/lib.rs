@@ -52,6 +52,7 @@ mod gc;
 mod host_range;
 mod lock_order;
 mod maps;
+mod page_read;
 mod read;
 mod recovery;
 mod reserve;

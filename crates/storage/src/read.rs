@@ -5,13 +5,12 @@
 use std::collections::{HashMap, HashSet};
 use std::sync::Arc;
 
-use ndpdb_device::{Command, QueuePair, RUN_BYTES_MAX};
+use ndpdb_device::{Command, QueuePair};
 use ndpdb_format::page::{self, RecordId};
 use ndpdb_format::record::{HEADER_BYTES, VersionHeader};
 
 use crate::error::{Result, StoreError};
 use crate::lock_order::{Level, OrderedMutex};
-use crate::scan::{Order, READ_AHEAD};
 use crate::store::Store;
 use crate::table::Table;
 
@@ -168,8 +167,7 @@ impl Store {
         if lpns.is_empty() {
             return Ok(());
         }
-        let run = (RUN_BYTES_MAX as usize / self.page_bytes()).max(1);
-        for (lpn, page) in self.read_pages(&lpns, qp, 2 * run.max(READ_AHEAD), Order::Submission, run)? {
+        for (lpn, page) in self.read_page_runs(&lpns, qp)? {
             // `read_page`'s check that the page is the one asked for; a
             // page that fails it is left to `read_version` to report.
             if page::PageHeader::decode(&page).is_ok_and(|h| h.lpn == lpn) {
@@ -238,13 +236,6 @@ mod tests {
         c.remove(4);
         assert_eq!(c.get(4), None);
     }
-}
-
-#[cfg(test)]
-mod cache_tests {
-    use std::sync::Arc;
-
-    use super::PageCache;
 
     fn page(n: u8) -> Arc<Vec<u8>> {
         Arc::new(vec![n])

@@ -139,13 +139,7 @@ impl IndexProbe {
 
     fn count(&self, found: &IndexLookup) {
         let modelled_ps = found.span_ps.map_or(0, |span| self.modelled.lock().add(span));
-        let (c, mut t) = (&found.counters, self.lookups.lock());
-        t.link_bytes_to_host += c.link_bytes_to_host;
-        t.link_bytes_to_device += c.link_bytes_to_device;
-        t.medium_bytes_read += c.medium_bytes_read;
-        t.pe_busy_ps += c.pe_busy_ps;
-        t.modelled_ps += modelled_ps;
-        t.rows_examined += c.rows_examined;
+        self.lookups.lock().add(&ScanCounters { modelled_ps, ..found.counters });
     }
 
     fn pair_batch(&self, left: &RecordBatch, right: &RecordBatch, li: &[u32], ri: &[u32]) -> Result<RecordBatch> {

@@ -78,9 +78,11 @@ impl SpanUnion {
         let first = self.spans.partition_point(|&(_, e)| e < start);
         let last = self.spans.partition_point(|&(s, _)| s <= end);
         let covered: u64 = self.spans[first..last].iter().map(|&(s, e)| e.min(end).saturating_sub(s.max(start))).sum();
-        let merged_start = self.spans.get(first).filter(|_| first < last).map_or(start, |&(s, _)| s.min(start));
-        let merged_end = if first < last { self.spans[last - 1].1.max(end) } else { end };
-        self.spans.splice(first..last, [(merged_start, merged_end)]);
+        let merged = match self.spans[first..last] {
+            [] => (start, end),
+            [(s, _), ..] => (s.min(start), self.spans[last - 1].1.max(end)),
+        };
+        self.spans.splice(first..last, [merged]);
         (end - start) - covered
     }
 }

@@ -53,6 +53,18 @@ pub struct ScanCounters {
     pub rows_examined: u64,
 }
 
+impl ScanCounters {
+    /// Adds `other`'s counts to these.
+    pub fn add(&mut self, other: &ScanCounters) {
+        self.link_bytes_to_host += other.link_bytes_to_host;
+        self.link_bytes_to_device += other.link_bytes_to_device;
+        self.medium_bytes_read += other.medium_bytes_read;
+        self.pe_busy_ps += other.pe_busy_ps;
+        self.modelled_ps += other.modelled_ps;
+        self.rows_examined += other.rows_examined;
+    }
+}
+
 /// A scan's batches, each made already or deferred to whichever pipeline
 /// worker takes it ([`pipeline::Morsel`]).
 pub struct ScanOutput {

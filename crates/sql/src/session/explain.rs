@@ -84,13 +84,9 @@ impl Session {
         ctx.table_rows = Some(&rows);
         let opts = ExplainOptions { costs: true, analyze: Some(&actuals), ctx: Some(&ctx) };
         let mut lines = explain(&plan, &opts);
-        let device = actuals.iter().filter_map(|a| a.scan).fold(ScanCounters::default(), |t, c| ScanCounters {
-            link_bytes_to_host: t.link_bytes_to_host + c.link_bytes_to_host,
-            link_bytes_to_device: t.link_bytes_to_device + c.link_bytes_to_device,
-            medium_bytes_read: t.medium_bytes_read + c.medium_bytes_read,
-            pe_busy_ps: t.pe_busy_ps + c.pe_busy_ps,
-            modelled_ps: t.modelled_ps + c.modelled_ps,
-            rows_examined: t.rows_examined + c.rows_examined,
+        let device = actuals.iter().filter_map(|a| a.scan).fold(ScanCounters::default(), |mut t, c| {
+            t.add(&c);
+            t
         });
         lines.push(format!(
             "Device: profile {}, clock {}, modelled {:.3} ms, link {} B to host, {} B to device, medium {} B read, PE busy {:.3} ms",

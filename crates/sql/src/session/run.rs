@@ -275,12 +275,7 @@ pub(crate) fn pad_char_columns(columns: &[crate::plan::Field], rows: &mut [Vec<V
 fn device_totals(m: &crate::exec::OperatorMetrics) -> crate::exec::ScanCounters {
     let mut t = m.scan.unwrap_or_default();
     for c in m.children.iter().map(device_totals) {
-        t.link_bytes_to_host += c.link_bytes_to_host;
-        t.link_bytes_to_device += c.link_bytes_to_device;
-        t.medium_bytes_read += c.medium_bytes_read;
-        t.pe_busy_ps += c.pe_busy_ps;
-        t.modelled_ps += c.modelled_ps;
-        t.rows_examined += c.rows_examined;
+        t.add(&c);
     }
     t
 }

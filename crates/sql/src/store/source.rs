@@ -31,7 +31,6 @@ use std::ops::Range;
 use std::sync::Arc;
 
 use arrow_array::RecordBatch;
-use ndpdb_device::QueuePair;
 use ndpdb_format::ndp::{CmpOp, MAX_OPERAND_BYTES, MAX_TERMS, Operand, Predicate, Term};
 use ndpdb_format::schema::{self as fs, ColumnType};
 use ndpdb_storage::{Freshness, HostScan, ScanStats, Table, Tuples};
@@ -127,7 +126,7 @@ impl TableSource for TxnSource {
             Access::Ndp => {
                 let mode = ReadMode::Ndp { pes: self.pes, freshness: self.freshness };
                 let result = self.txn.with(|t| t.rows_at(&table, &snapshot, &projection, predicate.as_ref(), mode))?;
-                add_stats(&mut counters.lock(), &result.stats, table.vids(), ps(result.stats.modelled_s));
+                add_stats(&mut counters.lock(), &result.stats, table.vids(), (result.stats.modelled_s * 1e12) as u64);
                 let builder = BatchBuilder::new(&names, spec.emit_vid, BATCH_ROWS)?;
                 Box::new(
                     RowBatches { rows: result.rows.into_iter(), builder, done: false }.map(|b| b.map(Morsel::Ready)),
@@ -201,24 +200,9 @@ impl TableSource for TxnSource {
                 owners.push(i);
             }
         }
-        let (counters, span_ps) = queue_pair_counters(&qp, found.len() as u64);
+        let (counters, span_ps) = index_read::queue_pair_counters(&qp, found.len() as u64);
         Ok(IndexLookup { rows: builder.finish()?, owners, counters, span_ps })
     }
-}
-
-/// What the point reads through `qp` cost: its counters, with `examined`
-/// rows, and the span of its commands on the model clock.
-pub(crate) fn queue_pair_counters(qp: &QueuePair, examined: u64) -> (ScanCounters, Option<(u64, u64)>) {
-    let c = qp.counters();
-    let counters = ScanCounters {
-        link_bytes_to_host: c.link_bytes_to_host,
-        link_bytes_to_device: c.link_bytes_to_device,
-        medium_bytes_read: c.medium_bytes_read,
-        pe_busy_ps: c.pe_busy_ps.iter().sum(),
-        modelled_ps: qp.waited_ps(),
-        rows_examined: examined,
-    };
-    (counters, qp.waited_span_ps())
 }
 
 /// The values of an index scan's bounds, which the executor resolved to
@@ -231,10 +215,6 @@ fn literals(exprs: &[Expr]) -> Result<Vec<Value>> {
             other => Err(SqlError::internal(format!("an index bound left unresolved: {other:?}"))),
         })
         .collect()
-}
-
-fn ps(s: f64) -> u64 {
-    (s * 1e12) as u64
 }
 
 /// Adds a store call's counters, with `modelled_ps` of modelled time.
@@ -301,7 +281,10 @@ impl HostShared {
 /// the emulated device's worker sleeps between morsels and is woken by the
 /// next one's first command (a futex wake, several microseconds in a VM);
 /// a lineitem scan at TPC-H SF 1 (Q6) took 0.29 s in 2,048-VID morsels and
-/// 0.26 s in 8,192-VID ones (EXPLAIN ANALYZE, 8 warm runs each).
+/// 0.26 s in 8,192-VID ones (EXPLAIN ANALYZE, 8 warm runs each). A page
+/// whose tuples straddle two morsels is read by both, so larger morsels
+/// also read fewer pages: that scan read 130,671 pages (1,070,456,832 B)
+/// in 2,048-VID morsels and 128,510 in 8,192-VID ones.
 const HOST_MORSEL_ROWS: usize = 4 * BATCH_ROWS;
 
 /// A host scan: one morsel of [`HOST_MORSEL_ROWS`] VIDs per batch, each read

@@ -144,13 +144,9 @@ impl IndexBatches {
     /// rows (an index scan runs on one thread: its modelled time is its
     /// queue pair's waits).
     fn add_counters(&self, examined: u64) {
-        let c = self.qp.counters();
         let mut t = self.counters.lock();
-        t.link_bytes_to_host = c.link_bytes_to_host;
-        t.link_bytes_to_device = c.link_bytes_to_device;
-        t.medium_bytes_read = c.medium_bytes_read;
-        t.modelled_ps = self.qp.waited_ps();
-        t.rows_examined += examined;
+        let rows_examined = t.rows_examined + examined;
+        *t = ScanCounters { rows_examined, ..queue_pair_counters(&self.qp, 0).0 };
     }
 }
 
@@ -166,4 +162,19 @@ impl Iterator for IndexBatches {
             }
         }
     }
+}
+
+/// What the point reads through `qp` cost: its counters, with `examined`
+/// rows, and the span of its commands on the model clock.
+pub fn queue_pair_counters(qp: &QueuePair, examined: u64) -> (ScanCounters, Option<(u64, u64)>) {
+    let c = qp.counters();
+    let counters = ScanCounters {
+        link_bytes_to_host: c.link_bytes_to_host,
+        link_bytes_to_device: c.link_bytes_to_device,
+        medium_bytes_read: c.medium_bytes_read,
+        pe_busy_ps: c.pe_busy_ps.iter().sum(),
+        modelled_ps: qp.waited_ps(),
+        rows_examined: examined,
+    };
+    (counters, qp.waited_span_ps())
 }
