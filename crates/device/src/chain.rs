@@ -60,6 +60,7 @@ use ndpdb_format::page::{self, PAGE_HEADER_BYTES, RecordId, map_entries_per_page
 use ndpdb_format::record::{HEADER_BYTES, VersionHeader};
 use ndpdb_format::schema::{Layout, LayoutDescriptor};
 
+use crate::columns::Check;
 use crate::error::DeviceError;
 use crate::mirror::{MirrorKind, PageState};
 use crate::pe::PeCtx;
@@ -126,6 +127,8 @@ pub(crate) struct Scan<'c, 'a> {
     pub(crate) dram_visits: u64,
     /// Set when the call reads delta pages through the mirror.
     pub(crate) host: Option<HostPages>,
+    /// The call's predicate, compiled (`columns.rs`).
+    pub(crate) checks: Vec<Check>,
 }
 
 impl<'c, 'a> Scan<'c, 'a> {
@@ -173,9 +176,11 @@ impl<'c, 'a> Scan<'c, 'a> {
             extra_bytes: 0,
             dram_visits: 0,
             host,
+            checks: vec![],
             ctx,
         };
         scan.check_columns()?;
+        scan.checks = scan.compile_checks();
         scan.column_prefetch = match &scan.call.op {
             _ if scan.call.predicate.is_some() => scan.call.predicate.as_ref().map(|p| p.terms[0].column),
             Operation::Aggregate { aggregates } => {

@@ -4,14 +4,18 @@
 //! reads (`chain.rs`): whole transfers on NVM, bytes of the kept page on
 //! flash. The layout descriptor says where each column is (`schema.rs`).
 //!
-//! The predicate is a conjunction of terms, evaluated in the call's order
-//! by `Predicate::eval`, the function the host's scans use too: a term
-//! reads its column (a numeric column's slot, or a text column's tuple)
-//! and compares; the first term that fails ends the row. Each term
+//! The predicate is a conjunction of terms, evaluated in the call's order:
+//! a term reads its column (a numeric column's slot, or a text column's
+//! tuple) and compares; the first term that fails ends the row. Each term
 //! evaluated charges [`TERM_CYCLES`] PE cycles, plus one cycle per 8 bytes
-//! of a byte constant (`docs/device-model.md`).
+//! of a byte constant (`docs/device-model.md`). The call's terms are
+//! compiled once per PE into [`Check`]s (the column's read plan, the
+//! constant, the charge in picoseconds), so the per-row loop neither
+//! matches on the layout nor converts cycles; a check decides exactly as
+//! `Term::matches`, which the host's scans use (`Predicate::eval`), so both
+//! paths return the same rows.
 
-use ndpdb_format::ndp::{Aggregate, Operand, Operation};
+use ndpdb_format::ndp::{Aggregate, CmpOp, Operand, Operation};
 use ndpdb_format::record::HEADER_BYTES;
 use ndpdb_format::schema::{ColumnType, Value};
 
@@ -148,20 +152,61 @@ impl Scan<'_, '_> {
         }))
     }
 
-    /// Whether the record meets every term of the call's predicate
-    /// (`Predicate::eval`, shared with the host).
+    /// The call's predicate as [`Check`]s, in its order (after
+    /// `check_columns`: an integer term's column is numeric, a byte term's
+    /// is text).
+    pub(crate) fn compile_checks(&self) -> Vec<Check> {
+        let terms = self.call.predicate.iter().flat_map(|p| p.terms.iter().enumerate());
+        terms
+            .map(|(term, t)| match &t.value {
+                Operand::Int(value) => Check {
+                    kind: CheckKind::Int { column: self.numeric_column(t.column), value: *value },
+                    op: t.op,
+                    ps: self.ctx.cycles_ps(TERM_CYCLES),
+                },
+                Operand::Bytes(b) => Check {
+                    kind: CheckKind::Bytes { term },
+                    op: t.op,
+                    ps: self.ctx.cycles_ps(TERM_CYCLES + b.len().div_ceil(8) as u64),
+                },
+            })
+            .collect()
+    }
+
+    /// Whether the record meets every term of the call's predicate, in
+    /// order; the first that fails ends the evaluation. NULL never
+    /// qualifies.
     #[inline(always)]
     pub(crate) fn qualifies(&mut self, rec: &Found) -> Result<bool, DeviceError> {
+        for k in 0..self.checks.len() {
+            let check = self.checks[k];
+            self.ctx.charge_ps(check.ps);
+            let holds = match check.kind {
+                CheckKind::Int { column, value } => self.numeric(rec, column)?.is_some_and(|v| check.op.eval(v, value)),
+                CheckKind::Bytes { term } => self.bytes_term(rec, term)?,
+            };
+            if !holds {
+                return Ok(false);
+            }
+        }
+        Ok(true)
+    }
+
+    /// Whether the record meets byte term `term` of the call's predicate.
+    #[inline(never)]
+    fn bytes_term(&mut self, rec: &Found, term: usize) -> Result<bool, DeviceError> {
         let Some(p) = self.call.predicate.take() else { return Ok(true) };
-        let result = p.eval(|t| {
-            self.ctx.charge_cycles(match &t.value {
-                Operand::Bytes(b) => TERM_CYCLES + b.len().div_ceil(8) as u64,
-                Operand::Int(_) => TERM_CYCLES,
-            });
-            self.column_value(rec, t.column)
-        });
+        let value = self.column_value(rec, p.terms[term].column);
+        let holds = value.map(|v| p.terms[term].matches(&v));
         self.call.predicate = Some(p);
-        result
+        holds
+    }
+
+    /// How a projection reads `column`: by its numeric read plan, or (None)
+    /// through `column_value` for a text column.
+    pub(crate) fn numeric_reader(&self, column: u16) -> Option<NumericColumn> {
+        let slot = self.layout.slots[usize::from(column)];
+        (!matches!(slot.ty, ColumnType::Text(_) | ColumnType::Varchar(_))).then(|| self.numeric_column(column))
     }
 
     pub(crate) fn column_value(&mut self, rec: &Found, column: u16) -> Result<Value, DeviceError> {
@@ -177,4 +222,21 @@ impl Scan<'_, '_> {
         self.field(rec, 0, &mut data)?;
         self.layout.column(&data, usize::from(column)).map_err(|e| self.fail(format!("{e}")))
     }
+}
+
+/// One term of the call's predicate, compiled for the per-row loop.
+#[derive(Debug, Clone, Copy)]
+pub(crate) struct Check {
+    kind: CheckKind,
+    op: CmpOp,
+    /// PE picoseconds one evaluation is charged.
+    ps: u64,
+}
+
+#[derive(Debug, Clone, Copy)]
+enum CheckKind {
+    /// A numeric column compared with an integer constant.
+    Int { column: NumericColumn, value: i64 },
+    /// A text column compared with term `term`'s bytes.
+    Bytes { term: usize },
 }

@@ -108,12 +108,24 @@ impl Ranges {
 }
 
 /// `bytes` zero bytes of host memory, or `HostMemory` if there are none.
+/// The allocator's zeroed allocation: a large range is mapped lazily, so
+/// creating it costs no memset and only the pages a program writes are
+/// ever touched (a rows call's output range is sized for every VID and
+/// mostly unused).
 pub(crate) fn zeroed(bytes: u64) -> Result<Vec<u8>, DeviceError> {
-    let mut v = Vec::new();
     let n = usize::try_from(bytes).map_err(|_| DeviceError::HostMemory { bytes })?;
-    v.try_reserve_exact(n).map_err(|_| DeviceError::HostMemory { bytes })?;
-    v.resize(n, 0);
-    Ok(v)
+    if n == 0 {
+        return Ok(Vec::new());
+    }
+    let layout = std::alloc::Layout::array::<u8>(n).map_err(|_| DeviceError::HostMemory { bytes })?;
+    // SAFETY: `layout` has a non-zero size (n > 0).
+    let ptr = unsafe { std::alloc::alloc_zeroed(layout) };
+    if ptr.is_null() {
+        return Err(DeviceError::HostMemory { bytes });
+    }
+    // SAFETY: `ptr` was allocated by the global allocator with the layout
+    // of `n` u8s (so capacity n), and all n bytes are initialised (zero).
+    Ok(unsafe { Vec::from_raw_parts(ptr, n, n) })
 }
 
 pub(crate) fn check_span(what: &str, offset: u64, len: u64, size: usize) -> Result<(), DeviceError> {

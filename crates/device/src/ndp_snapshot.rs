@@ -15,6 +15,7 @@
 //! freshness, `chain.rs`, `docs/cbm.md`).
 
 use ndpdb_format::ndp::{Aggregate, Operation, PARTIAL_BYTES, Partial, RANGE_OUTPUT, RowsWriter};
+use ndpdb_format::schema::Value;
 
 use crate::chain::Scan;
 use crate::error::DeviceError;
@@ -74,10 +75,14 @@ impl Scan<'_, '_> {
         let (pe, pes) = (u64::from(self.ctx.pe()), u64::from(self.ctx.pes()));
         let share = self.ctx.range_len(RANGE_OUTPUT)? / pes / 8 * 8;
         let mut out = RowsWriter::new(projection.len());
+        let readers: Vec<_> = projection.iter().map(|&c| (c, self.numeric_reader(c))).collect();
         self.each_qualifying(first, end, |scan, vid, rec| {
             out.row(vid);
-            for &c in projection {
-                out.value(&scan.column_value(rec, c)?);
+            for &(c, numeric) in &readers {
+                match numeric {
+                    Some(n) => out.value(&scan.numeric(rec, n)?.map_or(Value::Null, Value::Int)),
+                    None => out.value(&scan.column_value(rec, c)?),
+                }
             }
             scan.fits_share(out.bytes_used(), share)
         })?;

@@ -694,7 +694,20 @@ impl<'a> PeCtx<'a> {
 
     /// Charges `cycles` PE clock cycles (a documented per-operation cost).
     pub fn charge_cycles(&mut self, cycles: u64) {
-        self.acc.demand_ps += (cycles as f64 * self.timing.pe_ps_per_cycle).round() as u64;
+        self.acc.demand_ps += self.cycles_ps(cycles);
+    }
+
+    /// The time `charge_cycles(cycles)` charges, for a program that charges
+    /// the same operation many times (`charge_ps`): the same picoseconds
+    /// without a multiplication and a rounding per charge.
+    pub fn cycles_ps(&self, cycles: u64) -> u64 {
+        (cycles as f64 * self.timing.pe_ps_per_cycle).round() as u64
+    }
+
+    /// Charges `ps` picoseconds of PE compute, as [`PeCtx::cycles_ps`] gave them.
+    #[inline(always)]
+    pub fn charge_ps(&mut self, ps: u64) {
+        self.acc.demand_ps += ps;
     }
 }
 

@@ -107,6 +107,7 @@ impl CmpOp {
         [Eq, Ne, Lt, Le, Gt, Ge].get(usize::from(code).wrapping_sub(1)).copied()
     }
 
+    #[inline]
     pub fn eval(self, a: i64, b: i64) -> bool {
         self.holds(a.cmp(&b))
     }
