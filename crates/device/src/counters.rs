@@ -72,14 +72,15 @@ impl Cells {
 }
 
 thread_local! {
-    /// The meter of the queue pair whose command this device worker runs.
+    /// The meter of the queue pair whose command this thread runs.
     static METER: RefCell<Option<Arc<Cells>>> = const { RefCell::new(None) };
 }
 
-/// Runs `f` (a device worker processing one command) with `meter`, the
+/// Runs `f` (one command being run) with `meter`, the
 /// submitting queue pair's own cells, counting beside the device's: every
-/// count made on this thread meanwhile goes to both. A worker runs one
-/// command at a time, so the thread is the command. This is how a caller
+/// count made on this thread meanwhile goes to both. A thread runs one
+/// command at a time (its own submission, or a worker's), so the thread is
+/// the command. This is how a caller
 /// gets exact counters for its own commands while other threads use the
 /// device ([`crate::QueuePair::counters`]).
 pub(crate) fn metered<R>(meter: &Arc<Cells>, f: impl FnOnce() -> R) -> R {

@@ -3,17 +3,25 @@
 //!
 //! ```text
 //!  host thread                      device
-//!  QueuePair::submit ──SQE──► work channel ──► command worker ──► run(cmd)
-//!       │                                         │  reserve timeline (link, channels, chips, PEs)
-//!       │                                         │  do the real work on the medium / DRAM
-//!  QueuePair::wait ◄──CQE── completion channel ◄──┘  completion with modelled time
+//!  QueuePair::submit ──SQE──► run(cmd) on the submitting thread (or a command worker)
+//!       │                        │  reserve timeline (link, channels, chips)
+//!       │                        │  do the real work on the medium / DRAM
+//!       │                        └► completion with modelled time, kept by the queue pair
+//!       └─ Execute ──► execution worker ──► PEs on the host's cores ──► completion channel
+//!  QueuePair::wait ◄──CQE── the completion
 //!       └── hold until the modelled time (real clock) or advance to it (virtual)
 //! ```
 //!
-//! Commands from all queue pairs are executed by a small pool of command
-//! workers (`process.rs`); program executions have a worker of their own,
-//! take the PEs exclusively (one at a time) and spread their PEs over the
-//! host's cores (`execute.rs`). Queue pairs are `queue.rs`'s.
+//! Page, memory and control commands run on the thread that submits them
+//! (`process.rs`), inside `QueuePair::submit`: the emulation's work is the
+//! caller's, and no command crosses threads (a hand-over costs two thread
+//! wake-ups, which on a 2-core VM cost more than reading a page). With
+//! `DeviceOptions::command_workers` > 0 a pool of worker threads runs them
+//! instead. Program executions always have a worker of their own, take the
+//! PEs exclusively (one at a time) and spread their PEs over the host's
+//! cores (`execute.rs`). The model is the same either way: a command
+//! reserves the timeline from its submission time. Queue pairs are
+//! `queue.rs`'s.
 
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
@@ -44,7 +52,10 @@ pub const DEFAULT_CAPACITY_MAX: u64 = 4 << 30;
 #[derive(Debug, Clone)]
 pub struct DeviceOptions {
     pub clock: ClockKind,
-    /// Threads that process commands (not PEs).
+    /// Threads that process commands other than program executions. 0 (the
+    /// default): each such command runs on the thread that submits it,
+    /// inside `QueuePair::submit` (no hand-over between threads; see
+    /// `queue.rs`). Program executions always have a worker of their own.
     pub command_workers: usize,
     /// Host threads that PEs are spread over during an execution.
     pub pe_threads: usize,
@@ -109,7 +120,7 @@ impl Default for DeviceOptions {
         let cores = std::thread::available_parallelism().map(|n| n.get()).unwrap_or(2);
         DeviceOptions {
             clock: ClockKind::Virtual,
-            command_workers: 1,
+            command_workers: 0,
             pe_threads: cores,
             programs: ProgramLibrary::builtin(),
             faults: Faults::default(),
@@ -120,16 +131,11 @@ impl Default for DeviceOptions {
 }
 
 impl DeviceOptions {
-    /// The virtual clock gets one command worker, so that commands reserve
-    /// the timeline in submission order and modelled times repeat; the real
-    /// clock gets two. Program executions have a worker of their own on
-    /// either clock (see `Device::open`).
+    /// Options for `clock`, commands run on the submitting threads. On
+    /// the virtual clock, commands submitted from one thread reserve the
+    /// timeline in submission order, so its modelled times repeat.
     pub fn with_clock(clock: ClockKind) -> Self {
-        let command_workers = match clock {
-            ClockKind::Virtual => 1,
-            ClockKind::Real => 2,
-        };
-        DeviceOptions { clock, command_workers, ..DeviceOptions::default() }
+        DeviceOptions { clock, ..DeviceOptions::default() }
     }
 }
 
@@ -161,6 +167,9 @@ pub(crate) struct Inner {
     pub(crate) exec: Mutex<()>,
     pub(crate) cells: Cells,
     pub(crate) pe_threads: usize,
+    /// Commands but executions run on the submitting thread
+    /// (`DeviceOptions::command_workers` 0).
+    pub(crate) inline_commands: bool,
     pub(crate) next_id: AtomicU64,
     /// The host's lock table, shared through coherent memory.
     pub(crate) lock_table: parking_lot::RwLock<Option<Arc<ndpdb_locktable::LockTable>>>,
@@ -259,6 +268,7 @@ impl Device {
             exec: Mutex::new(()),
             cells: Cells { pe_busy_ps: Mutex::new(vec![0; pes]), ..Cells::default() },
             pe_threads: opts.pe_threads.max(1),
+            inline_commands: opts.command_workers == 0,
             next_id: AtomicU64::new(1),
             lock_table: parking_lot::RwLock::new(None),
             faults: opts.faults,
@@ -288,7 +298,7 @@ impl Device {
                 .expect("spawn device worker")
         };
         let mut workers: Vec<JoinHandle<()>> =
-            (0..opts.command_workers.max(1)).map(|i| spawn(format!("ndpdb-device-{i}"), rx.clone())).collect();
+            (0..opts.command_workers).map(|i| spawn(format!("ndpdb-device-{i}"), rx.clone())).collect();
         workers.push(spawn("ndpdb-device-exec".into(), exec_rx));
         let queues = Queues { io: tx, exec: exec_tx };
         Device { inner, work: Arc::new(Mutex::new(Some(queues))), workers, dir: dir.to_owned() }

@@ -28,7 +28,7 @@
 //!
 //! ```text
 //!          host                         │            device
-//!  QueuePair ── SQE (64 B) + data ─────►│ command workers ─► medium (device.img, mmap)
+//!  QueuePair ── SQE (64 B) + data ─────►│ command runner  ─► medium (device.img, mmap)
 //!            ◄─ CQE (16 B) + data ──────│        │           NVM: channels, PE transfers
 //!     link: bandwidth + latency,        │        │           flash: channels x chips, tR/tPROG
 //!     reservations per direction        │        └─► PEs 0..n run a Program with a PeCtx

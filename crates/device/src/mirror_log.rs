@@ -20,7 +20,7 @@
 //! (zeros, a record of an earlier lap, bytes without the magic) is not
 //! written yet: the host's next write of the page brings it, unless a whole,
 //! valid record further on shows that the host moved past it (a hole: lost).
-//! That takes care with pages written out of order (two command workers):
+//! That takes care with pages written out of order (two submitting threads):
 //! a valid record further on is a hole only if the page holding `start` was
 //! written at the same time or after the page holding that record; if it
 //! was written before, its newer write may still come.

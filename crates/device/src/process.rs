@@ -1,4 +1,4 @@
-//! How a command worker runs one command: fault injection, the I/O and
+//! How one command runs (on the submitting thread or a command worker): fault injection, the I/O and
 //! memory commands, and the timeline reservations (link, medium channels and
 //! chips) that give each command its modelled end. Program executions are
 //! `execute.rs`'s.

@@ -1,7 +1,9 @@
 //! Queue pairs (NVMe-style submission and completion queues): the only way
-//! the host reaches the device. A submission goes to the command workers,
-//! or to the execution worker for `Execute`, so that a long program never
-//! holds up page commands; a completion is held until its modelled time.
+//! the host reaches the device. A submission runs on the submitting thread
+//! (its completion kept until waited for), or goes to the command workers
+//! when the device has some; `Execute` goes to the execution worker, so that
+//! a long program never holds up page commands. A completion is held until
+//! its modelled time.
 
 use std::cell::Cell;
 use std::sync::Arc;
@@ -11,7 +13,7 @@ use crossbeam_channel::{Receiver, Sender};
 use parking_lot::Mutex;
 
 use crate::command::{Command, Completion, Reply};
-use crate::counters::{Cells, Counters, SQE_BYTES};
+use crate::counters::{Cells, Counters, SQE_BYTES, metered};
 use crate::device::Inner;
 use crate::error::DeviceError;
 
@@ -51,7 +53,7 @@ fn note_waited(c: &Completion) {
     THREAD_IO.with(|t| t.set(ThreadIo { waited_ps: t.get().waited_ps + ps, ..t.get() }));
 }
 
-/// Where submissions go: the command workers, or the execution worker.
+/// Where submissions go: the command workers (if any), or the execution worker.
 #[derive(Clone)]
 pub(crate) struct Queues {
     pub(crate) io: Sender<Work>,
@@ -125,17 +127,28 @@ impl QueuePair {
         let id = self.inner.next_id.fetch_add(1, Ordering::Relaxed);
         let kind = cmd.kind();
         let submitted_ps = self.inner.clock.now_ps();
+        let inline = self.inner.inline_commands && !matches!(cmd, Command::Execute { .. });
+        if inline {
+            self.count_submission(kind);
+            let c = metered(&self.meter, || self.inner.process(id, cmd, submitted_ps));
+            self.done.push(c);
+            return Ok(id);
+        }
         let work = Work { id, cmd, submitted_ps, cq: self.cq_tx.clone(), meter: self.meter.clone() };
         sender.send(work).map_err(|_| DeviceError::ShutDown)?;
+        self.count_submission(kind);
+        self.outstanding += 1;
+        debug_assert!(self.outstanding <= self.depth, "a queue pair holds at most `depth` commands");
+        Ok(id)
+    }
+
+    fn count_submission(&mut self, kind: &'static str) {
         for cells in [&self.inner.cells, &*self.meter] {
             Cells::add(&cells.link_bytes_to_device, SQE_BYTES);
             *cells.commands.lock().entry(kind).or_insert(0) += 1;
         }
-        self.outstanding += 1;
         self.submitted += 1;
         note_submitted();
-        debug_assert!(self.outstanding <= self.depth, "a queue pair holds at most `depth` commands");
-        Ok(id)
     }
 
     /// Commands submitted through this queue pair since it was made (the

@@ -277,14 +277,13 @@ impl HostShared {
 }
 
 /// VIDs per host scan morsel (and rows at most per batch it makes): four
-/// batches' worth. Each morsel's walk starts its page reads afresh, and
-/// the emulated device's worker sleeps between morsels and is woken by the
-/// next one's first command (a futex wake, several microseconds in a VM);
-/// a lineitem scan at TPC-H SF 1 (Q6) took 0.29 s in 2,048-VID morsels and
-/// 0.26 s in 8,192-VID ones (EXPLAIN ANALYZE, 8 warm runs each). A page
-/// whose tuples straddle two morsels is read by both, so larger morsels
-/// also read fewer pages: that scan read 130,671 pages (1,070,456,832 B)
-/// in 2,048-VID morsels and 128,510 in 8,192-VID ones.
+/// batches' worth. Each morsel's walk starts its page reads afresh, so
+/// larger morsels keep more reads in flight; and a page whose tuples
+/// straddle two morsels is read by both, so they also read fewer pages: a
+/// lineitem scan at TPC-H SF 1 (Q6) read 130,671 pages (1,070,456,832 B) in
+/// 2,048-VID morsels and 128,510 in 8,192-VID ones, and took 0.29 s
+/// against 0.26 s (session 11, when each command still woke a device
+/// thread).
 const HOST_MORSEL_ROWS: usize = 4 * BATCH_ROWS;
 
 /// A host scan: one morsel of [`HOST_MORSEL_ROWS`] VIDs per batch, each read
