@@ -107,7 +107,7 @@ fn scan(
     access: Access,
 ) -> (Vec<RecordBatch>, Option<Expr>) {
     let source = TxnSource::new(txn.clone(), 1, Freshness::Ship);
-    let spec = ScanSpec { table: def, columns, filter, emit_vid: true, access: &access };
+    let spec = ScanSpec { table: def, columns, filter, emit_vid: true, access: &access, key_filter: None };
     let out = source.scan(&spec).unwrap();
     // A host scan's morsels are deferred work, some without rows.
     let batches = out.batches.map(|m| m.and_then(|m| m.run())).collect::<Result<Vec<_>, _>>().unwrap();
@@ -416,7 +416,8 @@ fn a_host_scan_counts_its_pages_once_when_morsels_run_in_parallel() {
         let txn = begin(&db);
         let source = TxnSource::new(txn.clone(), 1, Freshness::Ship);
         let access = Access::Host;
-        let spec = ScanSpec { table: &def, columns: &cols, filter: None, emit_vid: true, access: &access };
+        let spec =
+            ScanSpec { table: &def, columns: &cols, filter: None, emit_vid: true, access: &access, key_filter: None };
         let out = source.scan(&spec).unwrap();
         let morsels: Vec<_> = out.batches.map(Result::unwrap).collect();
         let mut shares: Vec<Vec<_>> = (0..threads).map(|_| Vec::new()).collect();

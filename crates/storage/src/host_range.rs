@@ -85,6 +85,32 @@ impl Tuples {
         (0..self.len()).map(|i| self.tuple(i))
     }
 
+    /// Keeps the tuples `keep` says yes to, in order (moved down in
+    /// place); returns how many it dropped. Stops at `keep`'s first error,
+    /// leaving the tuples in no particular state (clear them to reuse).
+    pub fn retain<E>(
+        &mut self,
+        mut keep: impl FnMut(u64, &[u8]) -> std::result::Result<bool, E>,
+    ) -> std::result::Result<usize, E> {
+        let (mut kept, mut write, mut start) = (0, 0usize, 0usize);
+        for i in 0..self.len() {
+            let end = self.ends[i] as usize;
+            if keep(self.vids[i], &self.data[start..end])? {
+                self.data.copy_within(start..end, write);
+                write += end - start;
+                self.vids[kept] = self.vids[i];
+                self.ends[kept] = write as u32;
+                kept += 1;
+            }
+            start = end;
+        }
+        let dropped = self.len() - kept;
+        self.vids.truncate(kept);
+        self.ends.truncate(kept);
+        self.data.truncate(write);
+        Ok(dropped)
+    }
+
     /// Appends one tuple.
     pub fn push(&mut self, vid: u64, tuple: &[u8]) {
         self.vids.push(vid);

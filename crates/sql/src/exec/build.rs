@@ -91,7 +91,15 @@ fn build_scan(plan: &Plan, ctx: &ExecContext) -> Result<(Pipeline, Arc<MetricsNo
     };
     let resolved = resolve_bounds(access, ctx)?;
     let access = resolved.as_ref().unwrap_or(access);
-    let spec = ScanSpec { table, columns, filter: filter.as_ref(), emit_vid: *emit_vid, access };
+    let key_filter = ctx.runtime_filters.take(plan);
+    let spec = ScanSpec {
+        table,
+        columns,
+        filter: filter.as_ref(),
+        emit_vid: *emit_vid,
+        access,
+        key_filter: key_filter.as_ref(),
+    };
     let output = ctx.source.scan(&spec)?;
     let node = MetricsNode::new(format!("Scan {}", table.name), vec![]);
     *node.scan.lock() = Some(output.counters.clone());

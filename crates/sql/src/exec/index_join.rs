@@ -111,8 +111,14 @@ impl IndexProbe {
             probe_rows.push(row as u32);
         }
         let access = Access::Host;
-        let spec =
-            ScanSpec { table: &self.table, columns: &self.columns, filter: None, emit_vid: false, access: &access };
+        let spec = ScanSpec {
+            table: &self.table,
+            columns: &self.columns,
+            filter: None,
+            emit_vid: false,
+            access: &access,
+            key_filter: None,
+        };
         let found = ctx.source.index_lookup(&spec, &self.index, &probes)?;
         self.count(&found);
         let rows = make_batch(&self.right_schema, found.rows.columns().to_vec(), found.rows.num_rows())?;

@@ -58,6 +58,10 @@ pub fn build_join(plan: &Plan, ctx: &ExecContext) -> Result<(Pipeline, Arc<Metri
     let key_types: Vec<DataType> = left_keys.iter().zip(&right_keys).map(|(l, r)| key_type(l.ty(), r.ty())).collect();
     let (right_op, right_node) = build(right, ctx)?;
     let build_side = BuildSide::build(right_op, &right.schema, &right_keys, &key_types, ctx)?;
+    if matches!(kind, JoinKind::Inner | JoinKind::Semi | JoinKind::Right) {
+        // A left row without a partner is dropped (runtime_filter.rs).
+        ctx.runtime_filters.offer(left, &left_keys, &build_side.keys);
+    }
     let (mut pipeline, left_node) = build_node(left, ctx)?;
     let node = MetricsNode::new(format!("{name} {kind:?}"), vec![left_node, right_node]);
     let mut combined: Vec<_> = left.schema.iter().cloned().collect();
@@ -106,7 +110,7 @@ pub(super) fn eval_keys(
 /// `semi_build.rs`), whole, with its rows indexed by key.
 pub(super) struct BuildSide {
     pub(super) batch: RecordBatch,
-    keys: Vec<ArrayRef>,
+    pub(super) keys: Vec<ArrayRef>,
     pub(super) encoder: Option<KeyEncoder>,
     /// Encoded key → the rows with it, ascending (`hashing::KeyIndex`).
     pub(super) index: Option<KeyIndex>,

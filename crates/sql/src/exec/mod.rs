@@ -37,6 +37,9 @@ pub struct ScanSpec<'a> {
     /// Append the VID as a last Int64 column.
     pub emit_vid: bool,
     pub access: &'a Access,
+    /// Keys of a hash join above: rows whose column is not among them have
+    /// no partner, and the source may drop them ([`runtime_filter`]).
+    pub key_filter: Option<&'a Arc<runtime_filter::ScanKeyFilter>>,
 }
 
 /// Counters of one scan, for EXPLAIN ANALYZE and the benchmarks.
@@ -51,6 +54,8 @@ pub struct ScanCounters {
     pub modelled_ps: u64,
     /// Versions or rows the source examined.
     pub rows_examined: u64,
+    /// Rows a runtime key filter removed, if one was applied.
+    pub runtime_filtered: Option<u64>,
 }
 
 impl ScanCounters {
@@ -62,6 +67,10 @@ impl ScanCounters {
         self.pe_busy_ps += other.pe_busy_ps;
         self.modelled_ps += other.modelled_ps;
         self.rows_examined += other.rows_examined;
+        self.runtime_filtered = match (self.runtime_filtered, other.runtime_filtered) {
+            (Some(a), Some(b)) => Some(a + b),
+            (a, b) => a.or(b),
+        };
     }
 }
 
@@ -125,6 +134,9 @@ pub struct ExecContext {
     /// Runs subqueries that decorrelation left in expressions (set by the
     /// executor; None where no plan can be run, e.g. constant folding).
     pub subqueries: Option<Arc<dyn SubqueryRunner>>,
+    /// Key filters offered by hash joins to the scans under their probe
+    /// sides, while the plan's pipelines are built.
+    pub runtime_filters: Arc<runtime_filter::RuntimeFilters>,
 }
 
 impl ExecContext {
@@ -142,6 +154,7 @@ impl ExecContext {
             work_mem: 64 << 20,
             workers: 1,
             subqueries: None,
+            runtime_filters: Arc::default(),
         }
     }
 }
@@ -164,6 +177,7 @@ mod join_keys;
 pub mod memory;
 mod metrics;
 pub mod pipeline;
+pub mod runtime_filter;
 mod semi_build;
 mod setop;
 mod sort;

@@ -49,6 +49,8 @@ pub fn build_semi_left(plan: &Plan, ctx: &ExecContext) -> Result<(Pipeline, Arc<
     let key_types: Vec<DataType> = left_keys.iter().zip(right_keys).map(|(l, r)| key_type(l.ty(), r.ty())).collect();
     let (left_op, left_node) = build(left, ctx)?;
     let build_side = BuildSide::build(left_op, &left.schema, left_keys, &key_types, ctx)?;
+    // A right row without a partner flags nothing (runtime_filter.rs).
+    ctx.runtime_filters.offer(right, right_keys, &build_side.keys);
     let (mut pipeline, right_node) = build_node(right, ctx)?;
     let node = MetricsNode::new(format!("HashJoin {kind:?} (build left)"), vec![left_node, right_node]);
     let mut combined: Vec<_> = left.schema.iter().cloned().collect();

@@ -137,6 +137,11 @@ fn write_node(plan: &Plan, opts: &ExplainOptions<'_>, depth: usize, root: bool, 
             c.modelled_ps as f64 / 1e9,
             c.rows_examined
         ));
+        if let Some(n) = c.runtime_filtered {
+            out.push(format!(
+                "{detail_pad}Runtime Filter: {n} rows without a partner among the hash join's keys removed"
+            ));
+        }
     }
     for child in plan.children() {
         write_node(child, opts, depth + 1, false, n, out);

@@ -42,8 +42,9 @@ use super::index::{IndexKeys, IndexStore, KeyRange};
 use super::mapping::{BatchBuilder, rescale, storage_type};
 use super::txn::{SqlTxn, store_error, txn_error};
 use crate::catalog::{IndexDef, TableDef};
-use crate::error::{Result, SqlError};
+use crate::error::{Result, SqlError, SqlState};
 use crate::exec::pipeline::Morsel;
+use crate::exec::runtime_filter::ScanKeyFilter;
 use crate::exec::{BATCH_ROWS, IndexLookup, ScanCounters, ScanOutput, ScanSpec, SpanUnion, TableSource};
 use crate::plan::{Access, BinaryOp, Expr};
 use crate::types::{DataType, Value};
@@ -117,6 +118,7 @@ impl TableSource for TxnSource {
                     predicate,
                     names,
                     emit_vid: spec.emit_vid,
+                    key_filter: spec.key_filter.cloned(),
                     spare: Mutex::new(Vec::new()),
                     counters: counters.clone(),
                     modelled: Mutex::new(SpanUnion::default()),
@@ -238,6 +240,9 @@ struct HostShared {
     predicate: Option<Predicate>,
     names: Vec<(String, DataType)>,
     emit_vid: bool,
+    /// A hash join's keys: tuples without a partner are dropped before
+    /// they are decoded (`exec/runtime_filter.rs`).
+    key_filter: Option<Arc<ScanKeyFilter>>,
     /// Builders and tuple buffers of finished morsels (at most one per
     /// worker is out at a time), so a morsel allocates only its output.
     spare: Mutex<Vec<(BatchBuilder, Tuples)>>,
@@ -267,12 +272,33 @@ impl HostShared {
         let stats = store
             .host_tuples_range(&self.table, &self.scan, &self.snapshot, self.predicate.as_ref(), vids, &mut tuples)
             .map_err(|e| txn_error(TxnError::from(e)))?;
+        let removed = match &self.key_filter {
+            Some(f) => Some(self.drop_unmatched(f, &mut tuples)?),
+            None => None,
+        };
         let modelled_ps = self.modelled.lock().add(stats.span_ps);
-        add_stats(&mut self.counters.lock(), &stats, stats.visited, modelled_ps);
+        let mut counters = self.counters.lock();
+        add_stats(&mut counters, &stats, stats.visited, modelled_ps);
+        counters.add(&ScanCounters { runtime_filtered: removed, ..ScanCounters::default() });
+        drop(counters);
         builder.push_tuples(&self.table.layout, &self.projection, &tuples)?;
         let batch = builder.finish()?;
         self.spare.lock().push((builder, tuples));
         Ok(batch)
+    }
+}
+
+impl HostShared {
+    /// Drops the tuples whose key column is NULL or not among `f`'s keys;
+    /// returns how many it dropped.
+    fn drop_unmatched(&self, f: &ScanKeyFilter, tuples: &mut Tuples) -> Result<u64> {
+        let layout = &self.table.layout;
+        let removed = tuples.retain(|vid, data| match layout.column(data, f.column) {
+            Ok(fs::Value::Int(k)) => Ok(f.filter.contains(k)),
+            Ok(_) => Ok(false),
+            Err(e) => Err(SqlError::new(SqlState::DATA_CORRUPTED, format!("VID {vid}: {e}"))),
+        })?;
+        Ok(removed as u64)
     }
 }
 

@@ -175,6 +175,7 @@ pub fn queue_pair_counters(qp: &QueuePair, examined: u64) -> (ScanCounters, Opti
         pe_busy_ps: c.pe_busy_ps.iter().sum(),
         modelled_ps: qp.waited_ps(),
         rows_examined: examined,
+        runtime_filtered: None,
     };
     (counters, qp.waited_span_ps())
 }
