@@ -46,8 +46,17 @@ pub enum DeviceError {
     GeometryMismatch { path: PathBuf, profile: String, image: String, wanted: String },
     #[error("device image {path} is in use by another process (it holds the image lock); stop that process first")]
     ImageLocked { path: PathBuf },
-    #[error("not enough disk space for a {bytes}-byte device image at {path}: free space or choose a smaller capacity")]
-    DiskFull { path: PathBuf, bytes: u64 },
+    #[error(
+        "not enough disk space for device image {path}: {what} needs {bytes} bytes reserved at once; \
+         free space or choose a smaller capacity"
+    )]
+    DiskFull { path: PathBuf, what: &'static str, bytes: u64 },
+    #[error(
+        "the disk holding device image {path} is full: medium bytes {addr}..{end} could not be reserved for a write, \
+         which was not made; free space on that disk and retry",
+        end = addr + bytes
+    )]
+    DiskFullOnWrite { path: PathBuf, addr: u64, bytes: u64 },
     #[error(
         "unrecovered read error on page {ppn}, sector {sector} (bytes {offset}..{end} of the page) of device image \
          {path}: the data stored there is damaged (it does not match its check code) and was not returned; \
@@ -92,5 +101,11 @@ pub enum DeviceError {
 impl DeviceError {
     pub(crate) fn io(path: &std::path::Path, source: std::io::Error) -> Self {
         DeviceError::Io { path: path.to_owned(), source }
+    }
+
+    /// Whether the disk under an image is full (at creation or at a write):
+    /// SQL reports it as `disk_full`, 53100.
+    pub fn is_disk_full(&self) -> bool {
+        matches!(self, DeviceError::DiskFull { .. } | DeviceError::DiskFullOnWrite { .. })
     }
 }

@@ -28,6 +28,10 @@ pub enum KvError {
     LogFull { needed: u64, capacity: u64, checkpoint: u64 },
     #[error("the log failed: {message}")]
     Log { message: String },
+    /// A log write met a full disk under the device image (nothing was
+    /// acknowledged); free space and reopen.
+    #[error("the log failed: {message}")]
+    LogDiskFull { message: String },
     #[error("recovery: {0}")]
     Recovery(String),
     #[error("the in-storage lookup failed: {0}")]
@@ -46,5 +50,20 @@ impl KvError {
     /// Whether the pool refused because all its frames are pinned.
     pub fn is_pool_full(&self) -> bool {
         matches!(self, KvError::Pool(PoolError::Full { .. }))
+    }
+
+    /// Whether the disk under the device image is full.
+    pub fn is_disk_full(&self) -> bool {
+        match self {
+            KvError::LogDiskFull { .. } => true,
+            KvError::Pool(PoolError::Device { source, .. }) => source.is_disk_full(),
+            _ => false,
+        }
+    }
+
+    /// A log error for device error `e`, met while `doing`.
+    pub(crate) fn log(doing: std::fmt::Arguments<'_>, e: &ndpdb_device::DeviceError) -> KvError {
+        let message = format!("{doing}: {e}");
+        if e.is_disk_full() { KvError::LogDiskFull { message } } else { KvError::Log { message } }
     }
 }

@@ -272,7 +272,7 @@ impl KvLog for DeviceKvLog {
                 }
                 Err(e) => {
                     s.failed = Some(e.to_string());
-                    return Err(KvError::Log { message: format!("writing the log at LSN {from}: {e}") });
+                    return Err(KvError::log(format_args!("writing the log at LSN {from}"), &e));
                 }
             }
         }
@@ -310,7 +310,7 @@ impl KvLog for DeviceKvLog {
             ..*root
         };
         let mut qp = self.qp.lock();
-        let io = |e: DeviceError| KvError::Log { message: format!("writing root slot {}: {e}", next.slot()) };
+        let io = |e: DeviceError| KvError::log(format_args!("writing root slot {}", next.slot()), &e);
         // The pages written back before this call reach the medium first.
         qp.call(Command::Flush).map_err(io)?;
         let slot_ppn = self.geo.log_first_ppn - ndpdb_format::kv_image::SLOTS + next.slot();

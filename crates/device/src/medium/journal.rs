@@ -103,6 +103,7 @@ impl Medium {
         if data.is_empty() {
             return Ok(());
         }
+        self.reserve(addr, data.len() as u64)?;
         let slot = self.journal.acquire();
         let mut done = 0;
         while done < data.len() {
@@ -199,8 +200,8 @@ impl Medium {
     /// kill during replay is finished by the next open), and empties slots
     /// that are pending but damaged: the sector such a slot was for shows
     /// by its own code whether its write was torn. Returns the writes
-    /// finished.
-    pub(super) fn replay(&self) -> u32 {
+    /// finished; fails only when the disk has no room for a sector's space.
+    pub(super) fn replay(&self) -> Result<u32, DeviceError> {
         let sectors = self.superblock.sectors();
         let mut finished = 0;
         for k in 0..self.superblock.journal_slots {
@@ -209,6 +210,7 @@ impl Medium {
                 continue;
             }
             if let Ok(Some(entry)) = JournalSlot::decode(&self.load_slot(k), sectors) {
+                self.reserve(entry.sector * SECTOR, SECTOR)?;
                 self.store_words(entry.sector * SECTOR_WORDS as u64, &entry.data);
                 self.code(entry.sector).store(entry.code, Ordering::Relaxed);
                 finished += 1;
@@ -216,6 +218,6 @@ impl Medium {
             fence(Ordering::Release);
             state.store(0, Ordering::Relaxed);
         }
-        finished
+        Ok(finished)
     }
 }

@@ -29,12 +29,14 @@
 //! the journal, which it finishes: a missing, wrongly sized, corrupt or
 //! mismatched image is an error and the file is left as it was. A read-only
 //! open writes nothing at all: it finishes such writes in a private copy of
-//! the mapping. Creating reserves the whole image with `posix_fallocate`, so
-//! a full disk fails at creation with a clear error instead of a SIGBUS on a
-//! later write to a sparse hole.
+//! the mapping. The image is thin-provisioned (`reserve.rs`): creating
+//! reserves the superblock, codes and journal, and each write reserves the
+//! medium's space it lands in before it stores, so a full disk fails that
+//! write with a clear error instead of a SIGBUS on a store into a hole.
 
 mod check;
 mod journal;
+mod reserve;
 
 use std::fs::{File, OpenOptions};
 use std::io::Read;
@@ -52,6 +54,7 @@ use ndpdb_format::image::{
 pub(crate) use check::BadSector;
 use check::Check;
 use journal::Journal;
+use reserve::Reservation;
 
 use crate::device::SectorKill;
 use crate::error::DeviceError;
@@ -106,6 +109,7 @@ pub(crate) struct Medium {
     read_only: bool,
     check: Check,
     journal: Journal,
+    reservation: Reservation,
 }
 
 // SAFETY: all access to the mapping goes through `AtomicU32`s, which are Sync;
@@ -135,10 +139,12 @@ impl Medium {
         };
         // The superblock is written last, so that an image whose creation
         // was interrupted is refused as corrupt rather than read unsealed.
+        let thick = reserve::must_be_thick(&file);
         let made = lock(&file, path, false)
-            .and_then(|()| reserve(&file, path, superblock.file_bytes()))
+            .and_then(|()| reserve::create_file(&file, path, superblock.file_bytes(), superblock.codes_offset(), thick))
             .and_then(|()| Medium::map(path, file, superblock, mode, true))
-            .and_then(|medium| {
+            .and_then(|mut medium| {
+                medium.reserved_all(thick);
                 medium.seal_zeroed();
                 medium.flush()?;
                 medium.file.write_all_at(&header, 0).map_err(|e| DeviceError::io(path, e))?;
@@ -170,11 +176,16 @@ impl Medium {
                 wanted: format!("{} with {}-byte pages", profile.kind().name(), profile.page_bytes()),
             });
         }
-        let medium = Medium::map(path, file, superblock, mode, false)?;
+        let thick = !mode.read_only && reserve::must_be_thick(&file);
+        if thick {
+            reserve::reserve_all(&file, path, found)?;
+        }
+        let mut medium = Medium::map(path, file, superblock, mode, false)?;
         if mode.read_only {
             return medium.finish_in_private_copy();
         }
-        if medium.replay() > 0 {
+        medium.reserved_all(thick);
+        if medium.replay()? > 0 {
             medium.flush()?;
         }
         Ok(medium)
@@ -232,6 +243,7 @@ impl Medium {
             read_only: mode.read_only,
             check,
             journal: Journal::new(superblock.journal_slots, mode.kill),
+            reservation: Reservation::new(capacity_bytes, false),
             superblock,
             file,
             map,
@@ -252,7 +264,7 @@ impl Medium {
         let mode = OpenMode { read_only: true, kill: None };
         let Medium { path, superblock, file, .. } = self;
         let medium = Medium::over(&path, file, superblock, Mapping::Private(map), mode, false)?;
-        medium.replay();
+        medium.replay()?;
         Ok(medium)
     }
 
@@ -324,6 +336,23 @@ impl Medium {
             ppn: addr / page,
             sector: (addr % page) / SECTOR,
             offset: addr % page,
+        }
+    }
+
+    /// Reserves disk space for medium bytes `addr..addr + len` before a
+    /// store into them (`reserve.rs`); a private mapping's stores never
+    /// reach the file and need none.
+    fn reserve(&self, addr: u64, len: u64) -> Result<(), DeviceError> {
+        match self.map {
+            Mapping::Shared(_) => self.reservation.ensure(&self.file, &self.path, addr, len),
+            Mapping::ReadOnly(_) | Mapping::Private(_) => Ok(()),
+        }
+    }
+
+    /// Records that the whole file is reserved (a thick image), if `all`.
+    fn reserved_all(&mut self, all: bool) {
+        if all {
+            self.reservation = Reservation::new(self.capacity_bytes, true);
         }
     }
 
@@ -416,18 +445,6 @@ fn lock(file: &File, path: &Path, shared: bool) -> Result<(), DeviceError> {
 
 /// How long [`lock`] waits for a lock held by someone else.
 const LOCK_PATIENCE: std::time::Duration = std::time::Duration::from_millis(500);
-
-fn reserve(file: &File, path: &Path, bytes: u64) -> Result<(), DeviceError> {
-    // SAFETY: posix_fallocate on a valid descriptor.
-    let rc = unsafe { libc::posix_fallocate(file.as_raw_fd(), 0, bytes as libc::off_t) };
-    match rc {
-        0 => Ok(()),
-        libc::ENOSPC | libc::EFBIG => Err(DeviceError::DiskFull { path: path.to_owned(), bytes }),
-        // File systems without fallocate: fall back to a sparse file.
-        libc::EOPNOTSUPP | libc::EINVAL => file.set_len(bytes).map_err(|e| DeviceError::io(path, e)),
-        other => Err(DeviceError::io(path, std::io::Error::from_raw_os_error(other))),
-    }
-}
 
 /// Journal slot `slot`'s first word, counted from `journal_at`.
 const fn slot_words(slot: u32) -> u64 {

@@ -206,6 +206,7 @@ pub fn store_error(e: StoreError) -> SqlError {
     let msg = e.to_string();
     match e {
         StoreError::DeviceFull { .. } | StoreError::LogFull { .. } => SqlError::new(SqlState::DISK_FULL, msg),
+        StoreError::Device(ref d) if d.is_disk_full() => SqlError::new(SqlState::DISK_FULL, msg),
         StoreError::Corrupt(_) | StoreError::LogDamaged(_) => SqlError::new(SqlState::DATA_CORRUPTED, msg),
         StoreError::ReadOnly { .. } => SqlError::new(SqlState("25006"), msg),
         StoreError::Device(_) | StoreError::MirrorLost(_) => SqlError::new(SqlState::IO_ERROR, msg),

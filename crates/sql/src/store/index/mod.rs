@@ -106,6 +106,7 @@ pub fn kv_error(e: KvError) -> SqlError {
             "Remove the directory `{INDEX_DIR}` of the database: the next open rebuilds every index."
         )),
         KvError::LogFull { .. } => SqlError::new(SqlState::DISK_FULL, msg),
+        _ if e.is_disk_full() => SqlError::new(SqlState::DISK_FULL, msg),
         KvError::Pool(_) if e.is_pool_full() => SqlError::new(SqlState::OUT_OF_MEMORY, msg),
         _ => SqlError::new(SqlState::IO_ERROR, msg),
     }
