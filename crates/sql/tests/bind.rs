@@ -95,6 +95,7 @@ fn spine(p: &Plan) -> Vec<&'static str> {
         out.push(match &n.node {
             Node::Scan { .. } => "Scan",
             Node::Values { .. } => "Values",
+            Node::Series { .. } => "Series",
             Node::Filter { .. } => "Filter",
             Node::Project { .. } => "Project",
             Node::Join { .. } => "Join",

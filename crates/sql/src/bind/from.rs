@@ -67,6 +67,9 @@ impl Binder<'_> {
                 let (qual, cols) = alias_parts(alias.as_ref(), &name);
                 Ok(Bound { plan: b.plan, scope: b.scope.requalify(&qual, &cols)? })
             }
+            ast::TableFactor::Table { name, alias, args: Some(args), with_ordinality: false, .. } => {
+                self.table_function(&object_name(name)?, &args.args, alias.as_ref())
+            }
             ast::TableFactor::Derived { lateral: false, subquery, alias, .. } => {
                 self.outer.push(Scope::default());
                 let b = self.query(subquery);

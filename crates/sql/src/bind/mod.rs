@@ -67,6 +67,7 @@ pub mod functions;
 pub mod pgcompat;
 pub mod scope;
 pub mod select;
+pub mod series;
 pub mod types;
 pub mod utility;
 

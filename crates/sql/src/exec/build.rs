@@ -11,7 +11,7 @@ use arrow_array::{Array, BooleanArray, RecordBatch};
 use super::metrics::MetricsNode;
 use super::pipeline::{BoxOp, Morsel, Operator, Pipeline, Stage, Transform, VecSource};
 use super::util::{arrow_err, concat, conform, empty_rows_batch, make_batch, rechunk};
-use super::{ExecContext, ScanSpec, aggregate, check_interrupts, expr, join, setop, sort};
+use super::{ExecContext, ScanSpec, aggregate, check_interrupts, expr, join, series, setop, sort};
 use crate::error::{Result, SqlError};
 use crate::plan::{Access, Expr, Node, Plan, Schema};
 
@@ -30,6 +30,11 @@ pub fn build_node(plan: &Plan, ctx: &ExecContext) -> Result<(Pipeline, Arc<Metri
             let node = MetricsNode::new("Values", vec![]);
             let batches = values(rows, &plan.schema, ctx)?;
             Ok((Pipeline { source: metered(Box::new(VecSource(batches)), &node), stages: vec![] }, node))
+        }
+        Node::Series { start, stop, step } => {
+            let node = MetricsNode::new("Function Scan", vec![]);
+            let op = series::SeriesOp::new(start, stop, step, &plan.schema, ctx)?;
+            Ok((Pipeline { source: metered(Box::new(op), &node), stages: vec![] }, node))
         }
         Node::Filter { input, predicate } => {
             let (mut pipeline, child) = build_node(input, ctx)?;

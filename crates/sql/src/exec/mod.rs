@@ -179,6 +179,7 @@ mod metrics;
 pub mod pipeline;
 pub mod runtime_filter;
 mod semi_build;
+mod series;
 mod setop;
 mod sort;
 mod subquery;

@@ -121,7 +121,7 @@ impl MemoSubqueryRunner {
             | Node::Sort { input, .. }
             | Node::Limit { input, .. }
             | Node::Distinct { input } => vec![input],
-            Node::Scan { .. } | Node::Values { .. } => vec![],
+            Node::Scan { .. } | Node::Values { .. } | Node::Series { .. } => vec![],
         };
         for child in children {
             if plan_reads_outer(child) {
@@ -249,6 +249,9 @@ fn bind_plan(plan: &mut Plan, outer: &[Vec<Value>], level: usize) -> Result<()> 
             }
         }
         Node::Values { rows } => rows.iter_mut().try_for_each(|r| bind_all(r, outer, level))?,
+        Node::Series { start, stop, step } => {
+            [start, stop, step].into_iter().try_for_each(|e| bind_expr(e, outer, level))?
+        }
         Node::Filter { input, predicate } => {
             bind_expr(predicate, outer, level)?;
             bind_plan(input, outer, level)?;
@@ -307,6 +310,7 @@ fn node_exprs(node: &Node) -> Vec<&Expr> {
             }
         }
         Node::Values { rows } => out.extend(rows.iter().flatten()),
+        Node::Series { start, stop, step } => out.extend([start, stop, step]),
         Node::Filter { predicate, .. } => out.push(predicate),
         Node::Project { exprs, .. } => out.extend(exprs.iter()),
         Node::Join { on, algorithm, .. } => {

@@ -82,7 +82,7 @@ pub fn origin(plan: &Plan, col: usize) -> Option<(Arc<TableDef>, usize)> {
                 origin(right, col - l)
             }
         }
-        Node::Values { .. } | Node::SetOp { .. } => None,
+        Node::Values { .. } | Node::Series { .. } | Node::SetOp { .. } => None,
     }
 }
 
@@ -412,6 +412,21 @@ pub fn cmp_values(a: &Value, b: &Value) -> Option<Ordering> {
     }
 }
 
+/// Rows of `generate_series`: exact over literal arguments, else
+/// PostgreSQL's default for a set-returning function (1,000).
+fn series_rows(start: &Expr, stop: &Expr, step: &Expr) -> f64 {
+    let int = |e: &Expr| match e {
+        Expr::Literal { value: Value::Int16(v), .. } => Some(f64::from(*v)),
+        Expr::Literal { value: Value::Int32(v), .. } => Some(f64::from(*v)),
+        Expr::Literal { value: Value::Int64(v), .. } => Some(*v as f64),
+        _ => None,
+    };
+    match (int(start), int(stop), int(step)) {
+        (Some(a), Some(b), Some(s)) if s != 0.0 => (((b - a) / s).floor() + 1.0).max(0.0),
+        _ => 1000.0,
+    }
+}
+
 /// Estimated rows of `plan`'s own node, its children's `est.rows` known.
 pub fn node_rows(plan: &Plan, ctx: &OptimizerContext<'_>) -> f64 {
     let rows = |p: &Plan| p.est.rows.max(0.0);
@@ -422,6 +437,7 @@ pub fn node_rows(plan: &Plan, ctx: &OptimizerContext<'_>) -> f64 {
             (base * s).max(1.0_f64.min(base))
         }
         Node::Values { rows } => rows.len() as f64,
+        Node::Series { start, stop, step } => series_rows(start, stop, step),
         Node::Filter { input, predicate } => {
             (rows(input) * selectivity(predicate, &|c| column_info(input, c, ctx))).max(1.0_f64.min(rows(input)))
         }

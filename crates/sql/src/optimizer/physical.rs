@@ -175,6 +175,7 @@ fn node_cost(plan: &Plan, ctx: &OptimizerContext<'_>) -> Cost {
     let rows_of = |x: &Plan| x.est.rows.max(0.0);
     let own = match &plan.node {
         Node::Scan { .. } | Node::Values { .. } | Node::Limit { .. } => 0.0,
+        Node::Series { .. } => plan.est.rows.max(0.0) * p.host_expr_s,
         Node::Filter { input, predicate } => rows_of(input) * terms(predicate) * p.host_expr_s,
         Node::Project { input, exprs } => {
             let computed = exprs.iter().filter(|e| !matches!(e, Expr::Column { .. })).count() as f64;

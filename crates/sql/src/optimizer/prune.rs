@@ -91,7 +91,7 @@ fn prune(mut plan: Plan, required: &BTreeSet<usize>) -> (Plan, Map) {
             let node = Node::SetOp { op, all, left: Box::new(left), right: Box::new(right) };
             (Plan { node, schema: plan.schema, est: plan.est }, identity(width))
         }
-        node @ Node::Values { .. } => {
+        node @ (Node::Values { .. } | Node::Series { .. }) => {
             plan.node = node;
             (plan, identity(width))
         }

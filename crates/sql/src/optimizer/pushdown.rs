@@ -85,7 +85,7 @@ fn push(plan: Plan, preds: Vec<Expr>) -> Plan {
             rebuilt(Node::SetOp { op, all, left: Box::new(pushdown(*left)), right: Box::new(pushdown(*right)) }),
             movable,
         ),
-        node @ Node::Values { .. } => filter_with(rebuilt(node), movable),
+        node @ (Node::Values { .. } | Node::Series { .. }) => filter_with(rebuilt(node), movable),
     };
     filter_with(out, pinned)
 }

@@ -112,6 +112,7 @@ pub fn node_exprs_mut(node: &mut Node) -> Vec<&mut Expr> {
             }
         }
         Node::Values { rows } => v.extend(rows.iter_mut().flatten()),
+        Node::Series { start, stop, step } => v.extend([start, stop, step]),
         Node::Filter { predicate, .. } => v.push(predicate),
         Node::Project { exprs, .. } => v.extend(exprs.iter_mut()),
         Node::Join { on, algorithm, .. } => {
@@ -141,7 +142,7 @@ pub fn node_exprs_mut(node: &mut Node) -> Vec<&mut Expr> {
 /// The children of a plan, mutable.
 pub fn plan_children_mut(plan: &mut Plan) -> Vec<&mut Plan> {
     match &mut plan.node {
-        Node::Scan { .. } | Node::Values { .. } => vec![],
+        Node::Scan { .. } | Node::Values { .. } | Node::Series { .. } => vec![],
         Node::Filter { input, .. }
         | Node::Project { input, .. }
         | Node::Aggregate { input, .. }

@@ -170,6 +170,7 @@ fn title(plan: &Plan) -> String {
             Access::Unchosen => format!("Scan on {} [host]", table.name),
         },
         Node::Values { rows } => format!("Values ({} rows) [host]", rows.len()),
+        Node::Series { .. } => "Function Scan on generate_series [host]".into(),
         Node::Filter { .. } => "Filter [host]".into(),
         Node::Project { .. } => "Project [host]".into(),
         Node::Join { kind, algorithm, .. } => {
@@ -246,6 +247,9 @@ fn details(plan: &Plan, opts: &ExplainOptions<'_>) -> Vec<String> {
         )),
         Node::Limit { limit, offset, .. } => {
             v.push(format!("Limit: {} Offset: {offset}", limit.map_or("ALL".to_string(), |l| l.to_string())))
+        }
+        Node::Series { start, stop, step } => {
+            v.push(format!("Function Call: generate_series({}, {}, {})", show(start), show(stop), show(step)))
         }
         Node::Values { .. } | Node::Distinct { .. } | Node::SetOp { .. } => {}
     }

@@ -79,6 +79,13 @@ pub enum Node {
     Values {
         rows: Vec<Vec<Expr>>,
     },
+    /// `generate_series(start, stop, step)`: one integer column, the
+    /// arguments evaluated once per execution (`bind/series.rs`).
+    Series {
+        start: Expr,
+        stop: Expr,
+        step: Expr,
+    },
     Filter {
         input: Box<Plan>,
         predicate: Expr,
@@ -197,7 +204,7 @@ impl Plan {
     /// The inputs of this node.
     pub fn children(&self) -> Vec<&Plan> {
         match &self.node {
-            Node::Scan { .. } | Node::Values { .. } => vec![],
+            Node::Scan { .. } | Node::Values { .. } | Node::Series { .. } => vec![],
             Node::Filter { input, .. }
             | Node::Project { input, .. }
             | Node::Aggregate { input, .. }

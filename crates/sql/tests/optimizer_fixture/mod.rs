@@ -226,6 +226,25 @@ pub fn run_sorted(plan: &Plan, data: &Data) -> Vec<Row> {
     rows
 }
 
+/// `generate_series` by its definition (no zero step in these plans).
+fn series(plan: &Plan, args: [Value; 3]) -> Vec<Row> {
+    let int = |v: &Value| match v {
+        Value::Int16(x) => Some(i128::from(*x)),
+        Value::Int32(x) => Some(i128::from(*x)),
+        Value::Int64(x) => Some(i128::from(*x)),
+        _ => None,
+    };
+    let (Some(a), Some(b), Some(s)) = (int(&args[0]), int(&args[1]), int(&args[2])) else { return vec![] };
+    let wide = plan.schema[0].ty == DataType::Int64;
+    let mut out = Vec::new();
+    let mut v = a;
+    while (s > 0 && v <= b) || (s < 0 && v >= b) {
+        out.push(vec![if wide { Value::Int64(v as i64) } else { Value::Int32(v as i32) }]);
+        v += s;
+    }
+    out
+}
+
 pub fn run(plan: &Plan, data: &Data, outer: &[Row]) -> Vec<Row> {
     let ev = |e: &Expr, row: &Row| eval(e, row, data, outer);
     match &plan.node {
@@ -235,6 +254,7 @@ pub fn run(plan: &Plan, data: &Data, outer: &[Row]) -> Vec<Row> {
             .filter(|r| filter.as_ref().is_none_or(|f| truth(&ev(f, r)) == Some(true)))
             .collect(),
         Node::Values { rows } => rows.iter().map(|r| r.iter().map(|e| ev(e, &vec![])).collect()).collect(),
+        Node::Series { start, stop, step } => series(plan, [start, stop, step].map(|e| ev(e, &vec![]))),
         Node::Filter { input, predicate } => {
             run(input, data, outer).into_iter().filter(|r| truth(&ev(predicate, r)) == Some(true)).collect()
         }
