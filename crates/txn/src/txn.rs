@@ -277,6 +277,14 @@ impl Txn<'_> {
         Ok(None)
     }
 
+    /// A serializable read of tuple `vid` found through a unique key: its
+    /// SIREAD mark, as [`Txn::get`] makes (the caller saw the tuple's
+    /// newest version, so no concurrent writer of it to note). Only valid
+    /// where no other tuple can take the key while this one is live.
+    pub fn note_tuple_read(&self, table: &Table, vid: u64) {
+        self.note_ssi(|g, me| g.read_tuple(me, (table.id, vid)));
+    }
+
     /// Serializable scans read the whole table: mark it and note conflicts
     /// with concurrent writers of it.
     pub(crate) fn note_scan(&self, table: &Table) {

@@ -353,7 +353,8 @@ fn choose_scan(mut plan: Plan, ctx: &OptimizerContext<'_>) -> Plan {
     };
     if let Some((index_access, matched)) = index_choice(&plan, ctx) {
         let c = index_scan(&ctx.cost, &shape, matched);
-        if objective(c) < objective(cost) {
+        let point = is_unique_point(&index_access) && ctx.ndp != NdpMode::On;
+        if point || objective(c) < objective(cost) {
             access = index_access;
             cost = c;
         }
@@ -364,6 +365,16 @@ fn choose_scan(mut plan: Plan, ctx: &OptimizerContext<'_>) -> Plan {
     plan.est.rows = rows;
     plan.est.cost = cost;
     plan
+}
+
+/// Whether `access` looks up the whole key of a unique index: at most one
+/// row, at a cost that does not grow with the table, so it is taken even
+/// where the model finds a scan of a tiny table cheaper (as PostgreSQL's
+/// planner does in practice). It also lets a serializable transaction mark
+/// the row read instead of the table (`store/index/read.rs`).
+fn is_unique_point(access: &Access) -> bool {
+    matches!(access, Access::Index { index, lower, upper, lower_inclusive: true, upper_inclusive: true }
+        if index.unique && lower == upper && lower.len() == index.columns.len())
 }
 
 /// A range on a prefix of an index's key that the scan's filter bounds

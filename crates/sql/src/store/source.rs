@@ -142,7 +142,16 @@ impl TableSource for TxnSource {
                 let (lower, upper) = (literals(lower)?, literals(upper)?);
                 let range = KeyRange::between(&keys, &lower, *lower_inclusive, &upper, *upper_inclusive)?;
                 let vids = index_read::distinct(self.index_store(index)?.vids(&range)?);
-                index_read::note_read(&self.txn, &table)?;
+                let point = (index.unique && *lower_inclusive && *upper_inclusive && lower == upper)
+                    .then(|| keys.key_of(&lower.iter().collect::<Vec<_>>()).ok().flatten())
+                    .flatten()
+                    .filter(|_| lower.len() == index.columns.len());
+                match point {
+                    Some(key) => index_read::note_key_read(&self.txn, &table, &vids, &key, |row| {
+                        Ok(keys.stored_key(spec.table, row)?.0)
+                    })?,
+                    None => index_read::note_read(&self.txn, &table)?,
+                }
                 let builder = BatchBuilder::new(&names, spec.emit_vid, BATCH_ROWS.min(vids.len().max(1)))?;
                 let projection = spec.columns.to_vec();
                 return Ok(ScanOutput {

@@ -366,14 +366,7 @@ pub fn run_script_on(backend: &mut dyn ScriptBackend, text: &str) -> String {
 
 /// Scripts whose outcome through SQL differs from their golden file, and
 /// why. Each is checked to still differ.
-pub const KNOWN_DIFFERENCES: &[(&str, &str)] = &[(
-    "read_only_anomaly_serializable",
-    "SSI read granularity: SQL has no index scans yet, so `WHERE vid = X` is a table scan and marks the \
-     whole table read; t3's first read then conflicts with t1's later write to another tuple, t1 becomes \
-     the pivot and fails (at commit) instead of t3. PostgreSQL does the same with sequential scans \
-     (checked with enable_indexscan and enable_bitmapscan off: t1 fails, at its UPDATE). The golden \
-     outcome needs tuple-level reads from a primary-key index scan (Txn::get): remove this entry then",
-)];
+pub const KNOWN_DIFFERENCES: &[(&str, &str)] = &[];
 
 /// The golden scripts, `crates/txn/tests/scripts/*.txt`, sorted.
 fn scripts() -> Vec<PathBuf> {

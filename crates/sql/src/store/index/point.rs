@@ -35,7 +35,7 @@ use ndpdb_storage::Table;
 
 use super::IndexStore;
 use super::keys::{IndexKeys, KeyRange, key_column};
-use super::read::{note_read, visible};
+use super::read::{note_key_read, note_read, visible};
 use crate::catalog::TableDef;
 use crate::error::Result;
 use crate::plan::{Access, BinaryOp, Expr, Node, Plan};
@@ -52,6 +52,8 @@ pub struct PointPlan {
     bounds: Vec<Expr>,
     /// The table columns of the output, in output order.
     output: Vec<usize>,
+    /// The index is unique (serializable reads mark tuples, `read.rs`).
+    unique: bool,
 }
 
 impl PointPlan {
@@ -92,7 +94,7 @@ impl PointPlan {
             Some(p) => p.iter().map(|&i| columns.get(i).copied()).collect::<Option<Vec<_>>>()?,
             None => columns.clone(),
         };
-        Some(PointPlan { table: table.clone(), keys, bounds: lower.clone(), output })
+        Some(PointPlan { table: table.clone(), keys, bounds: lower.clone(), output, unique: index.unique })
     }
 
     /// The key (prefix ‖ key columns) the bounds make with `params`;
@@ -129,9 +131,13 @@ impl PointPlan {
     /// them, projected to the output columns.
     pub fn rows(&self, txn: &SqlTxn, ix: &IndexStore, table: &Arc<Table>, key: &[u8]) -> Result<Vec<Vec<Value>>> {
         let snapshot = txn.statement_snapshot()?;
-        note_read(txn, table)?;
         let mut vids = Vec::new();
         ix.vids_into(&KeyRange::exact(key), &mut vids)?;
+        if self.unique {
+            note_key_read(txn, table, &vids, key, |row| Ok(self.keys.stored_key(&self.table, row)?.0))?;
+        } else {
+            note_read(txn, table)?;
+        }
         let db = txn.database();
         let mut out = Vec::new();
         for (n, &vid) in vids.iter().enumerate() {

@@ -6,9 +6,22 @@
 //! ```
 //!
 //! Nothing here checks the key: the caller's filter or join condition does
-//! (`mod.rs`, "MVCC"). Under serializable isolation an index scan marks the
-//! whole table read, as a sequential scan does (SSI has no predicate locks
-//! on key ranges), so it is as safe as one.
+//! (`mod.rs`, "MVCC").
+//!
+//! **Serializable reads.** SSI here has tuple marks and table marks, no
+//! predicate locks on key ranges, so an index scan marks the whole table
+//! read, as a sequential scan does, and is as safe as one. One case is
+//! narrower ([`note_key_read`]): a lookup of the whole key of a *unique*
+//! index that finds a row with that key whose newest version the snapshot
+//! sees, live. Then only the tuples it looked at are marked. No other
+//! tuple can take the key while that row is live (the unique check refuses
+//! it), so every write that could change the lookup's answer writes one of
+//! the marked tuples: an update or delete of the row, or of a tuple whose
+//! stale entry the lookup passed. A lookup that finds no such row (none,
+//! a dead one, or one a concurrent transaction changed) marks the table,
+//! which covers a later insert of the key. This is what makes a
+//! primary-key read conflict only with writers of that row, as in
+//! PostgreSQL with an index scan.
 
 use std::collections::HashSet;
 use std::sync::Arc;
@@ -94,6 +107,42 @@ pub fn visible_via(
 pub fn distinct(vids: Vec<u64>) -> Vec<u64> {
     let mut seen = HashSet::with_capacity(vids.len());
     vids.into_iter().filter(|v| seen.insert(*v)).collect()
+}
+
+/// Marks the read of a unique key `key` through its entries' `vids` under
+/// serializable isolation (module doc, "Serializable reads"): the tuples,
+/// when one holds the key live in its newest version and the snapshot sees
+/// it; else the table. `key_of` gives a version's key.
+pub fn note_key_read(
+    txn: &SqlTxn,
+    table: &Arc<Table>,
+    vids: &[u64],
+    key: &[u8],
+    key_of: impl Fn(&[fs::Value]) -> Result<Vec<u8>>,
+) -> Result<()> {
+    if txn.with(|t| Ok(t.isolation()))? != Isolation::Serializable {
+        return Ok(());
+    }
+    let snapshot = txn.statement_snapshot()?;
+    let db = txn.database();
+    let mut held = false;
+    for &vid in vids {
+        let newest = versions(db, table, vid, |_| true)?.pop();
+        if let Some(Version { create_ts, values: Some(values) }) = newest
+            && snapshot.visible(create_ts)
+            && key_of(&values)? == key
+        {
+            held = true;
+            break;
+        }
+    }
+    if !held {
+        return note_read(txn, table);
+    }
+    txn.with(|t| {
+        vids.iter().for_each(|&vid| t.note_tuple_read(table, vid));
+        Ok(())
+    })
 }
 
 /// Marks `table` read by a serializable transaction (module doc).
