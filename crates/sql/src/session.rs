@@ -456,6 +456,7 @@ impl Session {
             work_mem: self.settings.work_mem,
             workers: self.settings.workers,
             params: self.params.clone(),
+            spill: self.engine.spill_dir().clone(),
             ..ExecContext::new(source)
         }
     }

@@ -13,7 +13,7 @@ use std::time::{Duration, Instant};
 use exec_support::*;
 use ndpdb_sql::SqlState;
 use ndpdb_sql::exec::memory::MemorySource;
-use ndpdb_sql::exec::{ExecSubqueryRunner, SubqueryRunner, execute};
+use ndpdb_sql::exec::{ExecContext, ExecSubqueryRunner, SubqueryRunner, execute};
 use ndpdb_sql::plan::{
     AggFunc, AggregateExpr, BinaryOp, Expr, HashBuild, JoinAlgorithm, JoinKind, Node, Plan, SetOpKind, SortKey,
 };
@@ -383,19 +383,82 @@ fn parallel_equals_serial_batch_for_batch() {
     assert_eq!(join.children[0].children[0].rows_out, join.children[0].children[0].scan.unwrap().rows_examined);
 }
 
+/// Whether some operator of the run spilled.
+fn spilled(plan: &Plan, ctx: &ndpdb_sql::exec::ExecContext) -> bool {
+    fn any(m: &ndpdb_sql::exec::OperatorMetrics) -> bool {
+        m.spill.is_some_and(|s| s.files > 0) || m.children.iter().any(any)
+    }
+    any(&execute(plan, ctx).expect("runs").metrics)
+}
+
+/// Over `work_mem` (16 KiB here), hash joins of every kind but Mark (also
+/// those planned to build on their left input), sorts and hash
+/// aggregations spill, and give the rows they give in memory: the
+/// same rows, in the same order where the operator decides it (a stable
+/// sort). `c` (100 values) keys the joins, so no key alone is over the limit.
 #[test]
-fn work_mem_limits_hash_tables_and_sorts() {
-    let (t, tb, _) = random_table(1, "t", 9000, 10);
+fn over_work_mem_joins_sorts_and_aggregates_spill_and_give_the_same_rows() {
+    let (t, tb, _) = random_table(1, "t", 9000, 9);
+    let (u, ub, _) = random_table(2, "u", 3000, 10);
     let source = Arc::new(MemorySource::new());
     source.insert(1, vec![tb]);
-    let mut small = ctx(source.clone(), 2);
-    small.work_mem = 16 * 1024;
+    source.insert(2, vec![ub]);
     let keys =
-        JoinAlgorithm::Hash { left_keys: vec![col(0, INT)], right_keys: vec![col(0, INT)], build: HashBuild::Right };
+        || JoinAlgorithm::Hash { left_keys: vec![col(2, BIG)], right_keys: vec![col(2, BIG)], build: HashBuild::Right };
+    let residual = || Some(cmp(BinaryOp::Lt, col(0, INT), col(3, INT)));
+    let mut plans = Vec::new();
+    for kind in [JoinKind::Inner, JoinKind::Left, JoinKind::Right, JoinKind::Full, JoinKind::Semi, JoinKind::Anti] {
+        plans.push((join(scan(&t), scan(&u), kind, None, keys()), false));
+        plans.push((join(scan(&u), scan(&t), kind, residual(), keys()), false));
+    }
+    // Semi and Anti joins meant to build on their left input, which is over.
+    for kind in [JoinKind::Semi, JoinKind::Anti] {
+        let left =
+            JoinAlgorithm::Hash { left_keys: vec![col(2, BIG)], right_keys: vec![col(2, BIG)], build: HashBuild::Left };
+        plans.push((join(scan(&t), scan(&u), kind, residual(), left), false));
+    }
+    let by = |i, ty, asc, nulls_first| SortKey { expr: col(i, ty), asc, nulls_first };
+    plans.push((sort(scan(&t), vec![by(1, TEXT, true, true), by(2, BIG, false, false)]), true));
+    plans.push((sort(scan(&t), vec![by(0, INT, false, true)]), true));
+    plans.push((aggregate(scan(&t), vec![col(2, BIG), col(0, INT)], aggregates()), false));
+    let float_sum = agg(
+        AggFunc::Sum,
+        Some(Expr::Cast { expr: Box::new(col(2, BIG)), ty: DataType::Float64 }),
+        false,
+        None,
+        DataType::Float64,
+    );
+    plans.push((aggregate(scan(&t), vec![col(2, BIG), col(1, TEXT)], vec![float_sum]), false));
+    for (i, (plan, ordered)) in plans.iter().enumerate() {
+        let want = run(plan, &ctx(source.clone(), 2)).unwrap();
+        for workers in [1, 2] {
+            let small = ExecContext { work_mem: 16 * 1024, ..ctx(source.clone(), workers) };
+            assert!(spilled(plan, &small), "plan {i} did not spill");
+            let got = run(plan, &small).unwrap_or_else(|e| panic!("plan {i}, {workers} workers: {e:?}"));
+            if *ordered {
+                assert_eq!(got, want, "plan {i}, {workers} workers");
+            } else {
+                assert_eq!(sorted(got), sorted(want.clone()), "plan {i}, {workers} workers");
+            }
+        }
+    }
+}
+
+/// What cannot spill fails with 53200, naming `work_mem`: HashDistinct,
+/// a Mark join, and a join whose one key has more build rows than the
+/// limit (`a` has 8 values: no split makes a partition smaller).
+#[test]
+fn over_work_mem_what_cannot_spill_fails_with_53200() {
+    let (t, tb, _) = random_table(1, "t", 9000, 9);
+    let source = Arc::new(MemorySource::new());
+    source.insert(1, vec![tb]);
+    let small = ExecContext { work_mem: 16 * 1024, ..ctx(source.clone(), 2) };
+    let on_a =
+        || JoinAlgorithm::Hash { left_keys: vec![col(0, INT)], right_keys: vec![col(0, INT)], build: HashBuild::Right };
+    let mark = join(scan(&t), scan(&t), JoinKind::Mark, None, on_a());
     let plans = [
-        join(scan(&t), scan(&t), JoinKind::Inner, None, keys),
-        sort(scan(&t), vec![SortKey { expr: col(2, BIG), asc: true, nulls_first: false }]),
-        aggregate(scan(&t), vec![col(2, BIG), col(0, INT)], vec![agg(AggFunc::CountStar, None, false, None, BIG)]),
+        join(scan(&t), scan(&t), JoinKind::Inner, None, on_a()),
+        mark,
         Plan::new(Node::Distinct { input: Box::new(scan(&t)) }, scan(&t).schema),
     ];
     for plan in &plans {

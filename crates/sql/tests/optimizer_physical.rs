@@ -258,8 +258,9 @@ fn explain_marks_host_and_device_and_shows_estimates() {
     assert!(text.contains("Filter: (c2 = 3)"), "{text}");
     assert!(text.contains("Columns: c0, c1, c2\n") && text.contains("Link bytes saved (est.): "), "{text}");
     let count = nodes(&p).len();
-    let actuals: Vec<NodeActuals> =
-        (0..count).map(|i| NodeActuals { rows: i as u64 * 10, time_s: 0.001, loops: 1, scan: None }).collect();
+    let actuals: Vec<NodeActuals> = (0..count)
+        .map(|i| NodeActuals { rows: i as u64 * 10, time_s: 0.001, loops: 1, scan: None, spill: None })
+        .collect();
     let lines = explain(&p, &ExplainOptions { costs: false, analyze: Some(&actuals), ctx: None });
     assert!(lines[0].contains("(actual rows=0 time=1.000ms loops=1)"), "{lines:?}");
     assert!(!lines[0].contains("cost:"));

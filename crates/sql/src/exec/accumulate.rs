@@ -155,7 +155,8 @@ impl Accumulator {
                 counts[d] += c2[s];
             }
             (Accumulator::Float { sums, counts }, Accumulator::Float { sums: s2, counts: c2 }) => {
-                sums[d] += s2[s];
+                // Into a group without values: the sum as it is (-0 stays -0).
+                sums[d] = if counts[d] == 0 { s2[s] } else { sums[d] + s2[s] };
                 counts[d] += c2[s];
             }
             (Accumulator::Extreme { best, min, .. }, Accumulator::Extreme { best: b2, .. }) => {

@@ -54,13 +54,13 @@ pub fn build_node(plan: &Plan, ctx: &ExecContext) -> Result<(Pipeline, Arc<Metri
         Node::Aggregate { input, group_by, aggregates } => {
             let (input, child) = build_node(input, ctx)?;
             let node = MetricsNode::new("HashAggregate", vec![child]);
-            let op = aggregate::AggregateOp::new(input, group_by, aggregates, &plan.schema, ctx);
+            let op = aggregate::AggregateOp::new(input, group_by, aggregates, &plan.schema, ctx, &node);
             Ok((op_pipeline(Box::new(op), &node), node))
         }
         Node::Sort { input, keys } => {
             let (input, child) = build(input, ctx)?;
             let node = MetricsNode::new("Sort", vec![child]);
-            let op = sort::SortOp::new(input, keys.clone(), plan.schema.clone(), ctx);
+            let op = sort::SortOp::new(input, keys.clone(), plan.schema.clone(), ctx, &node);
             Ok((op_pipeline(Box::new(op), &node), node))
         }
         Node::Limit { input, limit, offset } => {

@@ -60,24 +60,38 @@ impl GroupKeys {
         self.find_or_insert_hashed(key, super::hashing::hash_bytes(key))
     }
 
-    /// [`GroupKeys::find_or_insert`] with the key's hash known
-    /// ([`hash_bytes`](super::hashing::hash_bytes) of it: another table's [`GroupKeys::hash`]).
-    pub fn find_or_insert_hashed(&mut self, key: &[u8], hash: u64) -> (u32, bool) {
+    /// The group of `key` (whose hash is `hash`), if it has one.
+    pub fn find_hashed(&self, key: &[u8], hash: u64) -> Option<u32> {
+        self.probe(key, hash).ok()
+    }
+
+    /// `key`'s group, or the empty slot where it would go.
+    #[inline]
+    fn probe(&self, key: &[u8], hash: u64) -> std::result::Result<u32, usize> {
         let tag = (hash >> 32) as u32;
         let mask = self.slots.len() - 1;
         let mut i = hash as usize & mask;
         loop {
             let (t, g) = self.slots[i];
             if g == EMPTY.1 {
-                break;
+                return Err(i);
             }
             if t == tag && self.key(g) == key {
-                return (g, false);
+                return Ok(g);
             }
             i = (i + 1) & mask;
         }
+    }
+
+    /// [`GroupKeys::find_or_insert`] with the key's hash known
+    /// ([`hash_bytes`](super::hashing::hash_bytes) of it: another table's [`GroupKeys::hash`]).
+    pub fn find_or_insert_hashed(&mut self, key: &[u8], hash: u64) -> (u32, bool) {
+        let i = match self.probe(key, hash) {
+            Ok(g) => return (g, false),
+            Err(i) => i,
+        };
         let g = self.ends.len() as u32;
-        self.slots[i] = (tag, g);
+        self.slots[i] = ((hash >> 32) as u32, g);
         self.bytes.extend_from_slice(key);
         self.ends.push(self.bytes.len());
         self.hashes.push(hash);
@@ -131,8 +145,10 @@ mod tests {
             let key: Vec<u8> = (0..len).map(|_| rng.random_range(0..4u8)).collect();
             let next = model.len() as u32;
             let want = *model.entry(key.clone()).or_insert(next);
+            let found = keys.find_hashed(&key, hash_bytes(&key));
             let (got, added) = keys.find_or_insert(&key);
             assert_eq!((got, added), (want, want == next), "key {key:?}");
+            assert_eq!(found, (!added).then_some(got));
         }
         assert_eq!(keys.len(), model.len());
         for (k, &g) in &model {

@@ -38,7 +38,7 @@ pub const NO_ROW: u32 = u32::MAX;
 const K: u64 = 0x9E37_79B9_7F4A_7C15;
 
 /// The avalanche of MurmurHash3's 64-bit finaliser.
-fn mix(mut h: u64) -> u64 {
+pub(super) fn mix(mut h: u64) -> u64 {
     h ^= h >> 33;
     h = h.wrapping_mul(0xff51_afd7_ed55_8ccd);
     h ^= h >> 33;
@@ -136,11 +136,6 @@ impl KeyIndex {
             heads[b] = i as u32;
         }
         KeyIndex { rows, hashes, heads, next, mask }
-    }
-
-    /// Bytes the index holds besides the build rows' columns.
-    pub fn memory_bytes(&self) -> usize {
-        self.rows.size() + self.hashes.len() * 8 + (self.heads.len() + self.next.len()) * 4
     }
 
     /// The matches of every probe key in `keys` that `skip` does not mark

@@ -33,7 +33,7 @@ use super::hashing::{KeyIndex, NO_ROW};
 use super::join_keys;
 use super::metrics::MetricsNode;
 use super::pipeline::{BoxOp, Pipeline, Stage, Transform};
-use super::util::{KeyEncoder, any_null, arrow_err, concat, conform, make_batch, take_columns};
+use super::util::{KeyEncoder, any_null, arrow_err, concat, conform, make_batch, slice_bytes, take_columns};
 use super::work_mem::Reservation;
 use super::{ExecContext, check_interrupts, expr};
 use crate::error::{Result, SqlError, SqlState};
@@ -57,31 +57,57 @@ pub fn build_join(plan: &Plan, ctx: &ExecContext) -> Result<(Pipeline, Arc<Metri
     let name = if left_keys.is_empty() { "NestedLoop" } else { "HashJoin" };
     let key_types: Vec<DataType> = left_keys.iter().zip(&right_keys).map(|(l, r)| key_type(l.ty(), r.ty())).collect();
     let (right_op, right_node) = build(right, ctx)?;
-    let build_side = BuildSide::build(right_op, &right.schema, &right_keys, &key_types, ctx)?;
+    let spec = JoinSpec {
+        kind: *kind,
+        left_keys,
+        right_keys,
+        key_types,
+        residual,
+        left_schema: left.schema.clone(),
+        right_schema: right.schema.clone(),
+        schema: plan.schema.clone(),
+    };
+    let batches = match BuildInput::read(right_op, ctx)? {
+        BuildInput::Whole(batches) => batches,
+        // Mark's NULL keys compare with every row: it cannot partition.
+        over @ BuildInput::Over(..) if spec.left_keys.is_empty() || *kind == JoinKind::Mark => {
+            over.whole(&format!("{name} {kind:?}"), ctx)?
+        }
+        BuildInput::Over(read, rest) => {
+            let (left_op, left_node) = build(left, ctx)?;
+            let node = MetricsNode::new(format!("{name} {kind:?}"), vec![left_node, right_node]);
+            let right_op = super::grace::chained(read, rest);
+            let op = super::grace::GraceJoin::start(spec, right_op, left_op, ctx, &node)?;
+            return Ok((super::build::op_pipeline(Box::new(op), &node), node));
+        }
+    };
+    let JoinSpec { left_keys, right_keys, key_types, residual, .. } = spec;
+    let build_side = BuildSide::from_batches(&batches, &right.schema, &right_keys, &key_types, ctx)?;
+    drop(batches);
     if matches!(kind, JoinKind::Inner | JoinKind::Semi | JoinKind::Right) {
         // A left row without a partner is dropped (runtime_filter.rs).
         ctx.runtime_filters.offer(left, &left_keys, &build_side.keys);
     }
     let (mut pipeline, left_node) = build_node(left, ctx)?;
     let node = MetricsNode::new(format!("{name} {kind:?}"), vec![left_node, right_node]);
-    let mut combined: Vec<_> = left.schema.iter().cloned().collect();
-    combined.extend(right.schema.iter().cloned());
-    let matched = (0..if matches!(kind, JoinKind::Right | JoinKind::Full) { build_side.rows() } else { 0 })
-        .map(|_| AtomicBool::new(false))
-        .collect();
-    let probe = Probe {
-        kind: *kind,
-        left_keys,
-        key_types,
-        residual,
-        build: build_side,
-        left_width: left.schema.len(),
-        combined: Arc::new(combined),
-        schema: plan.schema.clone(),
-        matched,
-    };
+    let spec = JoinSpec { left_keys, right_keys, key_types, residual, ..spec };
+    let probe = Probe::new(&spec, build_side);
     pipeline.stages.push(Stage { transform: Arc::new(probe), metrics: node.clone() });
     Ok((pipeline, node))
+}
+
+/// What a hash or nested-loop join computes, apart from its build rows.
+#[derive(Clone)]
+pub(super) struct JoinSpec {
+    pub(super) kind: JoinKind,
+    pub(super) left_keys: Vec<Expr>,
+    pub(super) right_keys: Vec<Expr>,
+    /// The type each key pair is compared (and encoded) in.
+    pub(super) key_types: Vec<DataType>,
+    pub(super) residual: Option<Expr>,
+    pub(super) left_schema: Schema,
+    pub(super) right_schema: Schema,
+    pub(super) schema: Schema,
 }
 
 /// The type both sides of a key are compared in.
@@ -118,44 +144,74 @@ pub(super) struct BuildSide {
     null_key_rows: Vec<u32>,
 }
 
+/// Bytes a build row's index entry is counted at while the build input is
+/// read (`hashing::KeyIndex`: hash, chain link, at most four bucket heads,
+/// and an encoded key of about 16 bytes with its offset).
+const INDEX_ROW_BYTES: usize = 48;
+
+/// A build input read up to `work_mem`: all of it, or the batches read
+/// when the limit was reached (the last one over it) and the rest.
+pub(super) enum BuildInput {
+    Whole(Vec<RecordBatch>),
+    Over(Vec<RecordBatch>, BoxOp),
+}
+
+impl BuildInput {
+    pub(super) fn read(mut input: BoxOp, ctx: &ExecContext) -> Result<BuildInput> {
+        let mut reservation = Reservation::new("Hash join", ctx.work_mem);
+        let mut batches = Vec::new();
+        while let Some(batch) = input.next()? {
+            check_interrupts(ctx)?;
+            // The rows' own bytes: `from_batches` copies them into one batch.
+            let fits = reservation.try_grow(slice_bytes(&batch) + batch.num_rows() * INDEX_ROW_BYTES);
+            batches.push(batch);
+            if !fits {
+                return Ok(BuildInput::Over(batches, input));
+            }
+        }
+        Ok(BuildInput::Whole(batches))
+    }
+
+    /// All of it, or 53200 for an input over `work_mem` (operators that
+    /// do not spill).
+    pub(super) fn whole(self, operator: &str, ctx: &ExecContext) -> Result<Vec<RecordBatch>> {
+        match self {
+            BuildInput::Whole(batches) => Ok(batches),
+            BuildInput::Over(..) => Err(SqlError::new(SqlState::OUT_OF_MEMORY, "out of memory")
+                .with_detail(format!("{operator}'s build side needs more than work_mem ({} bytes)", ctx.work_mem))
+                .with_hint("Raise work_mem (SET work_mem = '256MB'), or make the query's hash tables smaller.")),
+        }
+    }
+}
+
 impl BuildSide {
-    pub(super) fn build(
-        mut input: BoxOp,
+    /// `batches`, indexed by key (their memory counted by the caller).
+    pub(super) fn from_batches(
+        batches: &[RecordBatch],
         schema: &Schema,
         keys: &[Expr],
         types: &[DataType],
         ctx: &ExecContext,
     ) -> Result<BuildSide> {
-        let mut reservation = Reservation::new("Hash join", ctx.work_mem);
-        let mut batches = Vec::new();
-        while let Some(batch) = input.next()? {
-            check_interrupts(ctx)?;
-            reservation.grow(batch.get_array_memory_size())?;
-            batches.push(batch);
-        }
-        drop(input);
-        let batch = concat(schema, &batches)?;
-        drop(batches);
+        let batch = concat(schema, batches)?;
         if batch.num_rows() >= NO_ROW as usize {
             return Err(SqlError::new(SqlState::PROGRAM_LIMIT_EXCEEDED, "a hash join's build side exceeds 2^32 rows"));
         }
         let key_arrays = eval_keys(keys, types, &batch, ctx)?;
         let mut side = BuildSide { batch, keys: key_arrays, encoder: None, index: None, null_key_rows: Vec::new() };
         if !keys.is_empty() {
-            side.index(types, &mut reservation, ctx)?;
+            side.index(types, ctx)?;
         }
         Ok(side)
     }
 
-    fn index(&mut self, types: &[DataType], reservation: &mut Reservation, ctx: &ExecContext) -> Result<()> {
+    fn index(&mut self, types: &[DataType], ctx: &ExecContext) -> Result<()> {
         let encoder = KeyEncoder::new(&types.iter().map(|t| t.arrow()).collect::<Vec<_>>())?;
         let rows = encoder.encode(&self.keys)?;
         check_interrupts(ctx)?;
         let nulls = any_null(&self.keys, rows.num_rows());
         self.null_key_rows = (0..nulls.len() as u32).filter(|&i| nulls[i as usize]).collect();
-        let index = KeyIndex::new(rows, &nulls);
-        reservation.grow(index.memory_bytes())?;
-        self.index = Some(index);
+        self.index = Some(KeyIndex::new(rows, &nulls));
         self.encoder = Some(encoder);
         Ok(())
     }
@@ -165,7 +221,7 @@ impl BuildSide {
     }
 }
 
-struct Probe {
+pub(super) struct Probe {
     kind: JoinKind,
     left_keys: Vec<Expr>,
     key_types: Vec<DataType>,
@@ -189,6 +245,25 @@ struct Outcome {
 }
 
 impl Probe {
+    pub(super) fn new(spec: &JoinSpec, build: BuildSide) -> Probe {
+        let mut combined: Vec<_> = spec.left_schema.iter().cloned().collect();
+        combined.extend(spec.right_schema.iter().cloned());
+        let matched = (0..if matches!(spec.kind, JoinKind::Right | JoinKind::Full) { build.rows() } else { 0 })
+            .map(|_| AtomicBool::new(false))
+            .collect();
+        Probe {
+            kind: spec.kind,
+            left_keys: spec.left_keys.clone(),
+            key_types: spec.key_types.clone(),
+            residual: spec.residual.clone(),
+            build,
+            left_width: spec.left_schema.len(),
+            combined: Arc::new(combined),
+            schema: spec.schema.clone(),
+            matched,
+        }
+    }
+
     /// The left batch's rows at `li` beside the right rows at `ri`
     /// (`None` = NULLs), under `schema` (left then right columns).
     fn pair_batch(&self, left: &RecordBatch, li: &UInt32Array, ri: &UInt32Array) -> Result<RecordBatch> {

@@ -24,7 +24,23 @@ pub struct OperatorMetrics {
     pub elapsed: Duration,
     /// Scans only: the source's counters.
     pub scan: Option<ScanCounters>,
+    /// Sorts, hash joins and aggregations that spilled: what went to disk.
+    pub spill: Option<SpillStats>,
     pub children: Vec<OperatorMetrics>,
+}
+
+/// What an operator wrote to spill files (`spill.rs`).
+#[derive(Debug, Clone, Copy, Default, PartialEq)]
+pub struct SpillStats {
+    /// Spill files written.
+    pub files: u64,
+    /// Bytes written to them.
+    pub bytes: u64,
+    /// Rows written to them (a row spilled twice counts twice).
+    pub rows: u64,
+    /// Sort: merge passes; hash join and aggregation: the deepest
+    /// repartitioning (1: partitioned once).
+    pub passes: u64,
 }
 
 #[derive(Debug, Default)]
@@ -33,6 +49,7 @@ pub struct MetricsNode {
     rows_out: AtomicU64,
     elapsed_ns: AtomicU64,
     pub scan: Mutex<Option<Arc<Mutex<ScanCounters>>>>,
+    spill: Mutex<Option<SpillStats>>,
     pub children: Vec<Arc<MetricsNode>>,
 }
 
@@ -49,12 +66,31 @@ impl MetricsNode {
         self.elapsed_ns.fetch_add(elapsed.as_nanos() as u64, Ordering::Relaxed);
     }
 
+    /// Counts spill files (each one's rows and bytes).
+    pub fn add_spill_files<'a>(&self, files: impl IntoIterator<Item = &'a super::spill::SpillFile>) {
+        let mut spill = self.spill.lock();
+        let s = spill.get_or_insert_with(SpillStats::default);
+        for f in files {
+            s.files += 1;
+            s.bytes += f.bytes;
+            s.rows += f.rows;
+        }
+    }
+
+    /// Records that the operator's spilling reached `passes`.
+    pub fn note_spill_passes(&self, passes: u64) {
+        let mut spill = self.spill.lock();
+        let s = spill.get_or_insert_with(SpillStats::default);
+        s.passes = s.passes.max(passes);
+    }
+
     pub fn snapshot(&self) -> OperatorMetrics {
         OperatorMetrics {
             name: self.name.clone(),
             rows_out: self.rows_out.load(Ordering::Relaxed),
             elapsed: Duration::from_nanos(self.elapsed_ns.load(Ordering::Relaxed)),
             scan: self.scan.lock().as_ref().map(|c| *c.lock()),
+            spill: *self.spill.lock(),
             children: self.children.iter().map(|c| c.snapshot()).collect(),
         }
     }

@@ -137,12 +137,15 @@ pub struct ExecContext {
     /// Key filters offered by hash joins to the scans under their probe
     /// sides, while the plan's pipelines are built.
     pub runtime_filters: Arc<runtime_filter::RuntimeFilters>,
+    /// Where sorts, hash joins and aggregations over `work_mem` spill.
+    pub spill: spill::SpillDir,
 }
 
 impl ExecContext {
     /// A context over `source` with nothing else set: no parameters, no
     /// deadline, a cancel flag of its own, one worker, 64 MiB of
-    /// `work_mem`, the statement start at the epoch. Callers override the
+    /// `work_mem`, the statement start at the epoch, spill files under
+    /// the system's temporary directory. Callers override the
     /// fields they need (`ExecContext { workers: 2, ..ExecContext::new(s) }`).
     pub fn new(source: Arc<dyn TableSource>) -> ExecContext {
         ExecContext {
@@ -155,6 +158,7 @@ impl ExecContext {
             workers: 1,
             subqueries: None,
             runtime_filters: Arc::default(),
+            spill: spill::SpillDir::temporary(),
         }
     }
 }
@@ -169,6 +173,7 @@ pub trait SubqueryRunner: Send + Sync {
 mod accumulate;
 mod aggregate;
 mod build;
+mod grace;
 mod group_keys;
 mod hashing;
 mod index_join;
@@ -182,11 +187,12 @@ mod semi_build;
 mod series;
 mod setop;
 mod sort;
+pub mod spill;
 mod subquery;
 mod util;
 pub mod work_mem;
 
-pub use metrics::{OperatorMetrics, SpanUnion};
+pub use metrics::{OperatorMetrics, SpanUnion, SpillStats};
 pub use subquery::ExecSubqueryRunner;
 
 /// What [`execute`] returns: the plan's output, all of it, and the

@@ -15,6 +15,9 @@
 //! Semi Join" does. The optimizer picks it when it is the cheaper
 //! (`optimizer/physical.rs`, `HashBuild::Left`).
 //!
+//! A left input over `work_mem` is not built on: the join becomes a grace
+//! hash join that builds on the right (`grace.rs`), with the same rows.
+//!
 //! Semantics are those of `join.rs`: a left row is kept (Semi) or dropped
 //! (Anti) when some right row's keys equal its keys (a NULL key equals
 //! nothing) and the residual condition on the pair is TRUE. A row once
@@ -28,8 +31,9 @@ use std::sync::atomic::{AtomicBool, Ordering};
 
 use arrow_array::{Array, ArrayRef, RecordBatch, UInt32Array};
 
-use super::build::{as_bool, build, build_node};
-use super::join::{BuildSide, PAIR_CHUNK, eval_keys, key_type};
+use super::build::{as_bool, build, build_node, op_pipeline};
+use super::grace::{GraceJoin, chained};
+use super::join::{BuildInput, BuildSide, JoinSpec, PAIR_CHUNK, eval_keys, key_type};
 use super::metrics::MetricsNode;
 use super::pipeline::{Pipeline, Stage, Transform};
 use super::util::{any_null, arrow_schema, make_batch, take_columns};
@@ -48,7 +52,28 @@ pub fn build_semi_left(plan: &Plan, ctx: &ExecContext) -> Result<(Pipeline, Arc<
     }
     let key_types: Vec<DataType> = left_keys.iter().zip(right_keys).map(|(l, r)| key_type(l.ty(), r.ty())).collect();
     let (left_op, left_node) = build(left, ctx)?;
-    let build_side = BuildSide::build(left_op, &left.schema, left_keys, &key_types, ctx)?;
+    let batches = match BuildInput::read(left_op, ctx)? {
+        BuildInput::Whole(batches) => batches,
+        BuildInput::Over(read, rest) => {
+            // Too large to build on: a grace join that builds on the right.
+            let (right_op, right_node) = build(right, ctx)?;
+            let node = MetricsNode::new(format!("HashJoin {kind:?} (build left)"), vec![left_node, right_node]);
+            let spec = JoinSpec {
+                kind: *kind,
+                left_keys: left_keys.clone(),
+                right_keys: right_keys.clone(),
+                key_types,
+                residual: on.clone(),
+                left_schema: left.schema.clone(),
+                right_schema: right.schema.clone(),
+                schema: plan.schema.clone(),
+            };
+            let op = GraceJoin::start(spec, right_op, chained(read, rest), ctx, &node)?;
+            return Ok((op_pipeline(Box::new(op), &node), node));
+        }
+    };
+    let build_side = BuildSide::from_batches(&batches, &left.schema, left_keys, &key_types, ctx)?;
+    drop(batches);
     // A right row without a partner flags nothing (runtime_filter.rs).
     ctx.runtime_filters.offer(right, right_keys, &build_side.keys);
     let (mut pipeline, right_node) = build_node(right, ctx)?;

@@ -115,6 +115,17 @@ pub fn any_null(columns: &[ArrayRef], rows: usize) -> Vec<bool> {
     out
 }
 
+/// The bytes of `batch`'s rows (its slices of the buffers): what a copy
+/// of it takes. A batch read from a spill file shares one buffer among its
+/// columns, which `get_array_memory_size` counts once per column.
+pub fn slice_bytes(batch: &RecordBatch) -> usize {
+    batch
+        .columns()
+        .iter()
+        .map(|c| c.to_data().get_slice_memory_size().unwrap_or_else(|_| c.get_array_memory_size()))
+        .sum()
+}
+
 /// Takes `indices` of every column of `batch`.
 pub fn take_columns(batch: &RecordBatch, indices: &arrow_array::UInt32Array) -> Result<Vec<ArrayRef>> {
     batch.columns().iter().map(|c| arrow_select::take::take(c.as_ref(), indices, None).map_err(arrow_err)).collect()

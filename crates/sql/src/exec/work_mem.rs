@@ -1,7 +1,9 @@
 //! `work_mem` accounting: each hash table and sort owns a [`Reservation`]
 //! and grows it by the bytes it keeps (Arrow buffers it holds, encoded
 //! keys, per-group states). Over the limit the operator fails with 53200
-//! and a hint naming `work_mem`; nothing spills yet (`docs/execution.md`).
+//! and a hint naming `work_mem`, or, where it can, spills
+//! ([`Reservation::try_grow`] tells it when; `spill.rs`,
+//! `docs/execution.md`).
 //!
 //! The counts are estimates of the heap bytes the operator keeps alive,
 //! not of the allocator's footprint: an Arrow array's
@@ -33,6 +35,33 @@ impl Reservation {
             return Err(out_of_memory(self.operator, self.used_bytes, self.limit_bytes));
         }
         Ok(())
+    }
+
+    /// Counts `bytes` more if the total stays within the limit; false
+    /// (and nothing counted) otherwise: the caller spills.
+    pub fn try_grow(&mut self, bytes: usize) -> bool {
+        match self.used_bytes.checked_add(bytes) {
+            Some(total) if total <= self.limit_bytes => {
+                self.used_bytes = total;
+                true
+            }
+            _ => false,
+        }
+    }
+
+    /// Counts `bytes` more even past the limit: the least an operator
+    /// that spills must hold (one batch) when that alone is over it.
+    pub fn force_grow(&mut self, bytes: usize) {
+        self.used_bytes = self.used_bytes.saturating_add(bytes);
+    }
+
+    /// Counts nothing held any more (the operator spilled it).
+    pub fn release_all(&mut self) {
+        self.used_bytes = 0;
+    }
+
+    pub fn limit_bytes(&self) -> usize {
+        self.limit_bytes
     }
 
     pub fn used_bytes(&self) -> usize {

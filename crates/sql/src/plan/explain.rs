@@ -33,6 +33,8 @@ pub struct NodeActuals {
     pub loops: u64,
     /// Device and link counters of a scan.
     pub scan: Option<ScanCounters>,
+    /// What a sort, hash join or aggregation spilled.
+    pub spill: Option<crate::exec::SpillStats>,
 }
 
 /// How to print.
@@ -143,8 +145,21 @@ fn write_node(plan: &Plan, opts: &ExplainOptions<'_>, depth: usize, root: bool, 
             ));
         }
     }
+    if let Some(s) = opts.analyze.and_then(|all| all.get(id)).and_then(|a| a.spill) {
+        out.push(format!("{detail_pad}{}", spill_line(plan, &s)));
+    }
     for child in plan.children() {
         write_node(child, opts, depth + 1, false, n, out);
+    }
+}
+
+/// PostgreSQL's words for what went to disk ("Sort Method: external
+/// merge  Disk: ...kB"; a hash node's batches), with ndpdb's exact counts.
+fn spill_line(plan: &Plan, s: &crate::exec::SpillStats) -> String {
+    let disk = format!("Disk: {}kB ({} files, {} rows written)", s.bytes.div_ceil(1024), s.files, s.rows);
+    match plan.node {
+        Node::Sort { .. } => format!("Sort Method: external merge  {disk}  Merge Passes: {}", s.passes),
+        _ => format!("Spilled: {disk}  Partitioning Levels: {}", s.passes),
     }
 }
 

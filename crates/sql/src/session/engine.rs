@@ -12,6 +12,7 @@ use parking_lot::RwLock;
 use super::Session;
 use crate::catalog::MemCatalog;
 use crate::error::{Result, SqlError, SqlState};
+use crate::exec::spill::SpillDir;
 use crate::optimizer::CostParams;
 use crate::store::catalog::CatalogStore;
 use crate::store::index::IndexStore;
@@ -44,6 +45,9 @@ impl Default for EngineOptions {
     }
 }
 
+/// The directory, in a database's, of its statements' spill files.
+pub const SPILL_DIR: &str = "spill";
+
 pub struct Engine {
     db: Arc<Database>,
     catalog_store: CatalogStore,
@@ -54,6 +58,9 @@ pub struct Engine {
     profile: Profile,
     clock: ClockKind,
     cost: CostParams,
+    /// `<database>/spill`: sorts, hash joins and aggregations over
+    /// `work_mem` write their spill files here (`exec/spill.rs`).
+    spill: SpillDir,
 }
 
 fn io_error(what: &str, e: impl std::fmt::Display) -> SqlError {
@@ -96,6 +103,11 @@ impl Engine {
         let catalog = load_committed(&catalog_store, &db)?;
         let writer = open_indexes(opts, &profile, &db, &catalog)?;
         let cost = CostParams { host_cache_pages: HEAP_CACHE_PAGES as f64, ..CostParams::from_profile(&profile) };
+        // The device image is ours now: spill files in the directory are
+        // a crashed process's.
+        let spill = SpillDir::new(opts.dir.join(SPILL_DIR));
+        SpillDir::clear(spill.path())
+            .map_err(|e| io_error(&format!("removing old spill files in {}", spill.path().display()), e))?;
         Ok(Arc::new(Engine {
             db,
             catalog_store,
@@ -104,6 +116,7 @@ impl Engine {
             profile,
             clock: opts.clock,
             cost,
+            spill,
         }))
     }
 
@@ -129,6 +142,11 @@ impl Engine {
             ClockKind::Virtual => "virtual",
             ClockKind::Real => "real",
         }
+    }
+
+    /// Where statements spill.
+    pub(crate) fn spill_dir(&self) -> &SpillDir {
+        &self.spill
     }
 
     pub(crate) fn cost_params(&self) -> &CostParams {

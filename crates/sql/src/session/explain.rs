@@ -135,7 +135,7 @@ fn planning_line(planning: Duration) -> String {
 /// The executor's metrics tree as the per-node actuals EXPLAIN takes, in
 /// pre-order (the plan's order).
 fn preorder(m: &OperatorMetrics, out: &mut Vec<NodeActuals>) {
-    out.push(NodeActuals { rows: m.rows_out, time_s: m.elapsed.as_secs_f64(), loops: 1, scan: m.scan });
+    out.push(NodeActuals { rows: m.rows_out, time_s: m.elapsed.as_secs_f64(), loops: 1, scan: m.scan, spill: m.spill });
     for c in &m.children {
         preorder(c, out);
     }

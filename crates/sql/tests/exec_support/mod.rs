@@ -156,7 +156,7 @@ pub fn value(array: &ArrayRef, i: usize) -> Value {
 
 /// Rows in a canonical order, for comparing multisets.
 pub fn sorted(mut rows: Vec<Row>) -> Vec<Row> {
-    rows.sort_by_key(|r| format!("{r:?}"));
+    rows.sort_by_cached_key(|r| format!("{r:?}"));
     rows
 }
 
