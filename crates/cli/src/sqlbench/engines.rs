@@ -6,7 +6,7 @@
 //!   `SET ndp = off` and `SET ndp = auto`; modelled time, link bytes and
 //!   the optimizer's time come from [`Session::last_stats`].
 //! * `postgresql`: a connection to the private server (wire protocol),
-//!   with `max_parallel_workers_per_gather` set.
+//!   with `max_parallel_workers_per_gather` and `work_mem` set.
 //! * `duckdb`: a `python3` process with the `duckdb` module (`duckdb.rs`).
 
 use std::time::Instant;
@@ -93,16 +93,22 @@ impl BenchEngine for Ndpdb {
     }
 }
 
+/// `SET work_mem` to `value`, quoted.
+pub fn set_work_mem(value: &str) -> String {
+    format!("SET work_mem = '{}'", value.replace('\'', "''"))
+}
+
 /// A connection to the private PostgreSQL.
 pub struct Postgres {
     conn: PgConnection,
 }
 
 impl Postgres {
-    pub fn connect(address: &PgAddress, workers: u32) -> Result<Postgres> {
+    pub fn connect(address: &PgAddress, workers: u32, work_mem: &str) -> Result<Postgres> {
         let conn = PgConnection::connect(address).map_err(|e| anyhow!("PostgreSQL: {e}"))?;
         let mut pg = Postgres { conn };
         pg.run(&format!("SET max_parallel_workers_per_gather = {workers}"))?;
+        pg.run(&set_work_mem(work_mem))?;
         Ok(pg)
     }
 }

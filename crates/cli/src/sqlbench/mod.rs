@@ -89,11 +89,9 @@ pub struct HarnessArgs {
     /// Parallel workers per gather for PostgreSQL (max_parallel_workers_per_gather)
     #[arg(long, default_value_t = 2)]
     pub pg_workers: u32,
-    /// work_mem of ndpdb's sessions. ndpdb's hash joins, hash aggregates and sorts do not spill
-    /// yet: over work_mem a query fails with 53200, so the bench raises it (TPC-H SF 1's Q4, Q10,
-    /// Q18 and Q21 need more than the session default of 64MB). PostgreSQL keeps its own default
-    /// (4MB) and spills
-    #[arg(long, default_value = "1GB")]
+    /// work_mem of ndpdb's and PostgreSQL's sessions (both spill sorts, hash joins and hash
+    /// aggregates past it); DuckDB keeps its own memory limit
+    #[arg(long, default_value = "64MB")]
     pub work_mem: String,
     /// Print JSON lines on stdout (the table goes to stderr)
     #[arg(long)]

@@ -33,7 +33,7 @@ pub struct Row {
     pub relations: Option<usize>,
     pub profile: String,
     pub clock: &'static str,
-    /// ndpdb's `work_mem` (`--work-mem`); None for the other engines.
+    /// ndpdb's and PostgreSQL's `work_mem` (`--work-mem`); None for DuckDB.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub work_mem: Option<String>,
     #[serde(skip_serializing_if = "Option::is_none")]
@@ -116,10 +116,11 @@ fn opt<T: std::fmt::Display>(v: Option<T>) -> String {
 /// One line per query and engine.
 pub fn table(rows: &[Row]) -> String {
     let head = rows.first().map_or(String::new(), |r| {
-        let work_mem = rows.iter().find_map(|r| r.work_mem.as_deref()).unwrap_or("64MB");
+        let work_mem = rows.iter().find_map(|r| r.work_mem.as_deref()).unwrap_or("-");
         format!(
-            "{} scale {}: ndpdb on profile {}, {} clock, work_mem {work_mem} (modelled s: the device model's time \
-             of the plan's scans); PostgreSQL and DuckDB: wall times on this machine\n",
+            "{} scale {}: ndpdb on profile {}, {} clock (modelled s: the device model's time of the plan's \
+             scans); PostgreSQL and DuckDB: wall times on this machine; work_mem {work_mem} for ndpdb and \
+             PostgreSQL\n",
             r.workload, r.scale, r.profile, r.clock
         )
     });

@@ -15,7 +15,7 @@ use ndpdb_sqltest::pg::PgAddress;
 use ndpdb_workload::{job as jobgen, tpch as tpchgen};
 
 use super::duckdb::{self, DuckDb};
-use super::engines::{Answer, BenchEngine, Ndpdb, Postgres};
+use super::engines::{Answer, BenchEngine, Ndpdb, Postgres, set_work_mem};
 use super::load::{self, TableLoad};
 use super::report::{self, Row};
 use super::{HarnessArgs, JobArgs, TpchArgs};
@@ -186,7 +186,9 @@ fn open_engines(w: &Workload, h: &HarnessArgs) -> Result<Opened> {
     let server = PgServer::start().context("starting the private PostgreSQL (the reference answers)")?;
     load_postgres(&server, &w.tables, &w.pg_setup)?;
     let address = PgAddress::of(&server, "postgres");
-    engines.push(Box::new(Postgres::connect(&address, h.pg_workers)?));
+    let pg =
+        Postgres::connect(&address, h.pg_workers, &h.work_mem).with_context(|| format!("--work-mem {}", h.work_mem))?;
+    engines.push(Box::new(pg));
     let wants = |e: &str| h.engines.iter().any(|x| x == e);
     if wants("ndpdb-host") || wants("ndpdb-ndp") {
         let opts = EngineOptions {
@@ -205,8 +207,7 @@ fn open_engines(w: &Workload, h: &HarnessArgs) -> Result<Opened> {
         for (name, ndp) in [("ndpdb-host", "off"), ("ndpdb-ndp", "auto")] {
             if wants(name) {
                 let mut e = Ndpdb::new(engine.session(), ndp)?;
-                e.run(&format!("SET work_mem = '{}'", h.work_mem.replace('\'', "''")))
-                    .with_context(|| format!("--work-mem {}", h.work_mem))?;
+                e.run(&set_work_mem(&h.work_mem)).with_context(|| format!("--work-mem {}", h.work_mem))?;
                 engines.push(Box::new(e));
             }
         }
@@ -280,7 +281,7 @@ fn run_workload(w: &Workload, h: &HarnessArgs, report: &Report) -> Result<()> {
             bar.set_message(format!("{} {}", q.name, e.name()));
             let outcome = run_query(e.as_mut(), q, h);
             let mut row = Row::new(w.name, &q.name, e.name(), h.scale, &profile, clock, q.relations);
-            if e.name().starts_with("ndpdb") {
+            if e.name() != "duckdb" {
                 row.work_mem = Some(h.work_mem.clone());
             }
             match outcome {

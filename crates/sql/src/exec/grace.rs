@@ -35,12 +35,14 @@ use super::hashing::hash_bytes;
 use super::join::{BuildInput, BuildSide, JoinSpec, Probe, eval_keys};
 use super::metrics::MetricsNode;
 use super::pipeline::{BoxOp, Operator, Transform, VecSource};
+use super::runtime_filter::KeyFilterBuilder;
 use super::spill::SpillWriter;
 use super::spill::{Partitions, SpillFile, partition_of};
 use super::util::{KeyEncoder, any_null, arrow_err, arrow_schema, make_batch};
 use super::{ExecContext, check_interrupts};
 use crate::error::{Result, SqlError, SqlState};
 use crate::plan::{Expr, JoinKind, Schema};
+use crate::types::DataType;
 
 /// Partitions per split.
 const FANOUT: usize = 16;
@@ -58,11 +60,11 @@ struct Pair {
 
 pub struct GraceJoin {
     spec: JoinSpec,
-    encoder: KeyEncoder,
+    cut: Cutter,
     ctx: ExecContext,
     node: Arc<MetricsNode>,
     /// The probe input, until it has been partitioned.
-    left: Option<BoxOp>,
+    left: Option<ProbeInput>,
     right: Option<Vec<Option<SpillFile>>>,
     /// Right and Full: the build rows with a NULL key, emitted last.
     null_right: Option<SpillFile>,
@@ -70,81 +72,99 @@ pub struct GraceJoin {
     output: VecDeque<RecordBatch>,
 }
 
-impl GraceJoin {
-    /// Partitions the build input `right` now; the probe input `left` when
-    /// the first output row is asked for.
-    pub fn start(
-        spec: JoinSpec,
-        right: BoxOp,
-        left: BoxOp,
-        ctx: &ExecContext,
-        node: &Arc<MetricsNode>,
-    ) -> Result<GraceJoin> {
-        let encoder = KeyEncoder::new(&spec.key_types.iter().map(|t| t.arrow()).collect::<Vec<_>>())?;
-        let mut join = GraceJoin {
-            spec,
-            encoder,
-            ctx: ctx.clone(),
-            node: node.clone(),
-            left: Some(left),
-            right: None,
-            null_right: None,
-            pairs: VecDeque::new(),
-            output: VecDeque::new(),
-        };
-        let keys = join.spec.right_keys.clone();
-        let schema = join.spec.right_schema.clone();
-        let mut nulls = match join.spec.kind {
+/// A grace join's probe (left) input: an operator, partitioned when the
+/// first output row is asked for, or rows partitioned already.
+pub enum ProbeInput {
+    Op(BoxOp),
+    Partitioned(Vec<Option<SpillFile>>),
+}
+
+/// A grace join's build input, partitioned to disk before its probe input
+/// is built, so that the filter of its keys can reach the probe side's scan
+/// (`runtime_filter.rs`) as an in-memory join's does.
+pub struct BuildPartitions {
+    files: Vec<Option<SpillFile>>,
+    null_right: Option<SpillFile>,
+    filter: Option<KeyFilterBuilder>,
+}
+
+impl BuildPartitions {
+    /// Partitions the build input `right` of `spec`; with `filter`, also
+    /// makes the filter of its (one, integer) key.
+    pub fn write(spec: &JoinSpec, right: BoxOp, ctx: &ExecContext, filter: bool) -> Result<BuildPartitions> {
+        let cut = Cutter::new(spec, ctx)?;
+        let mut nulls = match spec.kind {
             JoinKind::Right | JoinKind::Full => NullRows::Aside(None),
             _ => NullRows::Drop,
         };
-        join.right = Some(join.partition(right, &keys, &schema, 0, &mut nulls)?);
-        if let NullRows::Aside(Some(file)) = nulls {
-            let file = file.finish()?;
-            join.node.add_spill_files([&file]);
-            join.null_right = Some(file);
-        }
-        join.node.note_spill_passes(1);
-        Ok(join)
+        let mut filter = (filter && spec.right_keys.len() == 1).then(KeyFilterBuilder::default);
+        let files = cut.partition(right, &spec.right_keys, &spec.right_schema, 0, &mut nulls, filter.as_mut())?;
+        let null_right = match nulls {
+            NullRows::Aside(Some(file)) => Some(file.finish()?),
+            _ => None,
+        };
+        Ok(BuildPartitions { files, null_right, filter })
     }
 
-    /// `input`'s rows cut by the hash of `keys` at `level`; rows with a
-    /// NULL key as `nulls` says.
-    fn partition(
-        &self,
-        mut input: BoxOp,
-        keys: &[Expr],
-        schema: &Schema,
-        level: u32,
-        nulls: &mut NullRows,
-    ) -> Result<Vec<Option<SpillFile>>> {
-        let arrow = arrow_schema(schema);
-        let mut parts = Partitions::new(&self.ctx.spill, arrow.clone(), FANOUT);
-        while let Some(mut batch) = input.next()? {
-            check_interrupts(&self.ctx)?;
-            let mut key_arrays = eval_keys(keys, &self.spec.key_types, &batch, &self.ctx)?;
-            if !matches!(nulls, NullRows::Partition) {
-                let null = any_null(&key_arrays, batch.num_rows());
-                if null.iter().any(|&n| n) {
-                    let (with, without): (BooleanArray, BooleanArray) =
-                        (null.iter().map(|&n| Some(n)).collect(), null.iter().map(|&n| Some(!n)).collect());
-                    if let NullRows::Aside(file) = nulls {
-                        let rows = filter_record_batch(&batch, &with).map_err(arrow_err)?;
-                        let writer = match file {
-                            Some(writer) => writer,
-                            None => file.insert(Box::new(self.ctx.spill.create(&arrow)?)),
-                        };
-                        writer.write(&rows)?;
-                    }
-                    batch = filter_record_batch(&batch, &without).map_err(arrow_err)?;
-                    key_arrays = eval_keys(keys, &self.spec.key_types, &batch, &self.ctx)?;
-                }
-            }
-            let rows = self.encoder.encode(&key_arrays)?;
-            let of: Vec<usize> = rows.iter().map(|r| partition_of(hash_bytes(r.data()), level, FANOUT)).collect();
-            parts.add(&batch, &of)?;
+    /// The filter of the build keys, if asked for and made.
+    pub fn take_filter(&mut self) -> Option<KeyFilterBuilder> {
+        self.filter.take()
+    }
+}
+
+/// Partitions the probe input `left` of `spec` now, with (if `filter`) the
+/// filter of its (one, integer) key: a Semi or Anti join that was to build on its left
+/// input (`semi_build.rs`) partitions that first, so that its keys can
+/// filter the right input's scan before the right input is partitioned.
+pub fn partition_probe(
+    spec: &JoinSpec,
+    left: BoxOp,
+    ctx: &ExecContext,
+    filter: bool,
+) -> Result<(Vec<Option<SpillFile>>, Option<KeyFilterBuilder>)> {
+    let cut = Cutter::new(spec, ctx)?;
+    let mut filter = (filter && spec.left_keys.len() == 1).then(KeyFilterBuilder::default);
+    let files =
+        cut.partition(left, &spec.left_keys, &spec.left_schema, 0, &mut NullRows::Partition, filter.as_mut())?;
+    Ok((files, filter))
+}
+
+impl GraceJoin {
+    /// The join of the partitioned build input and the probe input `left`
+    /// (partitioned when the first output row is asked for).
+    pub fn new(
+        spec: JoinSpec,
+        built: BuildPartitions,
+        left: ProbeInput,
+        ctx: &ExecContext,
+        node: &Arc<MetricsNode>,
+    ) -> Result<GraceJoin> {
+        node.add_spill_files(built.files.iter().flatten().chain(&built.null_right));
+        if let ProbeInput::Partitioned(files) = &left {
+            node.add_spill_files(files.iter().flatten());
         }
-        let files = parts.finish()?;
+        node.note_spill_passes(1);
+        Ok(GraceJoin {
+            cut: Cutter::new(&spec, ctx)?,
+            spec,
+            ctx: ctx.clone(),
+            node: node.clone(),
+            left: Some(left),
+            right: Some(built.files),
+            null_right: built.null_right,
+            pairs: VecDeque::new(),
+            output: VecDeque::new(),
+        })
+    }
+
+    /// `input`'s rows cut by the hash of `keys` at `level`, counted in the
+    /// join's spill figures.
+    fn partition(&self, input: BoxOp, left_side: bool, level: u32) -> Result<Vec<Option<SpillFile>>> {
+        let (keys, schema) = match left_side {
+            true => (&self.spec.left_keys, &self.spec.left_schema),
+            false => (&self.spec.right_keys, &self.spec.right_schema),
+        };
+        let files = self.cut.partition(input, keys, schema, level, &mut NullRows::Partition, None)?;
         self.node.add_spill_files(files.iter().flatten());
         Ok(files)
     }
@@ -164,14 +184,10 @@ impl GraceJoin {
         Ok(())
     }
 
-    /// Splits `file` (rows of `side`) one level down.
+    /// Splits `file` (rows of the left side or the right) one level down.
     fn split(&self, file: Option<SpillFile>, left_side: bool, level: u32) -> Result<Vec<Option<SpillFile>>> {
         let Some(file) = file else { return Ok((0..FANOUT).map(|_| None).collect()) };
-        let (keys, schema) = match left_side {
-            true => (self.spec.left_keys.clone(), self.spec.left_schema.clone()),
-            false => (self.spec.right_keys.clone(), self.spec.right_schema.clone()),
-        };
-        self.partition(Box::new(FileSource(file.read()?)), &keys, &schema, level, &mut NullRows::Partition)
+        self.partition(Box::new(FileSource(file.read()?)), left_side, level)
     }
 
     /// Joins one partition pair into `output`, or splits it into pairs one
@@ -233,9 +249,10 @@ impl GraceJoin {
 impl Operator for GraceJoin {
     fn next(&mut self) -> Result<Option<RecordBatch>> {
         if let Some(left) = self.left.take() {
-            let keys = self.spec.left_keys.clone();
-            let schema = self.spec.left_schema.clone();
-            let lefts = self.partition(left, &keys, &schema, 0, &mut NullRows::Partition)?;
+            let lefts = match left {
+                ProbeInput::Op(op) => self.partition(op, true, 0)?,
+                ProbeInput::Partitioned(files) => files,
+            };
             let rights = self.right.take().unwrap_or_default();
             for (left, right) in lefts.into_iter().zip(rights) {
                 if left.is_some() || right.is_some() {
@@ -254,6 +271,63 @@ impl Operator for GraceJoin {
                 None => return Ok(None),
             }
         }
+    }
+}
+
+/// Cuts rows into partitions by the hash of their encoded join key.
+struct Cutter {
+    encoder: KeyEncoder,
+    key_types: Vec<DataType>,
+    ctx: ExecContext,
+}
+
+impl Cutter {
+    fn new(spec: &JoinSpec, ctx: &ExecContext) -> Result<Cutter> {
+        let encoder = KeyEncoder::new(&spec.key_types.iter().map(|t| t.arrow()).collect::<Vec<_>>())?;
+        Ok(Cutter { encoder, key_types: spec.key_types.clone(), ctx: ctx.clone() })
+    }
+
+    /// `input`'s rows cut by the hash of `keys` at `level`; rows with a
+    /// NULL key as `nulls` says; `filter` gets the keys of the rows kept.
+    fn partition(
+        &self,
+        mut input: BoxOp,
+        keys: &[Expr],
+        schema: &Schema,
+        level: u32,
+        nulls: &mut NullRows,
+        mut filter: Option<&mut KeyFilterBuilder>,
+    ) -> Result<Vec<Option<SpillFile>>> {
+        let arrow = arrow_schema(schema);
+        let mut parts = Partitions::new(&self.ctx.spill, arrow.clone(), FANOUT);
+        while let Some(mut batch) = input.next()? {
+            check_interrupts(&self.ctx)?;
+            let mut key_arrays = eval_keys(keys, &self.key_types, &batch, &self.ctx)?;
+            if !matches!(nulls, NullRows::Partition) {
+                let null = any_null(&key_arrays, batch.num_rows());
+                if null.iter().any(|&n| n) {
+                    let (with, without): (BooleanArray, BooleanArray) =
+                        (null.iter().map(|&n| Some(n)).collect(), null.iter().map(|&n| Some(!n)).collect());
+                    if let NullRows::Aside(file) = nulls {
+                        let rows = filter_record_batch(&batch, &with).map_err(arrow_err)?;
+                        let writer = match file {
+                            Some(writer) => writer,
+                            None => file.insert(Box::new(self.ctx.spill.create(&arrow)?)),
+                        };
+                        writer.write(&rows)?;
+                    }
+                    batch = filter_record_batch(&batch, &without).map_err(arrow_err)?;
+                    key_arrays = eval_keys(keys, &self.key_types, &batch, &self.ctx)?;
+                }
+            }
+            if let (Some(filter), [key]) = (filter.as_deref_mut(), key_arrays.as_slice()) {
+                filter.add(key);
+            }
+            let rows = self.encoder.encode(&key_arrays)?;
+            let of: Vec<usize> = rows.iter().map(|r| partition_of(hash_bytes(r.data()), level, FANOUT)).collect();
+            parts.add(&batch, &of)?;
+        }
+        parts.finish()
     }
 }
 

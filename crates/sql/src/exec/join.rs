@@ -29,6 +29,7 @@ use arrow_array::{Array, ArrayRef, BooleanArray, RecordBatch, UInt32Array, new_n
 use arrow_ord::cmp;
 
 use super::build::{as_bool, build, build_node};
+use super::grace::{BuildPartitions, GraceJoin, ProbeInput, chained};
 use super::hashing::{KeyIndex, NO_ROW};
 use super::join_keys;
 use super::metrics::MetricsNode;
@@ -67,6 +68,9 @@ pub fn build_join(plan: &Plan, ctx: &ExecContext) -> Result<(Pipeline, Arc<Metri
         right_schema: right.schema.clone(),
         schema: plan.schema.clone(),
     };
+    // A left row without a partner is dropped: the build keys may filter
+    // the left input's scan (runtime_filter.rs).
+    let drops_unmatched = matches!(kind, JoinKind::Inner | JoinKind::Semi | JoinKind::Right);
     let batches = match BuildInput::read(right_op, ctx)? {
         BuildInput::Whole(batches) => batches,
         // Mark's NULL keys compare with every row: it cannot partition.
@@ -74,18 +78,22 @@ pub fn build_join(plan: &Plan, ctx: &ExecContext) -> Result<(Pipeline, Arc<Metri
             over.whole(&format!("{name} {kind:?}"), ctx)?
         }
         BuildInput::Over(read, rest) => {
+            let right_op = chained(read, rest);
+            let filter = drops_unmatched && ctx.runtime_filters.would_reach(left, &spec.left_keys);
+            let mut built = BuildPartitions::write(&spec, right_op, ctx, filter)?;
+            if let Some(filter) = built.take_filter() {
+                ctx.runtime_filters.offer_built(left, &spec.left_keys, filter);
+            }
             let (left_op, left_node) = build(left, ctx)?;
             let node = MetricsNode::new(format!("{name} {kind:?}"), vec![left_node, right_node]);
-            let right_op = super::grace::chained(read, rest);
-            let op = super::grace::GraceJoin::start(spec, right_op, left_op, ctx, &node)?;
+            let op = GraceJoin::new(spec, built, ProbeInput::Op(left_op), ctx, &node)?;
             return Ok((super::build::op_pipeline(Box::new(op), &node), node));
         }
     };
     let JoinSpec { left_keys, right_keys, key_types, residual, .. } = spec;
     let build_side = BuildSide::from_batches(&batches, &right.schema, &right_keys, &key_types, ctx)?;
     drop(batches);
-    if matches!(kind, JoinKind::Inner | JoinKind::Semi | JoinKind::Right) {
-        // A left row without a partner is dropped (runtime_filter.rs).
+    if drops_unmatched {
         ctx.runtime_filters.offer(left, &left_keys, &build_side.keys);
     }
     let (mut pipeline, left_node) = build_node(left, ctx)?;

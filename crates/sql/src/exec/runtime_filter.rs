@@ -29,6 +29,10 @@
 //!   scan's rows were chosen on the device, an index scan's by its range);
 //! - the scan reads the column as it is stored (the same integer).
 //!
+//! A grace join (`grace.rs`) never holds its build keys in one array: it
+//! makes the same bitmap batch by batch while it partitions them
+//! ([`KeyFilterBuilder`]), before the probe side's scan is built.
+//!
 //! A NULL key matches nothing, so rows with one are dropped too. The scan
 //! reports the rows it dropped (EXPLAIN ANALYZE: `Runtime Filter`).
 
@@ -104,6 +108,89 @@ impl KeyFilter {
     }
 }
 
+/// A [`KeyFilter`] made batch by batch, for a build side that goes to disk
+/// rather than into one array (`grace.rs`): its bitmap grows, doubling, to
+/// cover the keys seen so far, and it gives up (no filter) once their range
+/// passes [`BITS_MIN`] bits, so it never takes more than 8 MiB.
+#[derive(Debug, Default)]
+pub struct KeyFilterBuilder {
+    /// Bit `k - min` is set for every key `k` seen; empty before the first.
+    min: i64,
+    bits: Vec<u64>,
+    gave_up: bool,
+}
+
+impl KeyFilterBuilder {
+    /// Adds the non-NULL values of `keys` (an Int16, Int32 or Int64 array;
+    /// another type gives up).
+    pub fn add(&mut self, keys: &ArrayRef) {
+        if self.gave_up {
+            return;
+        }
+        let values: Vec<i64> = match keys.data_type() {
+            ArrowType::Int16 => keys.as_primitive::<Int16Type>().iter().flatten().map(i64::from).collect(),
+            ArrowType::Int32 => keys.as_primitive::<Int32Type>().iter().flatten().map(i64::from).collect(),
+            ArrowType::Int64 => keys.as_primitive::<Int64Type>().iter().flatten().collect(),
+            _ => return self.give_up(),
+        };
+        let (Some(&lo), Some(&hi)) = (values.iter().min(), values.iter().max()) else { return };
+        if !self.cover(lo, hi) {
+            return self.give_up();
+        }
+        for v in values {
+            let at = (v - self.min) as u64;
+            self.bits[(at / 64) as usize] |= 1 << (at % 64);
+        }
+    }
+
+    /// Grows the bitmap to cover `[lo, hi]`; false if it would pass
+    /// [`BITS_MIN`] bits. Words added below are at least as many as there
+    /// are (doubling, so keys in descending order cost linear time); above,
+    /// `Vec::resize` doubles the capacity by itself.
+    fn cover(&mut self, lo: i64, hi: i64) -> bool {
+        if self.bits.is_empty() {
+            self.min = lo;
+        }
+        let limit = i128::from(BITS_MIN / 64);
+        let (words, min) = (self.bits.len() as i128, i128::from(self.min));
+        let (lo, hi) = (i128::from(lo), i128::from(hi));
+        let need_below = if lo < min { (min - lo + 63) / 64 } else { 0 };
+        let need_above = ((hi - min) / 64 + 1 - words).max(0);
+        let need = words + need_below + need_above;
+        if need > limit {
+            return false;
+        }
+        let mut below = if need_below > 0 { need_below.max(words).min(limit - need + need_below) } else { 0 };
+        if min - 64 * below < i128::from(i64::MIN) {
+            below = need_below;
+        }
+        let new_min = min - 64 * below;
+        if new_min < i128::from(i64::MIN) {
+            return false;
+        }
+        if below > 0 {
+            self.bits.splice(0..0, std::iter::repeat_n(0, below as usize));
+        }
+        self.bits.resize((words + below + need_above) as usize, 0);
+        self.min = new_min as i64;
+        true
+    }
+
+    fn give_up(&mut self) {
+        self.gave_up = true;
+        self.bits = Vec::new();
+    }
+
+    /// The filter of every key added; None if it gave up.
+    pub fn finish(self) -> Option<KeyFilter> {
+        if self.gave_up {
+            return None;
+        }
+        let keys = self.bits.iter().map(|w| u64::from(w.count_ones())).sum();
+        Some(KeyFilter { min: self.min, bits: self.bits, keys })
+    }
+}
+
 /// A filter for one scan: rows whose table column `column` is not in
 /// `filter` have no partner in the join above.
 #[derive(Debug)]
@@ -125,12 +212,27 @@ impl RuntimeFilters {
     /// `probe` that reads probe key `probe_key` (one key only), when the
     /// module docs' conditions hold; does nothing otherwise.
     pub fn offer(&self, probe: &Plan, probe_keys: &[Expr], build_keys: &[ArrayRef]) {
-        let ([Expr::Column { index, ty }], [keys]) = (probe_keys, build_keys) else { return };
-        if !matches!(ty, DataType::Int16 | DataType::Int32 | DataType::Int64) {
-            return;
+        let [keys] = build_keys else { return };
+        if let Some(at) = offer_target(probe, probe_keys) {
+            self.pending_insert(at, KeyFilter::of(keys));
         }
-        let Some((scan, column)) = scan_column(probe, *index) else { return };
-        if let Some(filter) = KeyFilter::of(keys) {
+    }
+
+    /// Whether a filter on `probe_keys` would reach a scan under `probe`.
+    pub fn would_reach(&self, probe: &Plan, probe_keys: &[Expr]) -> bool {
+        offer_target(probe, probe_keys).is_some()
+    }
+
+    /// [`RuntimeFilters::offer`] of a filter made as the build rows went
+    /// past ([`KeyFilterBuilder`]: a grace join's build side).
+    pub fn offer_built(&self, probe: &Plan, probe_keys: &[Expr], filter: KeyFilterBuilder) {
+        if let Some(at) = offer_target(probe, probe_keys) {
+            self.pending_insert(at, filter.finish());
+        }
+    }
+
+    fn pending_insert(&self, (scan, column): (&Plan, usize), filter: Option<KeyFilter>) {
+        if let Some(filter) = filter {
             self.pending.lock().insert(scan as *const Plan as usize, Arc::new(ScanKeyFilter { column, filter }));
         }
     }
@@ -139,6 +241,16 @@ impl RuntimeFilters {
     pub fn take(&self, scan: &Plan) -> Option<Arc<ScanKeyFilter>> {
         self.pending.lock().remove(&(scan as *const Plan as usize))
     }
+}
+
+/// The scan and table column a filter on `probe_keys` (one integer column)
+/// would be for.
+fn offer_target<'p>(probe: &'p Plan, probe_keys: &[Expr]) -> Option<(&'p Plan, usize)> {
+    let [Expr::Column { index, ty }] = probe_keys else { return None };
+    if !matches!(ty, DataType::Int16 | DataType::Int32 | DataType::Int64) {
+        return None;
+    }
+    scan_column(probe, *index)
 }
 
 /// The host scan under `plan` whose output column `col` is `plan`'s
@@ -187,5 +299,49 @@ mod tests {
         assert!(KeyFilter::of(&sparse).is_none(), "two keys may span at most BITS_MIN bits");
         let text: ArrayRef = Arc::new(StringArray::from(vec!["a"]));
         assert!(KeyFilter::of(&text).is_none());
+    }
+
+    proptest::proptest! {
+        #[test]
+        fn a_filter_built_batch_by_batch_holds_the_keys_of_all_batches(
+            batches in proptest::collection::vec(proptest::collection::vec(proptest::option::of(-5000i64..5000), 0..50), 0..12),
+            shift in proptest::prop_oneof![proptest::strategy::Just(0i64), proptest::strategy::Just(i64::MIN + 10_000), proptest::strategy::Just(i64::MAX - 10_000)],
+        ) {
+            let mut b = KeyFilterBuilder::default();
+            let mut all = Vec::new();
+            for keys in &batches {
+                let keys: Vec<Option<i64>> = keys.iter().map(|k| k.map(|k| k.saturating_add(shift))).collect();
+                b.add(&(Arc::new(Int64Array::from(keys.clone())) as ArrayRef));
+                all.extend(keys);
+            }
+            let built = b.finish().unwrap();
+            let whole = KeyFilter::of(&(Arc::new(Int64Array::from(all.clone())) as ArrayRef)).unwrap();
+            proptest::prop_assert_eq!(built.keys(), whole.keys());
+            for k in all.iter().flatten() {
+                proptest::prop_assert!(built.contains(*k));
+                for probe in [k.saturating_sub(1), k.saturating_add(1)] {
+                    proptest::prop_assert_eq!(built.contains(probe), whole.contains(probe));
+                }
+            }
+        }
+    }
+
+    #[test]
+    fn a_built_filter_gives_up_past_bits_min_and_on_other_types() {
+        let mut b = KeyFilterBuilder::default();
+        b.add(&(Arc::new(Int64Array::from(vec![0])) as ArrayRef));
+        b.add(&(Arc::new(Int64Array::from(vec![BITS_MIN as i64 * 2])) as ArrayRef));
+        assert!(b.finish().is_none());
+        let mut b = KeyFilterBuilder::default();
+        b.add(&(Arc::new(StringArray::from(vec!["a"])) as ArrayRef));
+        assert!(b.finish().is_none());
+        let mut b = KeyFilterBuilder::default();
+        // Keys in descending order: the bitmap grows downwards.
+        for k in (0..100i64).rev().map(|i| i * 1000) {
+            b.add(&(Arc::new(Int64Array::from(vec![k])) as ArrayRef));
+        }
+        let f = b.finish().unwrap();
+        assert_eq!(f.keys(), 100);
+        assert!(f.contains(99_000) && f.contains(0) && !f.contains(500));
     }
 }

@@ -15,8 +15,10 @@
 //! Semi Join" does. The optimizer picks it when it is the cheaper
 //! (`optimizer/physical.rs`, `HashBuild::Left`).
 //!
-//! A left input over `work_mem` is not built on: the join becomes a grace
-//! hash join that builds on the right (`grace.rs`), with the same rows.
+//! A left input over `work_mem` is not built on: it is partitioned to disk,
+//! its keys (one integer key) filter the right input's scan as the in-memory
+//! build's do, and a grace hash join builds on the right input's partitions
+//! (`grace.rs`), with the same rows.
 //!
 //! Semantics are those of `join.rs`: a left row is kept (Semi) or dropped
 //! (Anti) when some right row's keys equal its keys (a NULL key equals
@@ -32,7 +34,7 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use arrow_array::{Array, ArrayRef, RecordBatch, UInt32Array};
 
 use super::build::{as_bool, build, build_node, op_pipeline};
-use super::grace::{GraceJoin, chained};
+use super::grace::{BuildPartitions, GraceJoin, ProbeInput, chained, partition_probe};
 use super::join::{BuildInput, BuildSide, JoinSpec, PAIR_CHUNK, eval_keys, key_type};
 use super::metrics::MetricsNode;
 use super::pipeline::{Pipeline, Stage, Transform};
@@ -55,9 +57,9 @@ pub fn build_semi_left(plan: &Plan, ctx: &ExecContext) -> Result<(Pipeline, Arc<
     let batches = match BuildInput::read(left_op, ctx)? {
         BuildInput::Whole(batches) => batches,
         BuildInput::Over(read, rest) => {
-            // Too large to build on: a grace join that builds on the right.
-            let (right_op, right_node) = build(right, ctx)?;
-            let node = MetricsNode::new(format!("HashJoin {kind:?} (build left)"), vec![left_node, right_node]);
+            // Too large to build on: partition it, let its keys filter the
+            // right input's scan, and run a grace join that builds on the
+            // (partitioned) right input.
             let spec = JoinSpec {
                 kind: *kind,
                 left_keys: left_keys.clone(),
@@ -68,7 +70,15 @@ pub fn build_semi_left(plan: &Plan, ctx: &ExecContext) -> Result<(Pipeline, Arc<
                 right_schema: right.schema.clone(),
                 schema: plan.schema.clone(),
             };
-            let op = GraceJoin::start(spec, right_op, chained(read, rest), ctx, &node)?;
+            let want_filter = ctx.runtime_filters.would_reach(right, right_keys);
+            let (lefts, filter) = partition_probe(&spec, chained(read, rest), ctx, want_filter)?;
+            if let Some(filter) = filter {
+                ctx.runtime_filters.offer_built(right, right_keys, filter);
+            }
+            let (right_op, right_node) = build(right, ctx)?;
+            let node = MetricsNode::new(format!("HashJoin {kind:?} (build left)"), vec![left_node, right_node]);
+            let built = BuildPartitions::write(&spec, right_op, ctx, false)?;
+            let op = GraceJoin::new(spec, built, ProbeInput::Partitioned(lefts), ctx, &node)?;
             return Ok((op_pipeline(Box::new(op), &node), node));
         }
     };
