@@ -63,6 +63,12 @@ pub fn build_node(plan: &Plan, ctx: &ExecContext) -> Result<(Pipeline, Arc<Metri
             let op = sort::SortOp::new(input, keys.clone(), plan.schema.clone(), ctx, &node);
             Ok((op_pipeline(Box::new(op), &node), node))
         }
+        Node::Limit { input, limit: Some(0), .. } => {
+            // PostgreSQL's LIMIT 0 never starts its input: no hash table is
+            // built and no subquery below runs (so none of their errors).
+            let node = MetricsNode::new("Limit", vec![never_executed(input)]);
+            Ok((op_pipeline(Box::new(VecSource(Vec::new())), &node), node))
+        }
         Node::Limit { input, limit, offset } => {
             let (input, child) = build(input, ctx)?;
             let node = MetricsNode::new("Limit", vec![child]);
@@ -284,6 +290,11 @@ impl Transform for ProjectT {
 
 /// OFFSET then LIMIT; drops its input as soon as the limit is reached, so
 /// the pipelines below stop pulling.
+/// Metrics (all zero) for `plan` and the nodes under it, which do not run.
+fn never_executed(plan: &Plan) -> Arc<MetricsNode> {
+    MetricsNode::new("never executed", plan.children().into_iter().map(never_executed).collect())
+}
+
 struct LimitOp {
     input: Option<BoxOp>,
     skip: u64,
