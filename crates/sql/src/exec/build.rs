@@ -288,13 +288,13 @@ impl Transform for ProjectT {
     }
 }
 
-/// OFFSET then LIMIT; drops its input as soon as the limit is reached, so
-/// the pipelines below stop pulling.
 /// Metrics (all zero) for `plan` and the nodes under it, which do not run.
 fn never_executed(plan: &Plan) -> Arc<MetricsNode> {
     MetricsNode::new("never executed", plan.children().into_iter().map(never_executed).collect())
 }
 
+/// OFFSET then LIMIT; drops its input as soon as the limit is reached, so
+/// the pipelines below stop pulling.
 struct LimitOp {
     input: Option<BoxOp>,
     skip: u64,

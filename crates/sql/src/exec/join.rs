@@ -56,18 +56,8 @@ pub fn build_join(plan: &Plan, ctx: &ExecContext) -> Result<(Pipeline, Arc<Metri
         JoinAlgorithm::IndexNestedLoop { .. } => return super::index_join::build_index_join(plan, ctx),
     };
     let name = if left_keys.is_empty() { "NestedLoop" } else { "HashJoin" };
-    let key_types: Vec<DataType> = left_keys.iter().zip(&right_keys).map(|(l, r)| key_type(l.ty(), r.ty())).collect();
+    let spec = JoinSpec::new(plan, left_keys, right_keys, residual)?;
     let (right_op, right_node) = build(right, ctx)?;
-    let spec = JoinSpec {
-        kind: *kind,
-        left_keys,
-        right_keys,
-        key_types,
-        residual,
-        left_schema: left.schema.clone(),
-        right_schema: right.schema.clone(),
-        schema: plan.schema.clone(),
-    };
     // A left row without a partner is dropped: the build keys may filter
     // the left input's scan (runtime_filter.rs).
     let drops_unmatched = matches!(kind, JoinKind::Inner | JoinKind::Semi | JoinKind::Right);
@@ -90,15 +80,13 @@ pub fn build_join(plan: &Plan, ctx: &ExecContext) -> Result<(Pipeline, Arc<Metri
             return Ok((super::build::op_pipeline(Box::new(op), &node), node));
         }
     };
-    let JoinSpec { left_keys, right_keys, key_types, residual, .. } = spec;
-    let build_side = BuildSide::from_batches(&batches, &right.schema, &right_keys, &key_types, ctx)?;
+    let build_side = BuildSide::from_batches(&batches, &right.schema, &spec.right_keys, &spec.key_types, ctx)?;
     drop(batches);
     if drops_unmatched {
-        ctx.runtime_filters.offer(left, &left_keys, &build_side.keys);
+        ctx.runtime_filters.offer(left, &spec.left_keys, &build_side.keys);
     }
     let (mut pipeline, left_node) = build_node(left, ctx)?;
     let node = MetricsNode::new(format!("{name} {kind:?}"), vec![left_node, right_node]);
-    let spec = JoinSpec { left_keys, right_keys, key_types, residual, ..spec };
     let probe = Probe::new(&spec, build_side);
     pipeline.stages.push(Stage { transform: Arc::new(probe), metrics: node.clone() });
     Ok((pipeline, node))
@@ -116,6 +104,31 @@ pub(super) struct JoinSpec {
     pub(super) left_schema: Schema,
     pub(super) right_schema: Schema,
     pub(super) schema: Schema,
+}
+
+impl JoinSpec {
+    /// The spec of join `plan` with these keys and residual condition.
+    pub(super) fn new(
+        plan: &Plan,
+        left_keys: Vec<Expr>,
+        right_keys: Vec<Expr>,
+        residual: Option<Expr>,
+    ) -> Result<Self> {
+        let Node::Join { left, right, kind, .. } = &plan.node else {
+            return Err(SqlError::internal("a join spec of a non-join"));
+        };
+        let key_types = left_keys.iter().zip(&right_keys).map(|(l, r)| key_type(l.ty(), r.ty())).collect();
+        Ok(JoinSpec {
+            kind: *kind,
+            left_keys,
+            right_keys,
+            key_types,
+            residual,
+            left_schema: left.schema.clone(),
+            right_schema: right.schema.clone(),
+            schema: plan.schema.clone(),
+        })
+    }
 }
 
 /// The type both sides of a key are compared in.

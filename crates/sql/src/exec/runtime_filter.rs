@@ -69,12 +69,7 @@ impl KeyFilter {
     /// Int64 array), or None when their range is too wide for a bitmap or
     /// the array is of another type.
     pub fn of(keys: &ArrayRef) -> Option<KeyFilter> {
-        let values: Vec<i64> = match keys.data_type() {
-            ArrowType::Int16 => keys.as_primitive::<Int16Type>().iter().flatten().map(i64::from).collect(),
-            ArrowType::Int32 => keys.as_primitive::<Int32Type>().iter().flatten().map(i64::from).collect(),
-            ArrowType::Int64 => keys.as_primitive::<Int64Type>().iter().flatten().collect(),
-            _ => return None,
-        };
+        let values = int_values(keys)?;
         let (Some(&min), Some(&max)) = (values.iter().min(), values.iter().max()) else {
             // No non-NULL key: nothing can match.
             return Some(KeyFilter { min: 0, bits: vec![], keys: 0 });
@@ -108,6 +103,17 @@ impl KeyFilter {
     }
 }
 
+/// The non-NULL values of an Int16, Int32 or Int64 array; None for
+/// another type.
+fn int_values(keys: &ArrayRef) -> Option<Vec<i64>> {
+    Some(match keys.data_type() {
+        ArrowType::Int16 => keys.as_primitive::<Int16Type>().iter().flatten().map(i64::from).collect(),
+        ArrowType::Int32 => keys.as_primitive::<Int32Type>().iter().flatten().map(i64::from).collect(),
+        ArrowType::Int64 => keys.as_primitive::<Int64Type>().iter().flatten().collect(),
+        _ => return None,
+    })
+}
+
 /// A [`KeyFilter`] made batch by batch, for a build side that goes to disk
 /// rather than into one array (`grace.rs`): its bitmap grows, doubling, to
 /// cover the keys seen so far, and it gives up (no filter) once their range
@@ -127,12 +133,7 @@ impl KeyFilterBuilder {
         if self.gave_up {
             return;
         }
-        let values: Vec<i64> = match keys.data_type() {
-            ArrowType::Int16 => keys.as_primitive::<Int16Type>().iter().flatten().map(i64::from).collect(),
-            ArrowType::Int32 => keys.as_primitive::<Int32Type>().iter().flatten().map(i64::from).collect(),
-            ArrowType::Int64 => keys.as_primitive::<Int64Type>().iter().flatten().collect(),
-            _ => return self.give_up(),
-        };
+        let Some(values) = int_values(keys) else { return self.give_up() };
         let (Some(&lo), Some(&hi)) = (values.iter().min(), values.iter().max()) else { return };
         if !self.cover(lo, hi) {
             return self.give_up();

@@ -60,16 +60,7 @@ pub fn build_semi_left(plan: &Plan, ctx: &ExecContext) -> Result<(Pipeline, Arc<
             // Too large to build on: partition it, let its keys filter the
             // right input's scan, and run a grace join that builds on the
             // (partitioned) right input.
-            let spec = JoinSpec {
-                kind: *kind,
-                left_keys: left_keys.clone(),
-                right_keys: right_keys.clone(),
-                key_types,
-                residual: on.clone(),
-                left_schema: left.schema.clone(),
-                right_schema: right.schema.clone(),
-                schema: plan.schema.clone(),
-            };
+            let spec = JoinSpec::new(plan, left_keys.clone(), right_keys.clone(), on.clone())?;
             let want_filter = ctx.runtime_filters.would_reach(right, right_keys);
             let (lefts, filter) = partition_probe(&spec, chained(read, rest), ctx, want_filter)?;
             if let Some(filter) = filter {
