@@ -37,12 +37,20 @@ fn load(s: &mut ndpdb_sql::session::Session) {
     ok(s, "analyze");
 }
 
-/// The `Runtime Filter` lines of the plan, as the numbers of rows removed.
+/// The `Runtime Filter` lines of the plan, as the numbers of rows removed,
+/// each plus the VIDs its scan's zone maps skipped (`Zone Map` line; `big`
+/// has no deleted rows, so they are rows the filter would have removed).
 fn removed(plan: &[String]) -> Vec<u64> {
-    plan.iter()
-        .filter_map(|l| l.trim().strip_prefix("Runtime Filter: "))
-        .map(|l| l.split(' ').next().unwrap().parse().unwrap())
-        .collect()
+    let mut out: Vec<u64> = Vec::new();
+    for l in plan.iter().map(|l| l.trim()) {
+        if let Some(l) = l.strip_prefix("Runtime Filter: ") {
+            out.push(l.split(' ').next().unwrap().parse().unwrap());
+        } else if let Some(l) = l.strip_prefix("Zone Map: ") {
+            let vids = l.split('(').nth(1).unwrap().split(' ').next().unwrap();
+            *out.last_mut().expect("a Zone Map line follows its Runtime Filter line") += vids.parse::<u64>().unwrap();
+        }
+    }
+    out
 }
 
 #[test]

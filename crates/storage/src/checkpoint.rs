@@ -394,6 +394,7 @@ impl Store {
             delta: Vec::new(),
             delta_frames: Vec::new(),
             heap_pages: t.heap_pages,
+            epoch: 0,
         };
         Ok(Table::new(t.id, t.name, columns, layout, layout_range, state))
     }

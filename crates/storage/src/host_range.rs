@@ -31,11 +31,13 @@ use std::time::Instant;
 use ndpdb_format::ndp::{Operation, Predicate, Snapshot};
 use ndpdb_format::page::{self, PageHeader, RecordId};
 use ndpdb_format::record::{HEADER_BYTES, VersionHeader};
+use ndpdb_format::schema::Value;
 
 use crate::error::StoreError;
 use crate::scan::{HostView, Rec, RowsResult, ScanStats, qualifies};
 use crate::store::Store;
 use crate::table::{CHAIN_MAX, Table};
+use crate::zones::{ZONE_VIDS, Zone, ZoneBuild};
 
 type Result<T> = std::result::Result<T, StoreError>;
 
@@ -181,6 +183,12 @@ impl HostScan {
     pub fn vids(&self) -> u64 {
         self.view.heads.len() as u64
     }
+
+    /// The table's epoch when the scan began: the epoch of the zones it
+    /// may use and builds (`zones.rs`).
+    pub fn epoch(&self) -> u64 {
+        self.view.epoch
+    }
 }
 
 impl Store {
@@ -235,13 +243,38 @@ impl Store {
         vids: Range<u64>,
         out: &mut Tuples,
     ) -> Result<ScanStats> {
+        self.host_tuples_ranges(table, scan, snapshot, predicate, &[vids], None, out)
+    }
+
+    /// [`Store::host_tuples_range`] over several VID ranges, in the order
+    /// given (ascending, not overlapping, for VID order), reading only the
+    /// pages their chains reach; with `build`, also the zones of the
+    /// blocks they walk (`zones.rs`). A block's zone is widened by every
+    /// version the walk visits except tombstones, and made unknown when a
+    /// walk stops before its chain's end (the older versions are not read).
+    #[allow(clippy::too_many_arguments)]
+    pub fn host_tuples_ranges(
+        &self,
+        table: &Table,
+        scan: &HostScan,
+        snapshot: &Snapshot,
+        predicate: Option<&Predicate>,
+        ranges: &[Range<u64>],
+        mut build: Option<&mut ZoneBuild>,
+        out: &mut Tuples,
+    ) -> Result<ScanStats> {
         self.check_columns(table, &Operation::Rows { projection: vec![] }, predicate)?;
+        if let Some(b) = &build {
+            self.check_columns(table, &Operation::Rows { projection: vec![b.column] }, None)?;
+        }
         let (wall, t0_ps) = (Instant::now(), self.device().now_ps());
         let view = &scan.view;
-        let end = vids.end.min(view.heads.len() as u64);
-        let range = vids.start.min(end) as usize..end as usize;
-        let mut lpns: Vec<u64> = view.heads[range.clone()]
+        let total = view.heads.len() as u64;
+        let ranges: Vec<Range<usize>> =
+            ranges.iter().map(|r| r.start.min(total) as usize..r.end.min(total) as usize).collect();
+        let mut lpns: Vec<u64> = ranges
             .iter()
+            .flat_map(|r| view.heads[r.clone()].iter())
             .filter(|r| !r.is_none() && !view.delta.contains_key(&r.lpn()))
             .map(|r| r.lpn())
             .collect();
@@ -250,8 +283,9 @@ impl Store {
         let mut qp = self.device().queue_pair();
         let mut pages = RangePages::decoded(self.read_page_runs(&lpns, &mut qp)?)?;
         let mut visited = 0u64;
-        for vid in range {
+        for vid in ranges.into_iter().flatten() {
             let vid64 = vid as u64;
+            let mut zone = build.as_deref_mut().and_then(|b| zone_of(b, vid64));
             let mut rid = view.heads[vid];
             let mut steps = 0usize;
             while !rid.is_none() {
@@ -280,9 +314,15 @@ impl Store {
                         record(bytes, ph, rid, vid64)?
                     }
                 };
+                if let Some((z, column)) = zone.as_mut() {
+                    widen(z, table, *column, vid64, &h, data)?;
+                }
                 if snapshot.visible(h.create_ts) {
                     if !h.tombstone && qualifies(table, &Rec { vid: vid64, data }, predicate)? {
                         out.push(vid64, data);
+                    }
+                    if let Some((z, _)) = zone.as_mut().filter(|_| !h.prev.is_none()) {
+                        **z = Zone::UNKNOWN;
                     }
                     break;
                 }
@@ -301,6 +341,28 @@ impl Store {
             span_ps,
         })
     }
+}
+
+/// The zone `build` holds for `vid`'s block, and the column it is of.
+fn zone_of(build: &mut ZoneBuild, vid: u64) -> Option<(&mut Zone, u16)> {
+    let at = usize::try_from((vid / ZONE_VIDS).checked_sub(build.first_block)?).ok()?;
+    let column = build.column;
+    build.zones.get_mut(at).map(|z| (z, column))
+}
+
+/// Widens `zone` by the value of `column` in one version (not a tombstone,
+/// whose bytes are no row).
+fn widen(zone: &mut Zone, table: &Table, column: u16, vid: u64, h: &VersionHeader, data: &[u8]) -> Result<()> {
+    if h.tombstone {
+        return Ok(());
+    }
+    match table.layout.column(data, usize::from(column)) {
+        Ok(Value::Int(v)) => zone.widen(v),
+        Ok(Value::Null) => {}
+        Ok(Value::Text(_)) => *zone = Zone::UNKNOWN,
+        Err(e) => return Err(StoreError::Corrupt(format!("VID {vid}: {e}"))),
+    }
+    Ok(())
 }
 
 fn delta_record(page: &[u8], rid: RecordId, vid: u64) -> Result<(VersionHeader, &[u8])> {

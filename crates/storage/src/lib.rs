@@ -65,6 +65,7 @@ mod table;
 mod test_store;
 mod update;
 mod wal;
+mod zones;
 
 pub use alloc::{Headroom, ROOT_PPN};
 
@@ -82,6 +83,7 @@ pub use store::{LogOp, OpKind, Store, StoreOptions};
 pub use table::{CHAIN_MAX, Head, Table, TableId};
 pub use update::{DEFAULT_POLL_LIMIT, NdpUpdate, NdpUpdateCall, UpdatedTuple};
 pub use wal::{UnreadablePage, WalStats};
+pub use zones::{ZONE_VIDS, Zone, ZoneBuild, blocks as zone_blocks};
 
 /// The lock-table key of version `version` (its creating transaction) of
 /// tuple `vid` of table `table`. Host transactions lock through it, and

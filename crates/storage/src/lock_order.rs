@@ -5,8 +5,8 @@
 //! tables' states are never held together):
 //!
 //! ```text
-//!   Catalog ─► TableState ─► QueuePair ─► Maps ─► CheckpointPages ─► PageReaders ─► PageCache ─► Generation ─► DeltaFrames
-//!   (tables)   (one table)   (the store's  (L2P,    (checkpoint.rs)   (reuse.rs)      (read.rs)   (checkpoint.rs) (delta_frames.rs)
+//!   Catalog ─► TableState ─► QueuePair ─► Maps ─► CheckpointPages ─► PageReaders ─► PageCache ─► Generation ─► DeltaFrames ─► Zones
+//!   (tables)   (one table)   (the store's  (L2P,    (checkpoint.rs)   (reuse.rs)      (read.rs)   (checkpoint.rs) (delta_frames.rs)  (zones.rs)
 //!                             own)         allocator, reuse)
 //! ```
 //!
@@ -49,8 +49,10 @@ pub(crate) enum Level {
     PageCache,
     /// `Checkpoints::generation`.
     Generation,
-    /// `DeltaFrames::state` (`delta_frames.rs`): taken last, holds nothing.
+    /// `DeltaFrames::state` (`delta_frames.rs`): holds nothing.
     DeltaFrames,
+    /// `Table::zones` (`zones.rs`): taken last, holds nothing.
+    Zones,
 }
 
 /// A mutex with a place in the store's lock order.

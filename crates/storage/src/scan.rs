@@ -661,6 +661,8 @@ pub(crate) struct HostView {
     pub(crate) heads: Vec<RecordId>,
     pub(crate) delta: HashMap<u64, Vec<u8>>,
     lpns: Vec<u64>,
+    /// The table's epoch when the heads were copied (`zones.rs`).
+    pub(crate) epoch: u64,
 }
 
 impl HostView {
@@ -670,6 +672,7 @@ impl HostView {
             heads: s.heads.iter().map(|h| h.rid).collect(),
             delta: s.delta.iter().map(|p| (p.lpn(), p.bytes().to_vec())).collect(),
             lpns: s.heap_pages.clone(),
+            epoch: s.epoch,
         }
     }
 }

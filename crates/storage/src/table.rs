@@ -47,6 +47,8 @@ pub struct Table {
     /// Device memory range holding the layout descriptor, written at creation.
     pub(crate) layout_range: RangeId,
     pub(crate) state: OrderedMutex<TableState>,
+    /// Zone maps of the columns scans asked for (`zones.rs`).
+    pub(crate) zones: OrderedMutex<crate::zones::ZoneMaps>,
 }
 
 /// What changes as a table is written, under one lock.
@@ -65,6 +67,10 @@ pub(crate) struct TableState {
     pub delta_frames: Vec<Option<DeltaFrame>>,
     /// Heap pages written to the device, in order.
     pub heap_pages: Vec<u64>,
+    /// Changes of `heads` so far (a new VID, a new head): the epoch zone
+    /// maps are valid at (`zones.rs`). Garbage collection, which only
+    /// removes versions or moves them, does not count.
+    pub epoch: u64,
 }
 
 impl Table {
@@ -76,7 +82,15 @@ impl Table {
         layout_range: RangeId,
         state: TableState,
     ) -> Table {
-        Table { id, name, columns, layout, layout_range, state: OrderedMutex::new(Level::TableState, state) }
+        Table {
+            id,
+            name,
+            columns,
+            layout,
+            layout_range,
+            state: OrderedMutex::new(Level::TableState, state),
+            zones: OrderedMutex::new(Level::Zones, Default::default()),
+        }
     }
 
     pub fn vids(&self) -> u64 {
@@ -131,6 +145,7 @@ impl Store {
     pub fn new_vid(&self, table: &Table) -> u64 {
         let mut s = table.state.lock();
         s.heads.push(Head::NONE);
+        s.epoch += 1;
         self.shape.tuples.fetch_add(1, Ordering::Relaxed);
         let vid = s.heads.len() as u64 - 1;
         s.vid_dirty.insert(vid);
@@ -140,6 +155,7 @@ impl Store {
     pub fn set_head(&self, table: &Table, vid: u64, head: Head) {
         let mut s = table.state.lock();
         s.heads[vid as usize] = head;
+        s.epoch += 1;
         s.vid_dirty.insert(vid);
     }
 

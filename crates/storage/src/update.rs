@@ -239,6 +239,7 @@ impl Store {
             let i = t.vid as usize;
             old.push((t.vid, s.heads[i]));
             s.heads[i] = Head { rid: t.new, create_ts: own, tombstone: false };
+            s.epoch += 1;
             s.vid_dirty.insert(t.vid);
         }
         old

@@ -56,6 +56,20 @@ pub struct ScanCounters {
     pub rows_examined: u64,
     /// Rows a runtime key filter removed, if one was applied.
     pub runtime_filtered: Option<u64>,
+    /// With a runtime key filter: what the zone maps let the scan skip
+    /// (`store/zone_skip.rs`).
+    pub zone_blocks: Option<ZoneCounts>,
+}
+
+/// Blocks of `ZONE_VIDS` VIDs a scan skipped by their zone maps.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct ZoneCounts {
+    pub skipped: u64,
+    /// Blocks of the scan's morsels.
+    pub blocks: u64,
+    /// VIDs in the skipped blocks (rows not walked, so neither returned
+    /// nor counted as removed by the runtime filter).
+    pub skipped_vids: u64,
 }
 
 impl ScanCounters {
@@ -69,6 +83,14 @@ impl ScanCounters {
         self.rows_examined += other.rows_examined;
         self.runtime_filtered = match (self.runtime_filtered, other.runtime_filtered) {
             (Some(a), Some(b)) => Some(a + b),
+            (a, b) => a.or(b),
+        };
+        self.zone_blocks = match (self.zone_blocks, other.zone_blocks) {
+            (Some(a), Some(b)) => Some(ZoneCounts {
+                skipped: a.skipped + b.skipped,
+                blocks: a.blocks + b.blocks,
+                skipped_vids: a.skipped_vids + b.skipped_vids,
+            }),
             (a, b) => a.or(b),
         };
     }

@@ -101,7 +101,32 @@ impl KeyFilter {
     pub fn keys(&self) -> u64 {
         self.keys
     }
+
+    /// Whether some key lies in `[lo, hi]` (false when `lo > hi`). Ranges
+    /// wider than [`OVERLAP_WORDS_MAX`] words of the bitmap answer true
+    /// without looking: a zone map skips nothing there (`store/zone_skip.rs`).
+    pub fn overlaps(&self, lo: i64, hi: i64) -> bool {
+        let top = i128::from(self.min) + self.bits.len() as i128 * 64 - 1;
+        let (lo, hi) = (i128::from(lo).max(i128::from(self.min)), i128::from(hi).min(top));
+        if lo > hi {
+            return false;
+        }
+        let (a, b) = ((lo - i128::from(self.min)) as u64, (hi - i128::from(self.min)) as u64);
+        let (wa, wb) = ((a / 64) as usize, (b / 64) as usize);
+        if wb - wa > OVERLAP_WORDS_MAX {
+            return true;
+        }
+        (wa..=wb).any(|w| {
+            let from = if w == wa { a % 64 } else { 0 };
+            let to = if w == wb { b % 64 } else { 63 };
+            let mask = (u64::MAX >> (63 - to)) & (u64::MAX << from);
+            self.bits[w] & mask != 0
+        })
+    }
 }
+
+/// Words of a [`KeyFilter`] an overlap test reads at most (64 Ki keys).
+pub const OVERLAP_WORDS_MAX: usize = 1024;
 
 /// The non-NULL values of an Int16, Int32 or Int64 array; None for
 /// another type.
@@ -325,6 +350,32 @@ mod tests {
                 }
             }
         }
+    }
+
+    proptest::proptest! {
+        #[test]
+        fn overlaps_is_true_exactly_when_a_key_lies_in_the_range(
+            keys in proptest::collection::vec(-700i64..700, 0..40),
+            lo in -1000i64..1000,
+            len in -5i64..600,
+        ) {
+            let f = KeyFilter::of(&(Arc::new(Int64Array::from(keys.clone())) as ArrayRef)).unwrap();
+            let hi = lo + len;
+            let want = keys.iter().any(|&k| lo <= k && k <= hi);
+            proptest::prop_assert_eq!(f.overlaps(lo, hi), want, "keys {:?} in [{}, {}]", keys, lo, hi);
+        }
+    }
+
+    #[test]
+    fn overlaps_answers_true_over_wide_ranges_and_handles_the_extremes() {
+        let f = KeyFilter::of(&(Arc::new(Int64Array::from(vec![0, 1 << 20])) as ArrayRef)).unwrap();
+        assert!(f.overlaps(1, (1 << 20) - 1), "wider than OVERLAP_WORDS_MAX words: true without looking");
+        assert!(!f.overlaps(1, 100));
+        assert!(f.overlaps(i64::MIN, i64::MAX));
+        assert!(!f.overlaps(i64::MAX, i64::MIN), "an empty zone holds no key");
+        assert!(!f.overlaps((1 << 20) + 1, i64::MAX));
+        let none = KeyFilter::of(&(Arc::new(Int64Array::from(vec![None::<i64>])) as ArrayRef)).unwrap();
+        assert!(!none.overlaps(i64::MIN, i64::MAX));
     }
 
     #[test]

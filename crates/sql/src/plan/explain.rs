@@ -144,6 +144,15 @@ fn write_node(plan: &Plan, opts: &ExplainOptions<'_>, depth: usize, root: bool, 
                 "{detail_pad}Runtime Filter: {n} rows without a partner among the hash join's keys removed"
             ));
         }
+        if let Some(z) = c.zone_blocks {
+            out.push(format!(
+                "{detail_pad}Zone Map: {} of {} blocks of {} VIDs skipped ({} VIDs), their pages not read",
+                z.skipped,
+                z.blocks,
+                ndpdb_storage::ZONE_VIDS,
+                z.skipped_vids
+            ));
+        }
     }
     if let Some(s) = opts.analyze.and_then(|all| all.get(id)).and_then(|a| a.spill) {
         out.push(format!("{detail_pad}{}", spill_line(plan, &s)));

@@ -21,6 +21,7 @@ pub mod mapping;
 pub mod source;
 pub mod txn;
 pub mod write;
+pub mod zone_skip;
 
 pub use catalog::CatalogStore;
 pub use source::TxnSource;

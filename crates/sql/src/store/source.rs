@@ -41,6 +41,7 @@ use super::index::read as index_read;
 use super::index::{IndexKeys, IndexStore, KeyRange};
 use super::mapping::{BatchBuilder, rescale, storage_type};
 use super::txn::{SqlTxn, store_error, txn_error};
+use super::zone_skip;
 use crate::catalog::{IndexDef, TableDef};
 use crate::error::{Result, SqlError, SqlState};
 use crate::exec::pipeline::Morsel;
@@ -278,9 +279,21 @@ impl HostShared {
         };
         tuples.clear();
         let store = self.txn.database().store();
+        let mut zones = self
+            .key_filter
+            .as_ref()
+            .map(|f| zone_skip::plan(&self.table, &self.scan, f.column, &f.filter, vids.clone()));
+        let (ranges, build) = match zones.as_mut() {
+            Some(z) => (std::mem::take(&mut z.ranges), z.build.as_mut()),
+            None => (vec![vids], None),
+        };
+        let (table, scan, snapshot, predicate) = (&self.table, &self.scan, &self.snapshot, self.predicate.as_ref());
         let stats = store
-            .host_tuples_range(&self.table, &self.scan, &self.snapshot, self.predicate.as_ref(), vids, &mut tuples)
+            .host_tuples_ranges(table, scan, snapshot, predicate, &ranges, build, &mut tuples)
             .map_err(|e| txn_error(TxnError::from(e)))?;
+        if let Some(built) = zones.as_ref().and_then(|z| z.build.as_ref()) {
+            self.table.publish_zones(self.scan.epoch(), built);
+        }
         let removed = match &self.key_filter {
             Some(f) => Some(self.drop_unmatched(f, &mut tuples)?),
             None => None,
@@ -288,7 +301,8 @@ impl HostShared {
         let modelled_ps = self.modelled.lock().add(stats.span_ps);
         let mut counters = self.counters.lock();
         add_stats(&mut counters, &stats, stats.visited, modelled_ps);
-        counters.add(&ScanCounters { runtime_filtered: removed, ..ScanCounters::default() });
+        let zone_blocks = zones.map(|z| z.counts);
+        counters.add(&ScanCounters { runtime_filtered: removed, zone_blocks, ..ScanCounters::default() });
         drop(counters);
         builder.push_tuples(&self.table.layout, &self.projection, &tuples)?;
         let batch = builder.finish()?;

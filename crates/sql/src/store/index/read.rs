@@ -225,6 +225,7 @@ pub fn queue_pair_counters(qp: &QueuePair, examined: u64) -> (ScanCounters, Opti
         modelled_ps: qp.waited_ps(),
         rows_examined: examined,
         runtime_filtered: None,
+        zone_blocks: None,
     };
     (counters, qp.waited_span_ps())
 }
