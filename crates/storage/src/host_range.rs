@@ -168,6 +168,17 @@ fn record<'p>(page: &'p [u8], h: &PageHeader, rid: RecordId, vid: u64) -> Result
     Ok((vh, &rec[HEADER_BYTES..HEADER_BYTES + usize::from(vh.data_len)]))
 }
 
+/// What [`Store::host_tuples_ranges`] walks: VID ranges in the order given
+/// (ascending and not overlapping, for VID order), and optionally the
+/// zones of the blocks it walks to build (`zones.rs`): a block's zone is
+/// widened by every version the walk visits except tombstones, and made
+/// unknown when a walk stops before its chain's end (the older versions
+/// are not read).
+pub struct RangeWalk<'a> {
+    pub ranges: &'a [Range<u64>],
+    pub zones: Option<&'a mut ZoneBuild>,
+}
+
 /// A host-only scan taken apart into VID ranges (morsels): the table's
 /// [`HostView`] is taken once, at [`Store::host_scan`], and each
 /// [`Store::host_rows_range`] reads only the heap pages its VIDs' chains
@@ -243,26 +254,22 @@ impl Store {
         vids: Range<u64>,
         out: &mut Tuples,
     ) -> Result<ScanStats> {
-        self.host_tuples_ranges(table, scan, snapshot, predicate, &[vids], None, out)
+        self.host_tuples_ranges(table, scan, snapshot, predicate, RangeWalk { ranges: &[vids], zones: None }, out)
     }
 
-    /// [`Store::host_tuples_range`] over several VID ranges, in the order
-    /// given (ascending, not overlapping, for VID order), reading only the
-    /// pages their chains reach; with `build`, also the zones of the
-    /// blocks they walk (`zones.rs`). A block's zone is widened by every
-    /// version the walk visits except tombstones, and made unknown when a
-    /// walk stops before its chain's end (the older versions are not read).
-    #[allow(clippy::too_many_arguments)]
+    /// [`Store::host_tuples_range`] over the VID ranges of `walk`, reading
+    /// only the pages their chains reach, and building `walk.zones` on the
+    /// way ([`RangeWalk`]).
     pub fn host_tuples_ranges(
         &self,
         table: &Table,
         scan: &HostScan,
         snapshot: &Snapshot,
         predicate: Option<&Predicate>,
-        ranges: &[Range<u64>],
-        mut build: Option<&mut ZoneBuild>,
+        walk: RangeWalk<'_>,
         out: &mut Tuples,
     ) -> Result<ScanStats> {
+        let RangeWalk { ranges, zones: mut build } = walk;
         self.check_columns(table, &Operation::Rows { projection: vec![] }, predicate)?;
         if let Some(b) = &build {
             self.check_columns(table, &Operation::Rows { projection: vec![b.column] }, None)?;

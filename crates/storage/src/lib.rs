@@ -74,7 +74,7 @@ pub use checkpoint::{CommittedHeads, TxnMeta};
 pub use delta_frames::DeltaFrameStats;
 pub use error::StoreError;
 pub use gc::GcStats;
-pub use host_range::{HostScan, Tuples};
+pub use host_range::{HostScan, RangeWalk, Tuples};
 pub use recovery::{DroppedRecord, LogLoss, Recovery};
 pub use reuse::PageReuseStats;
 pub use salvage::{SalvageReport, Unreadable};

@@ -33,7 +33,7 @@ use std::sync::Arc;
 use arrow_array::RecordBatch;
 use ndpdb_format::ndp::{CmpOp, MAX_OPERAND_BYTES, MAX_TERMS, Operand, Predicate, Term};
 use ndpdb_format::schema::{self as fs, ColumnType};
-use ndpdb_storage::{Freshness, HostScan, ScanStats, Table, Tuples};
+use ndpdb_storage::{Freshness, HostScan, RangeWalk, ScanStats, Table, Tuples};
 use ndpdb_txn::{ReadMode, TxnError};
 use parking_lot::Mutex;
 
@@ -46,7 +46,7 @@ use crate::catalog::{IndexDef, TableDef};
 use crate::error::{Result, SqlError, SqlState};
 use crate::exec::pipeline::Morsel;
 use crate::exec::runtime_filter::ScanKeyFilter;
-use crate::exec::{BATCH_ROWS, IndexLookup, ScanCounters, ScanOutput, ScanSpec, SpanUnion, TableSource};
+use crate::exec::{BATCH_ROWS, IndexLookup, ScanCounters, ScanOutput, ScanSpec, SpanUnion, TableSource, ZoneCounts};
 use crate::plan::{Access, BinaryOp, Expr};
 use crate::types::{DataType, Value};
 
@@ -278,22 +278,7 @@ impl HostShared {
             None => (BatchBuilder::new(&self.names, self.emit_vid, HOST_MORSEL_ROWS)?, Tuples::new()),
         };
         tuples.clear();
-        let store = self.txn.database().store();
-        let mut zones = self
-            .key_filter
-            .as_ref()
-            .map(|f| zone_skip::plan(&self.table, &self.scan, f.column, &f.filter, vids.clone()));
-        let (ranges, build) = match zones.as_mut() {
-            Some(z) => (std::mem::take(&mut z.ranges), z.build.as_mut()),
-            None => (vec![vids], None),
-        };
-        let (table, scan, snapshot, predicate) = (&self.table, &self.scan, &self.snapshot, self.predicate.as_ref());
-        let stats = store
-            .host_tuples_ranges(table, scan, snapshot, predicate, &ranges, build, &mut tuples)
-            .map_err(|e| txn_error(TxnError::from(e)))?;
-        if let Some(built) = zones.as_ref().and_then(|z| z.build.as_ref()) {
-            self.table.publish_zones(self.scan.epoch(), built);
-        }
+        let (stats, zone_blocks) = self.walk(vids, &mut tuples)?;
         let removed = match &self.key_filter {
             Some(f) => Some(self.drop_unmatched(f, &mut tuples)?),
             None => None,
@@ -301,7 +286,6 @@ impl HostShared {
         let modelled_ps = self.modelled.lock().add(stats.span_ps);
         let mut counters = self.counters.lock();
         add_stats(&mut counters, &stats, stats.visited, modelled_ps);
-        let zone_blocks = zones.map(|z| z.counts);
         counters.add(&ScanCounters { runtime_filtered: removed, zone_blocks, ..ScanCounters::default() });
         drop(counters);
         builder.push_tuples(&self.table.layout, &self.projection, &tuples)?;
@@ -312,6 +296,31 @@ impl HostShared {
 }
 
 impl HostShared {
+    /// The store walk of morsel `vids` into `tuples`: with a key filter,
+    /// only the blocks its zone maps do not rule out, building the zones
+    /// it lacks on the way (`zone_skip.rs`).
+    fn walk(&self, vids: Range<u64>, tuples: &mut Tuples) -> Result<(ScanStats, Option<ZoneCounts>)> {
+        let mut zones = self
+            .key_filter
+            .as_ref()
+            .map(|f| zone_skip::plan(&self.table, &self.scan, f.column, &f.filter, vids.clone()));
+        let (ranges, build) = match zones.as_mut() {
+            Some(z) => (std::mem::take(&mut z.ranges), z.build.as_mut()),
+            None => (vec![vids], None),
+        };
+        let walk = RangeWalk { ranges: &ranges, zones: build };
+        let stats = self
+            .txn
+            .database()
+            .store()
+            .host_tuples_ranges(&self.table, &self.scan, &self.snapshot, self.predicate.as_ref(), walk, tuples)
+            .map_err(|e| txn_error(TxnError::from(e)))?;
+        if let Some(built) = zones.as_ref().and_then(|z| z.build.as_ref()) {
+            self.table.publish_zones(self.scan.epoch(), built);
+        }
+        Ok((stats, zones.map(|z| z.counts)))
+    }
+
     /// Drops the tuples whose key column is NULL or not among `f`'s keys;
     /// returns how many it dropped.
     fn drop_unmatched(&self, f: &ScanKeyFilter, tuples: &mut Tuples) -> Result<u64> {
